@@ -1,0 +1,39 @@
+"""The root typer application and its global options."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from clawplane import __version__
+from clawplane.cli import schema as schema_cmd
+from clawplane.cli import validate as validate_cmd
+
+app = typer.Typer(
+    name="clawplane",
+    help="Declarative control plane for OpenClaw-style AI agent gateways.",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"clawplane {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Declare MCP servers, agents, channels and skills as YAML; validate, plan and converge them."""
+
+
+app.command("validate")(validate_cmd.validate)
+app.command("schema")(schema_cmd.schema)

@@ -1,0 +1,63 @@
+"""Terminal output: colour on a TTY (honouring NO_COLOR), plain text otherwise."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.markup import escape
+
+from clawplane.diagnostics import Diagnostic, Severity, format_text
+
+EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+_STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def make_console(*, stderr: bool = False) -> Console:
+    """A console that colours only on a terminal and never when NO_COLOR is set."""
+    no_color = bool(os.environ.get("NO_COLOR"))
+    return Console(
+        stderr=stderr, no_color=no_color, highlight=False, soft_wrap=True, emoji=False, markup=True
+    )
+
+
+out = make_console()
+err = make_console(stderr=True)
+
+
+def print_diagnostic(console: Console, diagnostic: Diagnostic) -> None:
+    """Print one diagnostic, coloured by severity on a terminal."""
+    if not console.is_terminal or console.no_color:
+        console.print(format_text(diagnostic), markup=False)
+        return
+    loc = f"[bold]{escape(str(diagnostic.location))}[/]: " if diagnostic.location else ""
+    style = _STYLES[diagnostic.severity]
+    at = f" [dim](at {escape(diagnostic.path)})[/]" if diagnostic.path else ""
+    console.print(
+        f"{loc}[{style}]{diagnostic.severity.value}[/][dim][{escape(diagnostic.code)}][/]: "
+        f"{escape(diagnostic.message)}{at}"
+    )
+    if diagnostic.hint:
+        console.print(f"  [green]hint:[/] {escape(diagnostic.hint)}")
+
+
+@contextmanager
+def fail_cleanly() -> Iterator[None]:
+    """Turn any unexpected exception into a one-line error and exit code 3."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        err.print("interrupted", markup=False)
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # the last line of defence: never show a traceback
+        if os.environ.get("CLAWPLANE_DEBUG"):
+            raise
+        err.print(f"clawplane: internal error: {type(exc).__name__}: {exc}", markup=False)
+        err.print("Please report this; set CLAWPLANE_DEBUG=1 to see the traceback.", markup=False)
+        sys.exit(EXIT_INTERNAL)

@@ -1,0 +1,54 @@
+"""``clawplane validate``: schema and semantic checks with exact diagnostics."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from clawplane.cli.console import EXIT_INVALID, EXIT_OK, out, print_diagnostic
+from clawplane.diagnostics import Diagnostics, format_github, format_json, summary_line
+from clawplane.validation import ValidationResult, validate_paths
+
+
+class OutputFormat(enum.StrEnum):
+    """How diagnostics are printed."""
+
+    TEXT = "text"
+    JSON = "json"
+    GITHUB = "github"
+
+
+def validate(
+    paths: Annotated[list[Path], typer.Argument(help="Resource files or folders (searched recursively).")],
+    output: Annotated[
+        OutputFormat, typer.Option("--format", "-f", help="text, json or github annotations.")
+    ] = OutputFormat.TEXT,
+    strict: Annotated[bool, typer.Option("--strict", help="Treat warnings as errors.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors and warnings.")] = False,
+) -> None:
+    """Validate resources: exit 0 when valid, 1 when invalid (or warnings with --strict)."""
+    result = validate_paths(paths)
+    emit(result, output=output, quiet=quiet)
+    failed = result.diagnostics.has_errors or (strict and bool(result.diagnostics.warnings))
+    raise typer.Exit(EXIT_INVALID if failed else EXIT_OK)
+
+
+def emit(result: ValidationResult, *, output: OutputFormat, quiet: bool = False) -> None:
+    """Print a validation result in the chosen format."""
+    diags: Diagnostics = result.diagnostics
+    files, resources = len(result.files), len(result.resources)
+    if output is OutputFormat.JSON:
+        out.print(format_json(diags, files=files, resources=resources), markup=False)
+        return
+    if output is OutputFormat.GITHUB:
+        for d in diags.sorted():
+            out.print(format_github(d), markup=False)
+        return
+    for d in diags.sorted():
+        print_diagnostic(out, d)
+    if not quiet:
+        line = summary_line(diags, files=files, resources=resources)
+        out.print(("invalid: " if diags.has_errors else "valid: ") + line, markup=False)

@@ -1,0 +1,223 @@
+"""Find resource files and read them safely into documents.
+
+Reads ``*.yaml``/``*.yml`` files from the paths given (directories recursively, in a
+stable order), refusing oversized, binary and non-UTF-8 files with a diagnostic
+before any parsing, and expands ``kind: List`` documents into their items. Nothing
+here knows about resource kinds beyond the List envelope.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from clawplane.diagnostics import Diagnostic, Diagnostics, Location, Severity
+from clawplane.loading.positions import Positions
+from clawplane.loading.yamlparse import YamlProblem, parse_documents
+
+MAX_FILE_BYTES = 4 * 1024 * 1024
+YAML_SUFFIXES = (".yaml", ".yml")
+# Folders that never hold resources: VCS and tool state, dependencies, our own state.
+SKIPPED_DIRS = frozenset({".git", ".clawplane", "node_modules", "__pycache__", ".venv"})
+
+
+@dataclass(frozen=True, slots=True)
+class SourceDocument:
+    """One resource document as read from a file, before model validation."""
+
+    file: str
+    index: int
+    data: Any
+    positions: Positions
+    line: int
+
+    def location(self, line_col: tuple[int, int]) -> Location:
+        """A Location in this document's file."""
+        return Location(self.file, line_col[0], line_col[1])
+
+
+@dataclass(slots=True)
+class ReadResult:
+    """Documents found, files read, and what went wrong."""
+
+    documents: list[SourceDocument]
+    files: list[str]
+    diagnostics: Diagnostics
+
+
+def discover_files(paths: Iterable[str | os.PathLike[str]], diags: Diagnostics) -> list[Path]:
+    """Expand files and directories into resource files, sorted and de-duplicated."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(_walk(path))
+        elif path.is_file():
+            found.append(path)
+        else:
+            diags.add(
+                Diagnostic(
+                    Severity.ERROR,
+                    "input.not-found",
+                    f"no such file or directory: {raw}",
+                    Location(str(raw)),
+                    hint="check the path",
+                )
+            )
+    seen: set[Path] = set()
+    unique = []
+    for path in found:
+        real = path.resolve()
+        if real not in seen:
+            seen.add(real)
+            unique.append(path)
+    return unique
+
+
+def _walk(root: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        # A skill folder (it has a SKILL.md) holds skill files, not resources.
+        if "SKILL.md" in filenames and Path(dirpath) != root:
+            dirnames[:] = []
+            continue
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and not d.startswith("."))
+        for name in sorted(filenames):
+            if name.endswith(YAML_SUFFIXES) and not name.startswith("."):
+                yield Path(dirpath) / name
+
+
+def read_sources(paths: Iterable[str | os.PathLike[str]]) -> ReadResult:
+    """Read every resource document under ``paths``; problems become diagnostics."""
+    diags = Diagnostics()
+    files = discover_files(paths, diags)
+    documents: list[SourceDocument] = []
+    for path in files:
+        documents.extend(read_file(path, diags))
+    return ReadResult(documents, [str(f) for f in files], diags)
+
+
+def read_file(path: Path, diags: Diagnostics) -> list[SourceDocument]:
+    """Read one file into documents, adding diagnostics for anything unreadable."""
+    name = str(path)
+    text = _read_text(path, diags)
+    if text is None:
+        return []
+    try:
+        parsed = parse_documents(text)
+    except YamlProblem as problem:
+        diags.add(
+            Diagnostic(
+                Severity.ERROR,
+                problem.code,
+                problem.message,
+                Location(name, problem.line, problem.column),
+                hint=problem.hint,
+            )
+        )
+        return []
+    docs = [d for d in parsed if d.data is not None]
+    if not docs:
+        diags.add(
+            Diagnostic(
+                Severity.ERROR,
+                "input.empty-file",
+                "file contains no resources",
+                Location(name),
+                hint="add a resource or delete the file",
+            )
+        )
+        return []
+    out: list[SourceDocument] = []
+    for doc in docs:
+        out.extend(_expand_list(SourceDocument(name, doc.index, doc.data, doc.positions, doc.line), diags))
+    return out
+
+
+def _read_text(path: Path, diags: Diagnostics) -> str | None:
+    name = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            diags.add(
+                Diagnostic(
+                    Severity.ERROR,
+                    "input.too-large",
+                    f"file is {size} bytes; resource files may be at most {MAX_FILE_BYTES} bytes",
+                    Location(name),
+                    hint="split the file or remove data that is not a resource",
+                )
+            )
+            return None
+        raw = path.read_bytes()
+    except OSError as exc:
+        diags.add(
+            Diagnostic(
+                Severity.ERROR,
+                "input.unreadable",
+                f"cannot read file: {exc.strerror}",
+                Location(name),
+                hint="check the file's permissions",
+            )
+        )
+        return None
+    if b"\x00" in raw:
+        line = raw[: raw.index(b"\x00")].count(b"\n") + 1
+        diags.add(
+            Diagnostic(
+                Severity.ERROR,
+                "input.binary",
+                "file is binary (contains NUL bytes)",
+                Location(name, line, 1),
+                hint="resource files must be UTF-8 YAML text",
+            )
+        )
+        return None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        before = raw[: exc.start]
+        line = before.count(b"\n") + 1
+        col = exc.start - (before.rfind(b"\n") + 1) + 1
+        diags.add(
+            Diagnostic(
+                Severity.ERROR,
+                "input.encoding",
+                f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+                Location(name, line, col),
+                hint="save the file as UTF-8",
+            )
+        )
+        return None
+    return text
+
+
+def _expand_list(doc: SourceDocument, diags: Diagnostics) -> list[SourceDocument]:
+    data = doc.data
+    if not (isinstance(data, dict) and data.get("kind") == "List"):
+        return [doc]
+    items = data.get("items")
+    if not isinstance(items, list):
+        diags.add(
+            Diagnostic(
+                Severity.ERROR,
+                "schema.list-items",
+                "a List needs an 'items' sequence",
+                doc.location(doc.positions.of_value(("kind",))),
+                path="items",
+                hint="put the resources under 'items:' as a YAML sequence",
+            )
+        )
+        return []
+    return [
+        SourceDocument(
+            doc.file,
+            doc.index,
+            item,
+            doc.positions.rebased(("items", i)),
+            doc.positions.of_value(("items", i))[0],
+        )
+        for i, item in enumerate(items)
+    ]

@@ -1,0 +1,81 @@
+"""Agent: one agent with its skills allowlist and MCP servers (``agents.entries.<id>``)."""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, ClassVar, Literal
+
+from pydantic import Field, StringConstraints
+
+from clawplane.models.base import Model, NonEmptyStr, Resource
+
+SkillName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class ToolProfile(enum.StrEnum):
+    """OpenClaw's built-in tool profiles."""
+
+    MINIMAL = "minimal"
+    CODING = "coding"
+    MESSAGING = "messaging"
+    FULL = "full"
+
+
+class ToolPolicy(Model):
+    """Tool allow/deny lists (OpenClaw ``tools``): names, ``group:*`` and ``*`` globs."""
+
+    profile: ToolProfile | None = None
+    """Base tool profile."""
+    allow: list[NonEmptyStr] | None = None
+    """Absolute allowlist that replaces the profile's defaults."""
+    also_allow: list[NonEmptyStr] | None = None
+    """Tools added on top of the profile."""
+    deny: list[NonEmptyStr] | None = None
+    """Tools never allowed; wins over allow."""
+
+
+class SkillsLimits(Model):
+    """Per-agent prompt budget."""
+
+    max_skills_prompt_chars: Annotated[int, Field(gt=0)] | None = None
+    """Most characters (UTF-16 units) of the skills catalog in this agent's prompt."""
+
+
+class ModelChoice(Model):
+    """A primary model with fallbacks."""
+
+    primary: NonEmptyStr
+    """Model used first, e.g. ``anthropic/claude-sonnet-4``."""
+    fallbacks: list[NonEmptyStr] = Field(default_factory=list)
+    """Models tried in order when the primary fails."""
+
+
+class AgentSpec(Model):
+    """Desired configuration of one agent."""
+
+    description: str | None = None
+    """What the agent is for."""
+    skills: list[SkillName] | None = None
+    """Skill names this agent may use: absent = inherit the Gateway default, ``[]`` = none, a list replaces."""
+    skills_limits: SkillsLimits | None = None
+    """Prompt budget overrides."""
+    workspace: str | None = None
+    """Workspace folder (its ``skills/`` and ``.agents/skills`` are skill roots); relative to the resource file."""
+    model: NonEmptyStr | ModelChoice | None = None
+    """Model id, or ``{primary, fallbacks}``."""
+    mcp_servers: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]] | None = None
+    """McpServer names this agent uses; absent = every enabled server."""
+    tools: ToolPolicy | None = None
+    """Tool policy for this agent."""
+
+
+class Agent(Resource):
+    """An agent; ``metadata.name`` is its id."""
+
+    KIND: ClassVar[str] = "Agent"
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("agt",)
+    PLURAL: ClassVar[str] = "agents"
+
+    kind: Literal["Agent"]
+    spec: AgentSpec = Field(default_factory=AgentSpec)
+    """Desired configuration."""

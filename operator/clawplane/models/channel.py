@@ -1,0 +1,96 @@
+"""Channel: one chat channel with its DM and group policies (``channels.<type>``)."""
+
+from __future__ import annotations
+
+import enum
+from typing import ClassVar, Literal
+
+from pydantic import Field, StrictInt, StrictStr
+
+from clawplane.models.base import AgentId, Model, Resource
+from clawplane.models.values import SecretValue
+
+# The channel ids in OpenClaw 2026.9.6's config schema.
+CHANNEL_TYPES: tuple[str, ...] = (
+    "a2a", "buzz", "clickclack", "discord", "feishu", "googlechat", "imessage", "irc", "line",
+    "matrix", "mattermost", "msteams", "nextcloud-talk", "nostr", "qa-channel", "raft", "reef",
+    "signal", "slack", "sms", "synology-chat", "telegram", "tlon", "twitch", "whatsapp", "zalo",
+    "zalouser",
+)  # fmt: skip
+
+ChannelType = Literal[
+    "a2a", "buzz", "clickclack", "discord", "feishu", "googlechat", "imessage", "irc", "line",
+    "matrix", "mattermost", "msteams", "nextcloud-talk", "nostr", "qa-channel", "raft", "reef",
+    "signal", "slack", "sms", "synology-chat", "telegram", "tlon", "twitch", "whatsapp", "zalo",
+    "zalouser",
+]  # fmt: skip
+
+
+class DmPolicy(enum.StrEnum):
+    """Who may message the agent directly."""
+
+    PAIRING = "pairing"
+    ALLOWLIST = "allowlist"
+    OPEN = "open"
+    DISABLED = "disabled"
+
+
+class GroupPolicy(enum.StrEnum):
+    """How group messages are admitted."""
+
+    OPEN = "open"
+    DISABLED = "disabled"
+    ALLOWLIST = "allowlist"
+
+
+Sender = StrictStr | StrictInt
+
+
+class GroupSettings(Model):
+    """Settings for one group (or ``"*"`` for every group)."""
+
+    require_mention: bool | None = None
+    """Only answer when mentioned."""
+    allow_from: list[Sender] | None = None
+    """Senders admitted in this group."""
+    enabled: bool | None = None
+    """``false`` ignores this group."""
+    group_policy: GroupPolicy | None = None
+    """Overrides the channel's group policy for this group."""
+
+
+class ChannelSpec(Model):
+    """Desired configuration of one chat channel."""
+
+    type: ChannelType
+    """Channel id as OpenClaw names it (``telegram``, ``slack``, ``discord``, …)."""
+    enabled: bool = True
+    """``false`` keeps the declaration but disables the channel."""
+    dm_policy: DmPolicy = DmPolicy.PAIRING
+    """``pairing`` (default), ``allowlist``, ``open`` (needs ``"*"`` in allowFrom) or ``disabled``."""
+    allow_from: list[Sender] = Field(default_factory=list)
+    """Senders admitted in DMs; ``"*"`` admits everyone."""
+    group_policy: GroupPolicy = GroupPolicy.ALLOWLIST
+    """``allowlist`` (default), ``open`` or ``disabled``."""
+    group_allow_from: list[Sender] = Field(default_factory=list)
+    """Senders admitted in groups."""
+    groups: dict[str, GroupSettings] = Field(default_factory=dict)
+    """Per-group settings keyed by group id; ``"*"`` sets defaults for all groups."""
+    mention_patterns: list[str] = Field(default_factory=list)
+    """Regular expressions that count as mentioning the agent."""
+    agent: AgentId | None = None
+    """Agent id that answers on this channel (default: the default agent)."""
+    credentials: dict[str, SecretValue] = Field(default_factory=dict)
+    """Channel credentials (e.g. ``botToken``), best given as ``valueFrom`` references."""
+
+
+class Channel(Resource):
+    """A chat channel."""
+
+    KIND: ClassVar[str] = "Channel"
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("chan",)
+    PLURAL: ClassVar[str] = "channels"
+
+    kind: Literal["Channel"]
+    spec: ChannelSpec
+    """Desired configuration."""

@@ -1,0 +1,172 @@
+"""Gateway: folder-wide settings (OpenClaw's top-level skills, agents.defaults, mcp, plugins, tools)."""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field, StringConstraints
+
+from clawplane.models.agent import SkillName, ToolPolicy
+from clawplane.models.base import Model, NonEmptyStr, Resource
+from clawplane.models.values import SecretValue
+
+Path_ = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class SkillRoots(Model):
+    """Folders of the fixed skill tiers; relative paths are relative to the resource file."""
+
+    bundled: Path_ | None = None
+    """Bundled tier (OpenClaw's package ``skills/``)."""
+    plugins: list[Path_] = Field(default_factory=list)
+    """Plugin skill folders (loaded at the extra tier, after ``load.extraDirs``)."""
+    workshop: Path_ | None = None
+    """Workshop tier: a folder holding ``<agentId>/`` skill folders."""
+    managed: Path_ | None = None
+    """Managed tier (OpenClaw's ``~/.openclaw/skills``); inline Skill resources join it."""
+    personal: Path_ | None = None
+    """Personal tier (OpenClaw's ``~/.agents/skills``)."""
+
+
+class SkillsLoad(Model):
+    """Extra skill folders and symlink policy."""
+
+    extra_dirs: list[Path_] = Field(default_factory=list)
+    """Extra skill folders, the lowest tier."""
+    allow_symlink_targets: list[Path_] = Field(default_factory=list)
+    """Folders that symlinked skills may point into (workspace, project and extra tiers only)."""
+    watch: bool | None = None
+    """Watch skill folders for changes."""
+
+
+class SkillEntry(Model):
+    """Per-skill settings keyed by skill key."""
+
+    enabled: bool | None = None
+    """``false`` disables the skill everywhere."""
+    api_key: SecretValue | None = None
+    """Value for the skill's ``primaryEnv``."""
+    env: dict[str, SecretValue] = Field(default_factory=dict)
+    """Environment the skill needs."""
+    config: dict[str, Any] = Field(default_factory=dict)
+    """Free-form skill configuration."""
+
+
+class SkillsLimitsConfig(Model):
+    """Discovery and prompt limits (OpenClaw ``skills.limits``)."""
+
+    max_candidates_per_root: Annotated[int, Field(gt=0)] = 300
+    """Most candidate folders examined per root."""
+    max_skills_loaded_per_source: Annotated[int, Field(gt=0)] = 200
+    """Most skills loaded from one source."""
+    max_skills_in_prompt: Annotated[int, Field(gt=0)] = 150
+    """Most skills listed in a prompt."""
+    max_skills_prompt_chars: Annotated[int, Field(gt=0)] = 18000
+    """Most characters (UTF-16 units) of the skills catalog."""
+    max_skill_file_bytes: Annotated[int, Field(gt=0)] = 256000
+    """Largest SKILL.md read."""
+
+
+class SkillsConfig(Model):
+    """Skill discovery and gating."""
+
+    roots: SkillRoots = Field(default_factory=SkillRoots)
+    """Folders of the fixed tiers."""
+    load: SkillsLoad = Field(default_factory=SkillsLoad)
+    """Extra folders and symlink policy."""
+    allow_bundled: list[NonEmptyStr] | None = None
+    """Bundled skills allowed (by key or name); empty or absent = all."""
+    entries: dict[str, SkillEntry] = Field(default_factory=dict)
+    """Per-skill settings keyed by skill key."""
+    limits: SkillsLimitsConfig = Field(default_factory=SkillsLimitsConfig)
+    """Discovery and prompt limits."""
+
+
+class AgentDefaults(Model):
+    """Defaults every Agent inherits."""
+
+    skills: list[SkillName] | None = None
+    """Skills allowlist for agents without their own; absent = unrestricted."""
+    workspace: Path_ | None = None
+    """Default workspace folder; each agent uses ``<workspace>/<agentId>`` unless it sets its own."""
+    model: NonEmptyStr | None = None
+    """Default model id."""
+
+
+class AgentsConfig(Model):
+    """Agent defaults."""
+
+    defaults: AgentDefaults = Field(default_factory=AgentDefaults)
+    """Defaults every Agent inherits."""
+    default_agent: NonEmptyStr | None = None
+    """Agent that answers channels without an explicit binding (default: ``main`` or the only agent)."""
+
+
+class McpConfig(Model):
+    """Settings for all MCP servers."""
+
+    session_idle_ttl_ms: Annotated[int, Field(ge=0)] | None = None
+    """Idle time after which an agent session's MCP runtimes are closed; 0 = never."""
+
+
+class PluginsConfig(Model):
+    """OpenClaw plugin activation."""
+
+    enabled: bool | None = None
+    """``false`` turns every plugin off."""
+    allow: list[NonEmptyStr] | None = None
+    """Plugins allowed; a non-empty list turns off the rest."""
+    deny: list[NonEmptyStr] | None = None
+    """Plugins never loaded."""
+
+
+class GatewayEndpoint(Model):
+    """Where the local supervisor serves hosted MCP servers."""
+
+    host: Literal["127.0.0.1", "::1", "localhost"] = "127.0.0.1"
+    """Loopback address to bind."""
+    port: Annotated[int, Field(ge=0, le=65535)] = 0
+    """Port; 0 picks a free one."""
+
+
+class OsPlatform(enum.StrEnum):
+    """Platforms skills can be gated on."""
+
+    LINUX = "linux"
+    DARWIN = "darwin"
+    WIN32 = "win32"
+
+
+class GatewaySpec(Model):
+    """Folder-wide settings."""
+
+    skills: SkillsConfig = Field(default_factory=SkillsConfig)
+    """Skill discovery and gating."""
+    agents: AgentsConfig = Field(default_factory=AgentsConfig)
+    """Agent defaults."""
+    mcp: McpConfig = Field(default_factory=McpConfig)
+    """Settings for all MCP servers."""
+    plugins: PluginsConfig = Field(default_factory=PluginsConfig)
+    """Plugin activation."""
+    tools: ToolPolicy = Field(default_factory=ToolPolicy)
+    """Tool policy for every agent."""
+    endpoint: GatewayEndpoint = Field(default_factory=GatewayEndpoint)
+    """Local endpoint for hosted MCP servers."""
+    config: dict[str, Any] = Field(default_factory=dict)
+    """Extra OpenClaw config merged into the rendered openclaw.json (also read by ``requires.config``)."""
+
+
+class Gateway(Resource):
+    """Folder-wide settings; at most one per folder or namespace."""
+
+    KIND: ClassVar[str] = "Gateway"
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("gw",)
+    PLURAL: ClassVar[str] = "gateways"
+
+    kind: Literal["Gateway"]
+    spec: GatewaySpec = Field(default_factory=GatewaySpec)
+    """Desired configuration."""
+
+
+_ = Path_

@@ -1,0 +1,188 @@
+"""McpServer: one MCP server (OpenClaw's ``mcp.servers.<name>``)."""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, ClassVar, Literal
+from urllib.parse import urlsplit
+
+from pydantic import Field, StringConstraints, field_validator, model_validator
+
+from clawplane.models.base import AgentId, Model, NonEmptyStr, Resource
+from clawplane.models.values import SecretValue
+
+DEFAULT_CONNECTION_TIMEOUT_MS = 30000
+DEFAULT_REQUEST_TIMEOUT_MS = 60000
+
+
+class Transport(enum.StrEnum):
+    """How clawplane talks to the server."""
+
+    STDIO = "stdio"
+    SSE = "sse"
+    STREAMABLE_HTTP = "streamable-http"
+
+
+class Hosting(enum.StrEnum):
+    """Who keeps a stdio server running."""
+
+    CLAWPLANE = "clawplane"
+    CONSUMER = "consumer"
+
+
+class ApprovalMode(enum.StrEnum):
+    """Codex tool approval: ``approve`` never asks, ``prompt`` always asks, ``auto`` uses annotations."""
+
+    AUTO = "auto"
+    PROMPT = "prompt"
+    APPROVE = "approve"
+
+
+# OpenClaw's legacy ``type`` spellings and the transport each means.
+LEGACY_TYPE_ALIASES: dict[str, Transport] = {
+    "http": Transport.STREAMABLE_HTTP,
+    "streamable-http": Transport.STREAMABLE_HTTP,
+    "sse": Transport.SSE,
+    "stdio": Transport.STDIO,
+}
+
+FilterPattern = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class ToolFilter(Model):
+    """Which of the server's tools agents see, matched on raw MCP tool names."""
+
+    include: Annotated[list[FilterPattern], Field(min_length=1)] | None = None
+    """Only tools matching one of these names or ``*`` globs."""
+    exclude: Annotated[list[FilterPattern], Field(min_length=1)] | None = None
+    """Never tools matching one of these names or ``*`` globs (wins over include)."""
+
+
+class CodexProjection(Model):
+    """How the server is projected into Codex ``config.toml`` files."""
+
+    agents: Annotated[list[AgentId], Field(min_length=1)] | None = None
+    """Agent ids whose Codex config gets this server; omitted = every agent."""
+    default_tools_approval_mode: ApprovalMode | None = None
+    """Codex approval mode for this server's tools."""
+
+
+class KubernetesResources(Model):
+    """Container resource requests and limits (kubernetes driver)."""
+
+    requests: dict[str, str | int] = Field(default_factory=dict)
+    """e.g. ``{cpu: 100m, memory: 128Mi}``."""
+    limits: dict[str, str | int] = Field(default_factory=dict)
+    """e.g. ``{memory: 256Mi}``."""
+
+
+PositiveMs = Annotated[int, Field(gt=0, le=2_147_483_647)]
+
+
+class McpServerSpec(Model):
+    """Desired configuration of one MCP server."""
+
+    enabled: bool = True
+    """``false`` keeps the declaration but runs and renders nothing."""
+    transport: Transport | None = None
+    """``stdio``, ``sse`` or ``streamable-http``; inferred when omitted (command → stdio, url → sse)."""
+    type: str | None = None
+    """Legacy alias of ``transport`` (``http``, ``streamable-http``, ``sse``, ``stdio``)."""
+    command: str | None = None
+    """Executable of a stdio server."""
+    args: list[str] = Field(default_factory=list)
+    """Arguments of a stdio server."""
+    env: dict[str, SecretValue] = Field(default_factory=dict)
+    """Extra environment for a stdio server; values may be ``valueFrom`` references."""
+    cwd: str | None = None
+    """Working directory of a stdio server; relative paths are relative to the resource file."""
+    url: str | None = None
+    """Endpoint of an sse or streamable-http server (http or https)."""
+    headers: dict[str, SecretValue] = Field(default_factory=dict)
+    """HTTP headers for a remote server; values may be ``valueFrom`` references."""
+    connection_timeout_ms: PositiveMs = DEFAULT_CONNECTION_TIMEOUT_MS
+    """How long connecting and initializing may take, in milliseconds."""
+    request_timeout_ms: PositiveMs = DEFAULT_REQUEST_TIMEOUT_MS
+    """How long one request may take, in milliseconds."""
+    supports_parallel_tool_calls: bool = False
+    """Whether agents may call this server's tools in parallel."""
+    ssl_verify: bool | None = None
+    """Verify TLS certificates of a remote server (default true)."""
+    client_cert: str | None = None
+    """Client certificate file for mutual TLS."""
+    client_key: str | None = None
+    """Client key file for mutual TLS."""
+    tool_filter: ToolFilter | None = None
+    """Include/exclude lists applied to the server's raw tool names."""
+    codex: CodexProjection | None = None
+    """Codex projection settings."""
+    hosting: Hosting = Hosting.CLAWPLANE
+    """``clawplane`` keeps a stdio server running and exposes it over HTTP; ``consumer`` lets the agent runtime spawn it."""
+    image: str | None = None
+    """Container image for the stdio server (kubernetes driver)."""
+    resources: KubernetesResources | None = None
+    """Container resources (kubernetes driver)."""
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("Expected http:// or https:// URL")
+        return value.strip()
+
+    @field_validator("command", "cwd")
+    @classmethod
+    def _strip(cls, value: str | None) -> str | None:
+        return value.strip() if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _transport_needs(self) -> McpServerSpec:
+        transport = self.effective_transport
+        if transport is Transport.STDIO and not self.command:
+            raise ValueError('"stdio" transport requires a non-empty command')
+        if transport in (Transport.SSE, Transport.STREAMABLE_HTTP) and not self.url:
+            raise ValueError(f'"{transport.value}" transport requires a url')
+        if transport is None:
+            raise ValueError("an MCP server needs a command (stdio) or a url (sse/streamable-http)")
+        return self
+
+    @property
+    def effective_transport(self) -> Transport | None:
+        """The transport clawplane will use: explicit, legacy alias, or inferred."""
+        if self.transport is not None:
+            return self.transport
+        alias = LEGACY_TYPE_ALIASES.get((self.type or "").strip().lower())
+        if alias is not None:
+            return alias
+        if self.command:
+            return Transport.STDIO
+        if self.url:
+            return Transport.SSE
+        return None
+
+
+class McpServer(Resource):
+    """An MCP server that agents can use."""
+
+    KIND: ClassVar[str] = "McpServer"
+    SHORT_NAMES: ClassVar[tuple[str, ...]] = ("mcps", "mcp")
+    PLURAL: ClassVar[str] = "mcpservers"
+
+    kind: Literal["McpServer"]
+    spec: McpServerSpec
+    """Desired configuration."""
+
+
+__all__ = [
+    "ApprovalMode",
+    "CodexProjection",
+    "Hosting",
+    "McpServer",
+    "McpServerSpec",
+    "ToolFilter",
+    "Transport",
+]
+_ = NonEmptyStr

@@ -1,0 +1,77 @@
+"""clawplane.naming: pure functions that reproduce OpenClaw 2026.9.6 naming rules.
+
+Covers MCP server and tool name sanitization (``servers``, ``tools``), tool
+filters (``toolfilter``), the env-var blocklist for stdio servers
+(``envpolicy``), literal-secret detection (``sensitive``), and the UTF-16 and
+JavaScript string helpers they rest on (``utf16``, ``jsstring``). No I/O and
+no imports outside the standard library.
+"""
+
+from clawplane.naming.envpolicy import (
+    BLOCKED_ENV_NAMES,
+    BLOCKED_ENV_PREFIXES,
+    MCP_EXPLICIT_CREDENTIAL_KEYS,
+    is_blocked_env_name,
+)
+from clawplane.naming.jsstring import js_lower_key, js_trim
+from clawplane.naming.sensitive import (
+    REDACTED,
+    SENSITIVE_HEADER_NAMES,
+    is_sensitive_key,
+    looks_like_literal_secret,
+    redact_url_userinfo,
+)
+from clawplane.naming.servers import (
+    OPENCLAW_REJECTED_SERVER_NAME,
+    RESERVED_SERVER_NAMES,
+    SERVER_NAME_FALLBACK,
+    SERVER_NAME_MAX,
+    TOOL_NAME_MAX_TOTAL,
+    TOOL_NAME_SEPARATOR,
+    assign_server_names,
+    is_reserved_server_name,
+    sanitize_fragment,
+)
+from clawplane.naming.toolfilter import glob_matches, is_tool_allowed, normalize_filter_list
+from clawplane.naming.tools import (
+    TOOL_NAME_FALLBACK,
+    ToolName,
+    assign_tool_names,
+    max_tool_chars,
+    name_tools,
+)
+from clawplane.naming.utf16 import utf16_cut, utf16_len, utf16_sort_key
+
+__all__ = [
+    "BLOCKED_ENV_NAMES",
+    "BLOCKED_ENV_PREFIXES",
+    "MCP_EXPLICIT_CREDENTIAL_KEYS",
+    "OPENCLAW_REJECTED_SERVER_NAME",
+    "REDACTED",
+    "RESERVED_SERVER_NAMES",
+    "SENSITIVE_HEADER_NAMES",
+    "SERVER_NAME_FALLBACK",
+    "SERVER_NAME_MAX",
+    "TOOL_NAME_FALLBACK",
+    "TOOL_NAME_MAX_TOTAL",
+    "TOOL_NAME_SEPARATOR",
+    "ToolName",
+    "assign_server_names",
+    "assign_tool_names",
+    "glob_matches",
+    "is_blocked_env_name",
+    "is_reserved_server_name",
+    "is_sensitive_key",
+    "is_tool_allowed",
+    "js_lower_key",
+    "js_trim",
+    "looks_like_literal_secret",
+    "max_tool_chars",
+    "name_tools",
+    "normalize_filter_list",
+    "redact_url_userinfo",
+    "sanitize_fragment",
+    "utf16_cut",
+    "utf16_len",
+    "utf16_sort_key",
+]

@@ -1,0 +1,254 @@
+"""Cross-resource and policy checks on validated resources.
+
+Runs after every document passed structural validation, so it can look at the
+whole set: duplicates, references, blocked environment names, literal secrets,
+channel policies and MCP server names that would collide after sanitizing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+
+from clawplane.diagnostics import Diagnostic, Severity
+from clawplane.models import Agent, Channel, Gateway, McpServer
+from clawplane.models.base import AGENT_ID_RE
+from clawplane.models.channel import DmPolicy
+from clawplane.models.values import ValueFrom
+from clawplane.naming import (
+    assign_server_names,
+    is_blocked_env_name,
+    is_reserved_server_name,
+    is_sensitive_key,
+    redact_url_userinfo,
+)
+from clawplane.validation.result import LoadedResource
+from clawplane.validation.suggest import did_you_mean
+
+E, W = Severity.ERROR, Severity.WARNING
+
+
+def check_all(
+    resources: list[LoadedResource], *, invalid: Iterable[tuple[str, str]] = ()
+) -> list[Diagnostic]:
+    """Every semantic check over the whole set; ``invalid`` names resources that failed validation."""
+    out: list[Diagnostic] = []
+    for check in (_duplicates, _gateways, _server_names, _agent_ids):
+        out.extend(check(resources))
+    out.extend(_references(resources, set(invalid)))
+    for item in resources:
+        res = item.resource
+        if isinstance(res, McpServer):
+            out.extend(_server_env(item, res))
+            out.extend(_server_secrets(item, res))
+        elif isinstance(res, Channel):
+            out.extend(_channel_policy(item, res))
+            out.extend(_literal_secrets(item, res.spec.credentials, ("spec", "credentials")))
+        elif isinstance(res, Gateway):
+            for key, entry in res.spec.skills.entries.items():
+                base = ("spec", "skills", "entries", key)
+                out.extend(_literal_secrets(item, entry.env, (*base, "env")))
+                if entry.api_key is not None and not isinstance(entry.api_key, ValueFrom):
+                    out.append(
+                        item.diagnostic(
+                            W,
+                            "secret.literal",
+                            "apiKey holds a literal secret",
+                            (*base, "apiKey"),
+                            hint=_VALUE_FROM_HINT,
+                        )
+                    )
+    return out
+
+
+_VALUE_FROM_HINT = (
+    "use valueFrom: {env: NAME} (or file:, or secretKeyRef: in Kubernetes) instead of a literal"
+)
+
+
+def _by_kind(resources: Iterable[LoadedResource], kind: str) -> Iterator[LoadedResource]:
+    return (r for r in resources if r.resource.kind == kind)
+
+
+def _duplicates(resources: list[LoadedResource]) -> Iterator[Diagnostic]:
+    seen: dict[tuple[str, str | None, str], LoadedResource] = {}
+    for item in resources:
+        meta = item.resource.metadata
+        key = (item.resource.kind, meta.namespace, meta.name)
+        if key in seen:
+            first = seen[key].at(("metadata", "name"))
+            yield item.diagnostic(
+                E,
+                "resource.duplicate",
+                f"duplicate {item.key} (first defined at {first})",
+                ("metadata", "name"),
+                hint="rename one of them or delete the duplicate",
+            )
+        else:
+            seen[key] = item
+
+
+def _gateways(resources: list[LoadedResource]) -> Iterator[Diagnostic]:
+    gateways = list(_by_kind(resources, "Gateway"))
+    for extra in gateways[1:]:
+        yield extra.diagnostic(
+            E,
+            "gateway.multiple",
+            f"more than one Gateway (first is {gateways[0].key} at {gateways[0].at(())})",
+            ("metadata", "name"),
+            hint="merge the settings into a single Gateway",
+        )
+
+
+def _references(resources: list[LoadedResource], invalid: set[tuple[str, str]]) -> Iterator[Diagnostic]:
+    # Resources that failed validation still count as declared: their own errors say enough.
+    agents = {r.resource.name.lower() for r in _by_kind(resources, "Agent")}
+    agents |= {name.lower() for kind, name in invalid if kind == "Agent"}
+    servers = {r.resource.name for r in _by_kind(resources, "McpServer")}
+    servers |= {name for kind, name in invalid if kind == "McpServer"}
+    for item in resources:
+        res = item.resource
+        if isinstance(res, McpServer) and res.spec.codex and res.spec.codex.agents:
+            for i, agent in enumerate(res.spec.codex.agents):
+                if agent.lower() not in agents:
+                    yield _missing(item, "Agent", agent, ("spec", "codex", "agents", i), agents)
+        elif isinstance(res, Agent):
+            for i, server in enumerate(res.spec.mcp_servers or []):
+                if server not in servers:
+                    yield _missing(item, "McpServer", server, ("spec", "mcpServers", i), servers)
+        elif isinstance(res, Channel):
+            if res.spec.agent and res.spec.agent.lower() not in agents:
+                yield _missing(item, "Agent", res.spec.agent, ("spec", "agent"), agents)
+        elif isinstance(res, Gateway):
+            default = res.spec.agents.default_agent
+            if default and default.lower() not in agents:
+                yield _missing(item, "Agent", default, ("spec", "agents", "defaultAgent"), agents)
+
+
+def _missing(
+    item: LoadedResource, kind: str, name: str, path: tuple[str | int, ...], known: set[str]
+) -> Diagnostic:
+    guess = did_you_mean(name, sorted(known))
+    article = "an" if kind[0] in "AEIOU" else "a"
+    hint = (
+        f"did you mean {guess!r}?"
+        if guess
+        else f"declare {article} {kind} named {name!r} or remove the reference"
+    )
+    return item.diagnostic(E, "ref.unresolved", f"{kind} {name!r} is not declared", path, hint=hint)
+
+
+def _server_names(resources: list[LoadedResource]) -> Iterator[Diagnostic]:
+    servers = list(_by_kind(resources, "McpServer"))
+    for item in servers:
+        if is_reserved_server_name(item.resource.name):
+            yield item.diagnostic(
+                E,
+                "mcp.reserved-name",
+                f"MCP server name {item.resource.name!r} is reserved",
+                ("metadata", "name"),
+                hint="rename the server",
+            )
+    safe = assign_server_names([s.resource.name for s in servers])
+    for item, final in zip(servers, safe, strict=True):
+        name = item.resource.name
+        if final.lower() != name.lower():
+            base = assign_server_names([name])[0]
+            if base.lower() != final.lower():
+                yield item.diagnostic(
+                    W,
+                    "mcp.name-collision",
+                    f"MCP server {name!r} sanitizes to {base!r}, which another server already uses; "
+                    f"its tools will be prefixed {final!r}",
+                    ("metadata", "name"),
+                    hint="rename one of the servers so their sanitized names differ",
+                )
+
+
+def _agent_ids(resources: list[LoadedResource]) -> Iterator[Diagnostic]:
+    seen: dict[str, LoadedResource] = {}
+    for item in _by_kind(resources, "Agent"):
+        name = item.resource.name
+        if not AGENT_ID_RE.match(name):
+            yield item.diagnostic(
+                E,
+                "agent.invalid-id",
+                f"{name!r} is not a valid agent id",
+                ("metadata", "name"),
+                hint="agent ids match ^[a-z0-9][a-z0-9_-]{0,63}$",
+            )
+        lowered = name.lower()
+        if lowered in seen and seen[lowered].resource.name != name:
+            yield item.diagnostic(
+                E,
+                "agent.id-collision",
+                f"agent ids are case-insensitive: {name!r} and {seen[lowered].resource.name!r} collide",
+                ("metadata", "name"),
+                hint="rename one of the agents",
+            )
+        seen.setdefault(lowered, item)
+
+
+def _server_env(item: LoadedResource, res: McpServer) -> Iterator[Diagnostic]:
+    for key in res.spec.env:
+        if is_blocked_env_name(key):
+            yield item.diagnostic(
+                E,
+                "mcp.env-blocked",
+                f"env {key.strip()!r} is blocked for stdio servers (OpenClaw drops it at startup)",
+                ("spec", "env", key),
+                key=True,
+                hint="remove it; variables that change how interpreters, linkers or shells start "
+                "are not allowed",
+            )
+
+
+def _server_secrets(item: LoadedResource, res: McpServer) -> Iterator[Diagnostic]:
+    yield from _literal_secrets(item, res.spec.env, ("spec", "env"))
+    yield from _literal_secrets(item, res.spec.headers, ("spec", "headers"))
+    if res.spec.url:
+        redacted, had_userinfo = redact_url_userinfo(res.spec.url)
+        if had_userinfo:
+            yield item.diagnostic(
+                W,
+                "secret.url-userinfo",
+                f"url {redacted} carries credentials",
+                ("spec", "url"),
+                hint="move the credentials into headers with valueFrom; clawplane shows this url redacted",
+            )
+
+
+def _literal_secrets(
+    item: LoadedResource, values: Mapping[str, object], base: tuple[str, ...]
+) -> Iterator[Diagnostic]:
+    for key, value in values.items():
+        if isinstance(value, ValueFrom) or not is_sensitive_key(key):
+            continue
+        text = str(value)
+        if text.strip() and not text.startswith("$"):
+            yield item.diagnostic(
+                W,
+                "secret.literal",
+                f"{base[-1]}.{key} holds a literal secret value",
+                (*base, key),
+                hint=_VALUE_FROM_HINT,
+            )
+
+
+def _channel_policy(item: LoadedResource, res: Channel) -> Iterator[Diagnostic]:
+    spec, ch = res.spec, res.spec.type
+    if spec.dm_policy is DmPolicy.OPEN and "*" not in [str(a) for a in spec.allow_from]:
+        yield item.diagnostic(
+            W,
+            "channel.open-without-wildcard",
+            f'{ch}: dmPolicy "open" but allowFrom does not include "*"; all DMs will be dropped',
+            ("spec", "dmPolicy"),
+            hint='add "*" to allowFrom, or use dmPolicy: allowlist',
+        )
+    if spec.dm_policy is DmPolicy.ALLOWLIST and not spec.allow_from:
+        yield item.diagnostic(
+            W,
+            "channel.empty-allowlist",
+            f'{ch}: dmPolicy "allowlist" but allowFrom is empty; all DMs will be dropped',
+            ("spec", "dmPolicy"),
+            hint="list the senders in allowFrom, or use dmPolicy: pairing",
+        )
