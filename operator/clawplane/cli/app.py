@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from clawplane import __version__
+from clawplane.cli import get as get_cmd
 from clawplane.cli import schema as schema_cmd
 from clawplane.cli import validate as validate_cmd
 
@@ -37,3 +38,4 @@ def root(
 
 app.command("validate")(validate_cmd.validate)
 app.command("schema")(schema_cmd.schema)
+app.command("get")(get_cmd.get)

@@ -69,4 +69,8 @@ def did_you_mean(word: str, choices: list[str]) -> str | None:
     if key in squashed:
         return squashed[key]
     hits = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return hits[0] if hits else None
+    if hits:
+        return hits[0]
+    # A longer spelling of a short key ("enviroment" for "env") is a common slip.
+    prefixes = [c for c in choices if len(c) >= 3 and word.lower().startswith(c.lower())]
+    return max(prefixes, key=len) if prefixes else None

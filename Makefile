@@ -1,0 +1,42 @@
+# clawplane — two commands for a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.clawplane-installed
+
+.PHONY: help setup demo test lint oracles schema bench clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev,k8s]'
+	touch $(STAMP)
+
+setup: $(STAMP) ## Create .venv and install clawplane with its test tools
+
+demo: setup ## Set up, then validate and list the quickstart example
+	$(BIN)/clawplane validate examples/quickstart
+	$(BIN)/clawplane get examples/quickstart
+
+oracles: ## Install the third-party oracles (OpenClaw, Codex, MCP peers) into a cache
+	bash tests/oracles/install.sh
+
+test: setup oracles ## Set up, then run the whole test suite (unit, integration, compat, lint)
+	$(BIN)/python -m pytest
+
+lint: setup ## Run ruff, mypy --strict and import-linter only
+	$(BIN)/ruff check operator tests bench
+	$(BIN)/mypy
+	$(BIN)/lint-imports
+
+schema: setup ## Regenerate schemas/ and the CRDs from the models
+	$(BIN)/clawplane schema
+
+bench: setup ## Run the benchmarks and print their numbers
+	@for b in bench/*_bench.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+clean: ## Remove the virtualenv and caches
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

