@@ -20,7 +20,8 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_is_clean() -> None:
-    proc = run("ruff", "check", "operator", "tests", "bench")
+    dirs = [d for d in ("operator", "tests", "bench") if (ROOT / d).is_dir()]
+    proc = run("ruff", "check", *dirs)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

@@ -1,0 +1,1 @@
+"""clawplane.runtimes."""
