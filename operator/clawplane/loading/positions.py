@@ -40,6 +40,25 @@ class Positions:
             keys={p[n:]: v for p, v in self.keys.items() if p[:n] == prefix and len(p) > n},
         )
 
+    def split_items(self, prefix: PathT) -> dict[int, Positions]:
+        """``rebased((*prefix, i))`` for every item ``i`` of the sequence at ``prefix``, in one pass.
+
+        Rebasing item by item costs O(items × positions), which is quadratic for a big List.
+        """
+        n = len(prefix)
+        out: dict[int, Positions] = {}
+        for table, is_key in ((self.values, False), (self.keys, True)):
+            for path, pos in table.items():
+                if len(path) <= n + is_key or path[:n] != prefix:
+                    continue
+                index = path[n]
+                if isinstance(index, int):
+                    part = out.get(index)
+                    if part is None:
+                        part = out[index] = Positions()
+                    (part.keys if is_key else part.values)[path[n + 1 :]] = pos
+        return out
+
 
 def format_path(path: PathT) -> str:
     """A field path as users write it: ``spec.env.FOO`` or ``spec.args[2]``."""

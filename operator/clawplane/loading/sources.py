@@ -8,6 +8,7 @@ here knows about resource kinds beyond the List envelope.
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -178,14 +179,18 @@ def _read_text(path: Path, diags: Diagnostics) -> str | None:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        before = raw[: exc.start]
-        line = before.count(b"\n") + 1
-        col = exc.start - (before.rfind(b"\n") + 1) + 1
+        # utf-8-sig counts offsets after the BOM; the column counts characters, as YAML's do
+        # (the bytes before the first bad one are valid UTF-8).
+        bom = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
+        offset = bom + exc.start
+        line_start = max(raw.rfind(b"\n", 0, offset) + 1, bom)
+        line = raw.count(b"\n", 0, offset) + 1
+        col = len(raw[line_start:offset].decode("utf-8")) + 1
         diags.add(
             Diagnostic(
                 Severity.ERROR,
                 "input.encoding",
-                f"file is not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start})",
+                f"file is not valid UTF-8 (byte 0x{raw[offset]:02x} at offset {offset})",
                 Location(name, line, col),
                 hint="save the file as UTF-8",
             )
@@ -211,12 +216,13 @@ def _expand_list(doc: SourceDocument, diags: Diagnostics) -> list[SourceDocument
             )
         )
         return []
+    parts = doc.positions.split_items(("items",))
     return [
         SourceDocument(
             doc.file,
             doc.index,
             item,
-            doc.positions.rebased(("items", i)),
+            parts.get(i) or Positions(),
             doc.positions.of_value(("items", i))[0],
         )
         for i, item in enumerate(items)

@@ -1,1 +1,17 @@
-"""clawplane.planning."""
+"""Planning: a pure plan of what apply will do, with redacted diffs and reasons."""
+
+from clawplane.planning.plan import FORMAT_VERSION, ActionType, Change, FieldChange, Plan, Reason, ReasonCode
+from clawplane.planning.planner import make_plan
+from clawplane.planning.text import render_plan
+
+__all__ = [
+    "FORMAT_VERSION",
+    "ActionType",
+    "Change",
+    "FieldChange",
+    "Plan",
+    "Reason",
+    "ReasonCode",
+    "make_plan",
+    "render_plan",
+]

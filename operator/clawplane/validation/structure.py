@@ -94,7 +94,7 @@ def _check_envelope(doc: SourceDocument, data: dict[str, Any]) -> list[Diagnosti
     kind = data.get("kind")
     if kind is None:
         err((), "schema.missing-kind", "missing kind", f"add kind: one of {', '.join(KINDS)}")
-    elif kind not in KINDS:
+    elif not isinstance(kind, str) or kind not in KINDS:  # a list or mapping is not hashable
         guess = did_you_mean(str(kind), list(KINDS))
         hint = f"did you mean {guess}?" if guess else f"use one of {', '.join(KINDS)}"
         err(("kind",), "schema.unknown-kind", f"unknown kind {kind!r}", hint)

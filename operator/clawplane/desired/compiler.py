@@ -1,0 +1,152 @@
+"""Validated resources → ``DesiredState``: defaults applied, secrets redacted, hashes computed.
+
+A resource's config hash covers its normalized spec, the digests of the secrets it
+references (so rotating a secret restarts what uses it, without the value ever being
+stored) and, for stdio servers, the resolved working directory. Compiling is cached
+per resource on the exact document it came from, so recompiling after one file changed
+only redoes that file's resources.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from clawplane.desired.state import AgentView, DesiredResource, DesiredState, RuntimeMode
+from clawplane.models import Agent, Gateway, Hosting, McpServer, Resource, Transport
+from clawplane.models.values import ValueFrom
+from clawplane.naming import assign_server_names
+from clawplane.secrets import display_value, value_digest
+from clawplane.validation import LoadedResource, ValidationResult
+
+_SECRET_MAPS = ("env", "headers", "credentials")
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _secret_fields(res: Resource) -> list[tuple[tuple[str, ...], str, Any]]:
+    """(path, key, value) of every secret-capable value in a resource."""
+    spec = getattr(res, "spec", None)
+    found: list[tuple[tuple[str, ...], str, Any]] = []
+    for attr in ("env", "headers", "credentials"):
+        values = getattr(spec, attr, None)
+        if isinstance(values, dict):
+            found.extend(((attr, key), key, value) for key, value in values.items())
+    if isinstance(res, Gateway):
+        for skill_key, entry in res.spec.skills.entries.items():
+            base = ("skills", "entries", skill_key)
+            found.extend(((*base, "env", k), k, v) for k, v in entry.env.items())
+            if entry.api_key is not None:
+                found.append(((*base, "apiKey"), "apiKey", entry.api_key))
+    return found
+
+
+def _redacted_spec(res: Resource) -> dict[str, Any]:
+    """The normalized spec with sensitive literals replaced; references stay as references."""
+    spec: dict[str, Any] = res.model_dump(mode="json", by_alias=True, exclude_none=True).get("spec", {})
+    for path, key, value in _secret_fields(res):
+        if isinstance(value, ValueFrom):
+            continue
+        node = spec
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] = display_value(key, value)
+    return spec
+
+
+def _runtime_mode(res: McpServer) -> RuntimeMode:
+    spec = res.spec
+    if not spec.enabled:
+        return RuntimeMode.NONE
+    if spec.effective_transport is Transport.STDIO:
+        return RuntimeMode.HOSTED if spec.hosting is Hosting.CLAWPLANE else RuntimeMode.PROBED
+    return RuntimeMode.REMOTE
+
+
+def _config_hash(item: LoadedResource, base_dir: Path, environ: Mapping[str, str] | None) -> str:
+    res = item.resource
+    full = res.model_dump(mode="json", by_alias=True, exclude_none=True).get("spec", {})
+    digests = {
+        "/".join(path): value_digest(value, base_dir=base_dir, environ=environ)
+        for path, _, value in _secret_fields(res)
+        if isinstance(value, ValueFrom)
+    }
+    extra: dict[str, Any] = {}
+    if isinstance(res, McpServer) and res.spec.cwd:
+        extra["cwd"] = str((base_dir / res.spec.cwd).resolve())
+    doc = {"kind": res.kind, "name": res.name, "spec": full, "secrets": digests, "extra": extra}
+    return hashlib.sha256(_canonical(doc).encode("utf-8")).hexdigest()[:16]
+
+
+class Compiler:
+    """Compiles validation results, reusing work for resources whose document did not change."""
+
+    def __init__(self) -> None:
+        self._cache: dict[tuple[str, str], DesiredResource] = {}
+
+    def compile(
+        self, result: ValidationResult, *, folder: Path, environ: Mapping[str, str] | None = None
+    ) -> DesiredState:
+        """The desired state of a validated folder (call only when ``result.ok``)."""
+        names = [r.resource.name for r in result.resources if isinstance(r.resource, McpServer)]
+        safe = dict(zip(names, assign_server_names(names), strict=True))
+        resources: dict[str, DesiredResource] = {}
+        fresh: dict[tuple[str, str], DesiredResource] = {}
+        for item in result.resources:
+            key = (item.key, _document_key(item))
+            cached = self._cache.get(key)
+            # A referenced secret may change without the document changing: always rehash those.
+            has_refs = any(isinstance(v, ValueFrom) for _, _, v in _secret_fields(item.resource))
+            desired = cached if cached is not None and not has_refs else self._one(item, environ)
+            if isinstance(item.resource, McpServer) and desired.safe_name != safe[item.resource.name]:
+                desired = _with_safe_name(desired, safe[item.resource.name])
+            fresh[key] = desired
+            resources[item.key] = desired
+        self._cache = fresh
+        agents = _agent_views(result, resources)
+        fingerprint = hashlib.sha256(
+            _canonical(sorted((k, r.config_hash) for k, r in resources.items())).encode()
+        ).hexdigest()[:16]
+        return DesiredState(folder, MappingProxyType(resources), MappingProxyType(agents), fingerprint)
+
+    def _one(self, item: LoadedResource, environ: Mapping[str, str] | None) -> DesiredResource:
+        res = item.resource
+        base_dir = Path(item.source.file).resolve().parent
+        return DesiredResource(
+            key=item.key, kind=res.kind, name=res.name, resource=res, spec=_redacted_spec(res),
+            config_hash=_config_hash(item, base_dir, environ), source_file=item.source.file,
+            base_dir=base_dir,
+            runtime=_runtime_mode(res) if isinstance(res, McpServer) else RuntimeMode.NONE,
+        )  # fmt: skip
+
+
+def _document_key(item: LoadedResource) -> str:
+    return hashlib.sha256(
+        _canonical([item.source.file, item.source.index, item.source.data]).encode()
+    ).hexdigest()
+
+
+def _with_safe_name(desired: DesiredResource, safe_name: str) -> DesiredResource:
+    return replace(desired, safe_name=safe_name)
+
+
+def _agent_views(result: ValidationResult, resources: Mapping[str, DesiredResource]) -> dict[str, AgentView]:
+    enabled = [
+        r.name for r in resources.values() if isinstance(r.resource, McpServer) and r.resource.spec.enabled
+    ]
+    views: dict[str, AgentView] = {}
+    for item in result.resources:
+        res = item.resource
+        if isinstance(res, Agent):
+            servers = tuple(enabled if res.spec.mcp_servers is None else
+                            [s for s in res.spec.mcp_servers if s in enabled])  # fmt: skip
+            skills = None if res.spec.skills is None else tuple(res.spec.skills)
+            views[res.name] = AgentView(res.name, servers, skills)
+    return views

@@ -1,0 +1,95 @@
+"""The compiled desired state: what the folder asks for, normalized and hashed."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from clawplane.models import Agent, Channel, Gateway, McpServer, Resource, Skill
+
+
+class RuntimeMode(enum.StrEnum):
+    """What clawplane does to keep an McpServer's runtime as declared."""
+
+    HOSTED = "hosted"  # a stdio child the supervisor keeps running and exposes over HTTP
+    PROBED = "probed"  # a consumer-spawned stdio server: start, list tools, stop
+    REMOTE = "remote"  # an sse/streamable-http server: connect to discover tools
+    NONE = "none"  # disabled: nothing runs
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredResource:
+    """One resource as compiled: redacted normalized spec plus a content hash."""
+
+    key: str
+    kind: str
+    name: str
+    resource: Resource
+    spec: dict[str, Any]
+    config_hash: str
+    source_file: str
+    base_dir: Path
+    runtime: RuntimeMode = RuntimeMode.NONE
+    safe_name: str = ""
+
+    @property
+    def is_server(self) -> bool:
+        """True for McpServer resources."""
+        return isinstance(self.resource, McpServer)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentView:
+    """What one agent gets: its servers (by resource name) and its skills input."""
+
+    agent_id: str
+    servers: tuple[str, ...]
+    skills_filter: tuple[str, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
+class DesiredState:
+    """Every desired resource by key, plus the derived per-agent views."""
+
+    folder: Path
+    resources: MappingProxyType[str, DesiredResource]
+    agents: MappingProxyType[str, AgentView] = field(default_factory=lambda: MappingProxyType({}))
+    fingerprint: str = ""
+
+    def of_kind(self, kind: str) -> list[DesiredResource]:
+        """Resources of one kind in declaration order."""
+        return [r for r in self.resources.values() if r.kind == kind]
+
+    @property
+    def gateway(self) -> Gateway | None:
+        """The folder's Gateway, if declared."""
+        found = self.of_kind("Gateway")
+        res = found[0].resource if found else None
+        return res if isinstance(res, Gateway) else None
+
+    def models(self, kind: type[Resource]) -> list[Any]:
+        """The typed models of one kind."""
+        return [r.resource for r in self.resources.values() if isinstance(r.resource, kind)]
+
+    @property
+    def servers(self) -> list[McpServer]:
+        """Declared McpServers."""
+        return self.models(McpServer)
+
+    @property
+    def agent_models(self) -> list[Agent]:
+        """Declared Agents."""
+        return self.models(Agent)
+
+    @property
+    def channels(self) -> list[Channel]:
+        """Declared Channels."""
+        return self.models(Channel)
+
+    @property
+    def skills(self) -> list[Skill]:
+        """Declared inline Skills."""
+        return self.models(Skill)

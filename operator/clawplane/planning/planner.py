@@ -1,0 +1,149 @@
+"""(desired, observed) → Plan. Pure: no I/O, no clock except the timestamp passed in.
+
+Rules, per resource key:
+- not observed → create;
+- config hash changed → replace for a hosted or probed server (its process must
+  restart), update for everything else; the reason says whether spec fields or only
+  referenced secrets changed;
+- unchanged, but a hosted runtime is missing, crashed or its supervisor is gone →
+  replace; a paused server whose retry time has passed → replace;
+- unchanged, but the server's tool surface drifted from what catalogs were built
+  from, or was never discovered → update;
+- observed but no longer declared → delete.
+Outputs (rendered files) are compared by content hash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+
+from clawplane.desired import DesiredResource, DesiredState, RuntimeMode
+from clawplane.planning.diff import field_changes
+from clawplane.planning.plan import ActionType, Change, Plan, Reason, ReasonCode
+from clawplane.state import ObservedState, ResourceRecord, ToolRecord
+
+R = ReasonCode
+CRASHED_PHASES = frozenset({"crashed", "failed", "backoff", "stopped"})
+
+
+def make_plan(
+    desired: DesiredState,
+    observed: ObservedState,
+    *,
+    outputs: Mapping[str, str],
+    created_at: str,
+    now: datetime | None = None,
+    mass_delete_share: float = 0.5,
+) -> Plan:
+    """Everything apply must do to make ``observed`` match ``desired``."""
+    moment = now or datetime.now(UTC)
+    changes = [_resource_change(d, observed.resources.get(key), observed, moment) for key, d in
+               desired.resources.items()]  # fmt: skip
+    removed = Reason(code=R.REMOVED, message="removed from the folder")
+    deleted = [
+        Change(key=key, kind=rec.kind, name=rec.name, action=ActionType.DELETE, reasons=[removed],
+               hash_before=rec.config_hash)
+        for key, rec in observed.resources.items() if key not in desired.resources
+    ]  # fmt: skip
+    managed = len(observed.resources)
+    mass = bool(deleted) and (len(deleted) == managed or len(deleted) > mass_delete_share * managed)
+    return Plan(
+        created_at=created_at,
+        folder=str(desired.folder),
+        desired_fingerprint=desired.fingerprint,
+        observed_fingerprint=observed.fingerprint(),
+        changes=[*changes, *deleted],
+        outputs=_output_changes(outputs, observed.outputs),
+        mass_delete=mass,
+    )
+
+
+def _resource_change(
+    d: DesiredResource, prior: ResourceRecord | None, observed: ObservedState, now: datetime
+) -> Change:
+    base = {"key": d.key, "kind": d.kind, "name": d.name, "hash_after": d.config_hash}
+    if prior is None:
+        return Change(**base, action=ActionType.CREATE, reasons=[Reason(code=R.NEW, message="new resource")],
+                      diff=field_changes({}, d.spec))  # fmt: skip
+    base["hash_before"] = prior.config_hash
+    restarts = d.runtime in (RuntimeMode.HOSTED, RuntimeMode.PROBED)
+    if prior.config_hash != d.config_hash:
+        diff = field_changes(prior.spec, d.spec)
+        if diff:
+            fields = ", ".join(sorted({c.path for c in diff}))
+            reason = Reason(code=R.SPEC_CHANGED, message=f"spec fields changed: {fields}")
+        else:
+            reason = Reason(code=R.SECRET_CHANGED, message="a referenced secret changed")
+        action = ActionType.REPLACE if restarts else ActionType.UPDATE
+        return Change(**base, action=action, reasons=[reason], diff=diff)
+    reasons = _runtime_reasons(d, observed, now) + _tool_reasons(d, observed)
+    if not reasons:
+        return Change(**base, action=ActionType.NOOP)
+    replace = any(r.code in (R.RUNTIME_MISSING, R.RUNTIME_CRASHED, R.RUNTIME_PAUSED_EXPIRED) for r in reasons)
+    return Change(**base, action=ActionType.REPLACE if replace else ActionType.UPDATE, reasons=reasons)
+
+
+def _runtime_reasons(d: DesiredResource, observed: ObservedState, now: datetime) -> list[Reason]:
+    if d.runtime is not RuntimeMode.HOSTED:
+        return []
+    runtime = observed.runtimes.get(d.name)
+    if runtime is None or not observed.supervisor_alive:
+        return [Reason(code=R.RUNTIME_MISSING, message="runtime is not running")]
+    if runtime.phase in CRASHED_PHASES:
+        detail = f": {runtime.last_error}" if runtime.last_error else ""
+        return [Reason(code=R.RUNTIME_CRASHED, message=f"runtime is {runtime.phase}{detail}")]
+    if runtime.paused_until and _parse(runtime.paused_until) <= now:
+        return [Reason(code=R.RUNTIME_PAUSED_EXPIRED, message="pause expired; reconnect")]
+    return []
+
+
+def _tool_reasons(d: DesiredResource, observed: ObservedState) -> list[Reason]:
+    if d.runtime is RuntimeMode.NONE:
+        return []
+    current = observed.tools_observed.get(d.name)
+    applied = observed.tools_applied.get(d.name)
+    if current is None:
+        return [Reason(code=R.NOT_DISCOVERED, message="tools not discovered yet")]
+    if applied is not None and _surface(applied) != _surface(current):
+        return [Reason(code=R.TOOLS_DRIFTED, message=f"tools drifted upstream ({_drift(applied, current)})")]
+    return []
+
+
+def _surface(tools: tuple[ToolRecord, ...]) -> dict[str, str]:
+    return {t.raw_name: t.schema_hash for t in tools}
+
+
+def _drift(before: tuple[ToolRecord, ...], after: tuple[ToolRecord, ...]) -> str:
+    old, new = _surface(before), _surface(after)
+    parts = [f"+{n}" for n in sorted(new.keys() - old.keys())]
+    parts += [f"-{n}" for n in sorted(old.keys() - new.keys())]
+    parts += [f"~{n}" for n in sorted(old.keys() & new.keys()) if old[n] != new[n]]
+    return ", ".join(parts)
+
+
+def _output_changes(desired: Mapping[str, str], observed: Mapping[str, str]) -> list[Change]:
+    out = []
+    for path, digest in sorted(desired.items()):
+        prior = observed.get(path)
+        if prior is None:
+            out.append(Change(key=f"Output/{path}", kind="Output", name=path, action=ActionType.CREATE,
+                              reasons=[Reason(code=R.OUTPUT_MISSING, message="not rendered yet")],
+                              hash_after=digest))  # fmt: skip
+        elif prior != digest:
+            out.append(Change(key=f"Output/{path}", kind="Output", name=path, action=ActionType.UPDATE,
+                              reasons=[Reason(code=R.OUTPUT_CHANGED, message="content changes")],
+                              hash_before=prior, hash_after=digest))  # fmt: skip
+        else:
+            out.append(Change(key=f"Output/{path}", kind="Output", name=path, action=ActionType.NOOP,
+                              hash_before=prior, hash_after=digest))  # fmt: skip
+    for path, prior in sorted(observed.items()):
+        if path not in desired:
+            out.append(Change(key=f"Output/{path}", kind="Output", name=path, action=ActionType.DELETE,
+                              reasons=[Reason(code=R.OUTPUT_STALE, message="no longer rendered")],
+                              hash_before=prior))  # fmt: skip
+    return out
+
+
+def _parse(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -1,0 +1,66 @@
+-- clawplane state database, schema version 1. Never holds a secret value.
+CREATE TABLE IF NOT EXISTS meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+-- One row per declared resource that has been applied at least once.
+CREATE TABLE IF NOT EXISTS resources (
+  key                 TEXT PRIMARY KEY,      -- Kind/name
+  kind                TEXT NOT NULL,
+  name                TEXT NOT NULL,
+  config_hash         TEXT NOT NULL,         -- includes secret digests, never secret values
+  generation          INTEGER NOT NULL,      -- bumped whenever config_hash changes
+  observed_generation INTEGER NOT NULL,      -- generation of the last successful reconcile
+  spec_json           TEXT NOT NULL,         -- redacted normalized spec as applied
+  phase               TEXT NOT NULL,
+  conditions_json     TEXT NOT NULL,
+  status_json         TEXT NOT NULL,
+  updated_at          TEXT NOT NULL
+);
+-- Runtimes the supervisor owns (hosted servers) or probed (consumer and remote servers).
+CREATE TABLE IF NOT EXISTS runtimes (
+  name             TEXT PRIMARY KEY,
+  config_hash      TEXT NOT NULL,
+  hosting          TEXT NOT NULL,
+  transport        TEXT NOT NULL,
+  pid              INTEGER,
+  pgid             INTEGER,
+  phase            TEXT NOT NULL,
+  restarts         INTEGER NOT NULL DEFAULT 0,
+  last_error       TEXT,                     -- redacted
+  paused_until     TEXT,
+  protocol_version TEXT,
+  server_info_json TEXT,
+  endpoint         TEXT,
+  started_at       TEXT,
+  updated_at       TEXT NOT NULL
+);
+-- Tool surfaces: 'observed' is what the server lists now, 'applied' what catalogs were built from.
+CREATE TABLE IF NOT EXISTS tools (
+  server      TEXT NOT NULL,
+  surface     TEXT NOT NULL CHECK (surface IN ('observed', 'applied')),
+  raw_name    TEXT NOT NULL,
+  safe_name   TEXT NOT NULL,
+  schema_hash TEXT NOT NULL,
+  description TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (server, surface, raw_name)
+);
+-- Rendered files and the hash of what was written.
+CREATE TABLE IF NOT EXISTS outputs (
+  path         TEXT PRIMARY KEY,
+  content_hash TEXT NOT NULL,
+  updated_at   TEXT NOT NULL
+);
+-- Every apply, successful or not.
+CREATE TABLE IF NOT EXISTS audit (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  started_at  TEXT NOT NULL,
+  finished_at TEXT,
+  user        TEXT NOT NULL,
+  host        TEXT NOT NULL,
+  git_commit  TEXT,
+  plan_hash   TEXT NOT NULL,
+  actions_json TEXT NOT NULL,
+  outcome     TEXT NOT NULL,
+  detail      TEXT NOT NULL DEFAULT ''
+);

@@ -1,0 +1,142 @@
+"""Reading and writing typed records in the state database."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from clawplane.state.db import StateDB, dumps, utcnow
+from clawplane.state.records import AuditRecord, ObservedState, ResourceRecord, RuntimeRecord, ToolRecord
+
+
+def load_observed(db: StateDB) -> ObservedState:
+    """The whole observed state, read in one pass."""
+    resources = {
+        r["key"]: ResourceRecord(
+            key=r["key"], kind=r["kind"], name=r["name"], config_hash=r["config_hash"],
+            generation=r["generation"], observed_generation=r["observed_generation"],
+            spec=json.loads(r["spec_json"]), phase=r["phase"], conditions=json.loads(r["conditions_json"]),
+            status=json.loads(r["status_json"]), updated_at=r["updated_at"],
+        )
+        for r in db.query("SELECT * FROM resources ORDER BY key")
+    }  # fmt: skip
+    runtimes = {r["name"]: _runtime(r) for r in db.query("SELECT * FROM runtimes ORDER BY name")}
+    observed: dict[str, list[ToolRecord]] = {}
+    applied: dict[str, list[ToolRecord]] = {}
+    for r in db.query("SELECT * FROM tools ORDER BY server, raw_name"):
+        target = observed if r["surface"] == "observed" else applied
+        target.setdefault(r["server"], []).append(
+            ToolRecord(r["raw_name"], r["safe_name"], r["schema_hash"], r["description"])
+        )
+    outputs = {r["path"]: r["content_hash"] for r in db.query("SELECT path, content_hash FROM outputs")}
+    return ObservedState(
+        resources=resources,
+        runtimes=runtimes,
+        tools_observed={k: tuple(v) for k, v in observed.items()},
+        tools_applied={k: tuple(v) for k, v in applied.items()},
+        outputs=outputs,
+    )
+
+
+def _runtime(r: Any) -> RuntimeRecord:
+    return RuntimeRecord(
+        name=r["name"], config_hash=r["config_hash"], hosting=r["hosting"], transport=r["transport"],
+        phase=r["phase"], pid=r["pid"], pgid=r["pgid"], restarts=r["restarts"], last_error=r["last_error"],
+        paused_until=r["paused_until"], protocol_version=r["protocol_version"],
+        server_info=json.loads(r["server_info_json"]) if r["server_info_json"] else None,
+        endpoint=r["endpoint"], started_at=r["started_at"], updated_at=r["updated_at"],
+    )  # fmt: skip
+
+
+def put_resource(db: StateDB, rec: ResourceRecord) -> None:
+    """Insert or replace one resource row."""
+    with db.transaction() as conn:
+        conn.execute(
+            "INSERT OR REPLACE INTO resources VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (rec.key, rec.kind, rec.name, rec.config_hash, rec.generation, rec.observed_generation,
+             dumps(rec.spec), rec.phase, dumps(rec.conditions), dumps(rec.status),
+             rec.updated_at or utcnow()),
+        )  # fmt: skip
+
+
+def delete_resource(db: StateDB, key: str) -> None:
+    """Forget one resource."""
+    with db.transaction() as conn:
+        conn.execute("DELETE FROM resources WHERE key=?", (key,))
+
+
+def put_runtime(db: StateDB, rec: RuntimeRecord) -> None:
+    """Insert or replace one runtime row."""
+    with db.transaction() as conn:
+        conn.execute(
+            "INSERT OR REPLACE INTO runtimes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (rec.name, rec.config_hash, rec.hosting, rec.transport, rec.pid, rec.pgid, rec.phase,
+             rec.restarts, rec.last_error, rec.paused_until, rec.protocol_version,
+             dumps(rec.server_info) if rec.server_info is not None else None, rec.endpoint,
+             rec.started_at, rec.updated_at or utcnow()),
+        )  # fmt: skip
+
+
+def delete_runtime(db: StateDB, name: str) -> None:
+    """Forget one runtime and its tool surfaces."""
+    with db.transaction() as conn:
+        conn.execute("DELETE FROM runtimes WHERE name=?", (name,))
+        conn.execute("DELETE FROM tools WHERE server=?", (name,))
+
+
+def set_tools(db: StateDB, server: str, surface: str, tools: Iterable[ToolRecord]) -> None:
+    """Replace one server's observed or applied tool surface."""
+    with db.transaction() as conn:
+        conn.execute("DELETE FROM tools WHERE server=? AND surface=?", (server, surface))
+        conn.executemany(
+            "INSERT INTO tools VALUES (?,?,?,?,?,?)",
+            [(server, surface, t.raw_name, t.safe_name, t.schema_hash, t.description) for t in tools],
+        )
+
+
+def put_output(db: StateDB, path: str, content_hash: str) -> None:
+    """Record the hash of a rendered file."""
+    with db.transaction() as conn:
+        conn.execute("INSERT OR REPLACE INTO outputs VALUES (?,?,?)", (path, content_hash, utcnow()))
+
+
+def delete_output(db: StateDB, path: str) -> None:
+    """Forget a rendered file."""
+    with db.transaction() as conn:
+        conn.execute("DELETE FROM outputs WHERE path=?", (path,))
+
+
+def audit_begin(
+    db: StateDB, *, user: str, host: str, git_commit: str | None, plan_hash: str,
+    actions: Sequence[dict[str, Any]],
+) -> int:  # fmt: skip
+    """Record the start of an apply; returns its audit id."""
+    with db.transaction() as conn:
+        cur = conn.execute(
+            "INSERT INTO audit(started_at, user, host, git_commit, plan_hash, actions_json, outcome) "
+            "VALUES (?,?,?,?,?,?,?)",
+            (utcnow(), user, host, git_commit, plan_hash, dumps(list(actions)), "running"),
+        )
+        return int(cur.lastrowid or 0)
+
+
+def audit_finish(db: StateDB, audit_id: int, *, outcome: str, detail: str = "") -> None:
+    """Record how an apply ended."""
+    with db.transaction() as conn:
+        conn.execute(
+            "UPDATE audit SET finished_at=?, outcome=?, detail=? WHERE id=?",
+            (utcnow(), outcome, detail, audit_id),
+        )
+
+
+def audit_entries(db: StateDB, *, limit: int = 50) -> list[AuditRecord]:
+    """The most recent applies, newest first."""
+    return [
+        AuditRecord(
+            id=r["id"], started_at=r["started_at"], finished_at=r["finished_at"], user=r["user"],
+            host=r["host"], git_commit=r["git_commit"], plan_hash=r["plan_hash"],
+            actions=json.loads(r["actions_json"]), outcome=r["outcome"], detail=r["detail"],
+        )
+        for r in db.query("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))
+    ]  # fmt: skip

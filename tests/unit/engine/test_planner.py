@@ -1,0 +1,145 @@
+"""The planner: each action and reason, from compiled desired state and observed records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clawplane.desired import Compiler, DesiredState
+from clawplane.planning import ActionType, Plan, ReasonCode, make_plan, render_plan
+from clawplane.state import ObservedState, ResourceRecord, RuntimeRecord, ToolRecord
+from clawplane.validation import validate_paths
+
+HEAD = "apiVersion: clawplane.dev/v1alpha1\n"
+SERVER = HEAD + "kind: McpServer\nmetadata:\n  name: notes\nspec:\n  command: python3\n  args: [{arg}]\n  env:\n    TOKEN:\n      valueFrom: {{env: CANARY}}\n"
+AGENT = HEAD + "kind: Agent\nmetadata:\n  name: coder\nspec:\n  skills: [{skill}]\n"
+CANARY = "canary-secret-7f3a9"
+
+
+def compile_folder(tmp_path: Path, files: dict[str, str], env: dict[str, str] | None = None,
+                   compiler: Compiler | None = None) -> DesiredState:
+    for old in tmp_path.glob("*.yaml"):
+        old.unlink()
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    result = validate_paths([tmp_path])
+    assert result.ok, result.diagnostics.sorted()
+    return (compiler or Compiler()).compile(result, folder=tmp_path, environ=env or {"CANARY": CANARY})
+
+
+def applied(desired: DesiredState, *, supervisor: bool = True, phase: str = "ready",
+            tools: tuple[ToolRecord, ...] = (ToolRecord("add", "notes__add", "h1"),)) -> ObservedState:
+    """The observed state right after a successful apply of ``desired``."""
+    resources = {k: ResourceRecord(k, d.kind, d.name, d.config_hash, 1, 1, d.spec, "Ready")
+                 for k, d in desired.resources.items()}
+    runtimes = {d.name: RuntimeRecord(d.name, d.config_hash, "clawplane", "stdio", phase, pid=1)
+                for d in desired.of_kind("McpServer")}
+    names = [d.name for d in desired.of_kind("McpServer")]
+    return ObservedState(resources=resources, runtimes=runtimes,
+                         tools_observed=dict.fromkeys(names, tools), tools_applied=dict.fromkeys(names, tools),
+                         supervisor_alive=supervisor)
+
+
+def plan(desired: DesiredState, observed: ObservedState, outputs: dict[str, str] | None = None) -> Plan:
+    return make_plan(desired, observed, outputs=outputs or {}, created_at="2026-12-02T00:00:00Z")
+
+
+def action(p: Plan, key: str) -> tuple[ActionType, list[ReasonCode]]:
+    change = next(c for c in p.changes if c.key == key)
+    return change.action, [r.code for r in change.reasons]
+
+
+def test_new_resources_are_created(tmp_path: Path) -> None:
+    desired = compile_folder(tmp_path, {"s.yaml": SERVER.format(arg="a.py"), "a.yaml": AGENT.format(skill="x")})
+    p = plan(desired, ObservedState())
+    assert action(p, "McpServer/notes") == (ActionType.CREATE, [ReasonCode.NEW])
+    assert p.summary().add == 2 and "Plan: 2 to add, 0 to change, 0 to destroy." in render_plan(p)
+
+
+def test_converged_state_plans_no_changes(tmp_path: Path) -> None:
+    desired = compile_folder(tmp_path, {"s.yaml": SERVER.format(arg="a.py")})
+    p = plan(desired, applied(desired))
+    assert not p.has_changes
+    assert render_plan(p).startswith("No changes.")
+
+
+def test_changed_args_replace_the_server_with_a_field_diff(tmp_path: Path) -> None:
+    before = compile_folder(tmp_path, {"s.yaml": SERVER.format(arg="a.py")})
+    after = compile_folder(tmp_path, {"s.yaml": SERVER.format(arg="b.py")})
+    p = plan(after, applied(before))
+    assert action(p, "McpServer/notes") == (ActionType.REPLACE, [ReasonCode.SPEC_CHANGED])
+    change = p.changes[0]
+    assert [(f.path, f.before, f.after) for f in change.diff] == [("spec.args[0]", "a.py", "b.py")]
+    assert "~ spec.args[0]: \"a.py\" -> \"b.py\"" in render_plan(p)
+
+
+def test_changed_secret_value_replaces_without_revealing_it(tmp_path: Path) -> None:
+    text = SERVER.format(arg="a.py")
+    before = compile_folder(tmp_path, {"s.yaml": text})
+    after = compile_folder(tmp_path, {"s.yaml": text}, env={"CANARY": CANARY + "-rotated"})
+    p = plan(after, applied(before))
+    assert action(p, "McpServer/notes") == (ActionType.REPLACE, [ReasonCode.SECRET_CHANGED])
+    assert CANARY not in p.to_json() and CANARY not in render_plan(p)
+
+
+def test_agent_changes_update_in_place(tmp_path: Path) -> None:
+    before = compile_folder(tmp_path, {"a.yaml": AGENT.format(skill="x")})
+    after = compile_folder(tmp_path, {"a.yaml": AGENT.format(skill="y")})
+    assert action(plan(after, applied(before)), "Agent/coder") == (ActionType.UPDATE, [ReasonCode.SPEC_CHANGED])
+
+
+def test_removed_resources_are_deleted_and_mass_delete_is_flagged(tmp_path: Path) -> None:
+    before = compile_folder(tmp_path, {"s.yaml": SERVER.format(arg="a.py"), "a.yaml": AGENT.format(skill="x")})
+    after = compile_folder(tmp_path, {"a.yaml": AGENT.format(skill="x")})
+    p = plan(after, applied(before))
+    assert action(p, "McpServer/notes") == (ActionType.DELETE, [ReasonCode.REMOVED])
+    assert not p.mass_delete  # one of two
+    empty = compile_folder(tmp_path, {"g.yaml": HEAD + "kind: Gateway\nmetadata:\n  name: default\n"})
+    assert plan(empty, applied(before)).mass_delete
+
+
+def test_missing_supervisor_or_crashed_runtime_replaces(tmp_path: Path) -> None:
+    desired = compile_folder(tmp_path, {"s.yaml": SERVER.format(arg="a.py")})
+    assert action(plan(desired, applied(desired, supervisor=False)), "McpServer/notes") == (
+        ActionType.REPLACE, [ReasonCode.RUNTIME_MISSING])
+    assert action(plan(desired, applied(desired, phase="crashed")), "McpServer/notes") == (
+        ActionType.REPLACE, [ReasonCode.RUNTIME_CRASHED])
+
+
+def test_upstream_tool_changes_show_as_drift(tmp_path: Path) -> None:
+    desired = compile_folder(tmp_path, {"s.yaml": SERVER.format(arg="a.py")})
+    observed = applied(desired)
+    drifted = ObservedState(
+        resources=observed.resources, runtimes=observed.runtimes, supervisor_alive=True,
+        tools_applied=observed.tools_applied,
+        tools_observed={"notes": (ToolRecord("add", "notes__add", "h2"), ToolRecord("rm", "notes__rm", "h3"))},
+    )
+    p = plan(desired, drifted)
+    assert action(p, "McpServer/notes") == (ActionType.UPDATE, [ReasonCode.TOOLS_DRIFTED])
+    assert "+rm, ~add" in p.changes[0].reasons[0].message
+
+
+def test_outputs_are_planned_by_content_hash(tmp_path: Path) -> None:
+    desired = compile_folder(tmp_path, {"a.yaml": AGENT.format(skill="x")})
+    observed = applied(desired)
+    observed.outputs.update({"openclaw.json": "old", "agents/gone/snapshot.json": "x", "same.txt": "s"})
+    p = plan(desired, observed, outputs={"openclaw.json": "new", "agents/coder/tools.json": "t", "same.txt": "s"})
+    by_name = {c.name: c.action for c in p.outputs}
+    assert by_name == {"openclaw.json": ActionType.UPDATE, "agents/coder/tools.json": ActionType.CREATE,
+                       "same.txt": ActionType.NOOP, "agents/gone/snapshot.json": ActionType.DELETE}
+
+
+def test_plan_json_round_trips_and_keeps_its_hash(tmp_path: Path) -> None:
+    desired = compile_folder(tmp_path, {"s.yaml": SERVER.format(arg="a.py")})
+    p = plan(desired, ObservedState())
+    again = Plan.from_json(p.to_json())
+    assert again == p and again.plan_hash() == p.plan_hash()
+
+
+def test_recompile_reuses_unchanged_resources(tmp_path: Path) -> None:
+    compiler = Compiler()
+    first = compile_folder(tmp_path, {"a.yaml": AGENT.format(skill="x"), "b.yaml": AGENT.replace("coder", "w").format(skill="z")},
+                           compiler=compiler)
+    second = compile_folder(tmp_path, {"a.yaml": AGENT.format(skill="y"), "b.yaml": AGENT.replace("coder", "w").format(skill="z")},
+                            compiler=compiler)
+    assert second.resources["Agent/w"] is first.resources["Agent/w"]
+    assert second.resources["Agent/coder"] is not first.resources["Agent/coder"]

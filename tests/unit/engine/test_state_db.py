@@ -1,0 +1,79 @@
+"""The state database: round trips, schema checks, the apply lock and the audit log."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from clawplane.state import FolderLock, ResourceRecord, RuntimeRecord, StateDB, StateError, ToolRecord, store
+
+
+def test_round_trip_of_every_record(tmp_path: Path) -> None:
+    db = StateDB.open(tmp_path)
+    store.put_resource(db, ResourceRecord("Agent/a", "Agent", "a", "h1", 1, 1, {"skills": []}, "Ready",
+                                          [{"type": "Ready", "status": "True"}], {"promptChars": 3}))
+    store.put_runtime(db, RuntimeRecord("s", "h2", "clawplane", "stdio", "ready", pid=42, restarts=2))
+    store.set_tools(db, "s", "observed", [ToolRecord("read", "s__read", "abc")])
+    store.put_output(db, "openclaw.json", "d1")
+    observed = store.load_observed(StateDB.open(tmp_path))
+    assert observed.resources["Agent/a"].status == {"promptChars": 3}
+    assert observed.runtimes["s"].pid == 42 and observed.runtimes["s"].restarts == 2
+    assert observed.tools_observed["s"] == (ToolRecord("read", "s__read", "abc"),)
+    assert observed.outputs == {"openclaw.json": "d1"}
+
+
+def test_fingerprint_changes_when_observed_state_changes(tmp_path: Path) -> None:
+    db = StateDB.open(tmp_path)
+    before = store.load_observed(db).fingerprint()
+    store.set_tools(db, "s", "observed", [ToolRecord("read", "s__read", "abc")])
+    assert store.load_observed(db).fingerprint() != before
+
+
+def test_newer_schema_is_refused_with_the_way_out(tmp_path: Path) -> None:
+    db = StateDB.open(tmp_path)
+    with db.transaction() as conn:
+        conn.execute("UPDATE meta SET value='99' WHERE key='schema_version'")
+    db.close()
+    with pytest.raises(StateError, match="newer than this clawplane understands"):
+        StateDB.open(tmp_path)
+
+
+def test_corrupt_database_is_refused_with_the_way_out(tmp_path: Path) -> None:
+    (tmp_path / "state.db").write_bytes(b"this is not a database at all" * 100)
+    with pytest.raises(StateError, match="move it aside"):
+        StateDB.open(tmp_path)
+
+
+def test_missing_database_without_create(tmp_path: Path) -> None:
+    with pytest.raises(StateError, match="run `clawplane apply` first"):
+        StateDB.open(tmp_path, create=False)
+
+
+def test_second_lock_fails_fast_naming_the_holder(tmp_path: Path) -> None:
+    with FolderLock(tmp_path):
+        with pytest.raises(StateError, match="another apply is running"):
+            FolderLock(tmp_path).acquire()
+    with FolderLock(tmp_path):  # released: can be taken again
+        pass
+
+
+def test_audit_log_records_start_and_outcome(tmp_path: Path) -> None:
+    db = StateDB.open(tmp_path)
+    audit_id = store.audit_begin(db, user="u", host="h", git_commit=None, plan_hash="p",
+                                 actions=[{"key": "Agent/a", "action": "create"}])
+    store.audit_finish(db, audit_id, outcome="success")
+    [entry] = store.audit_entries(db)
+    assert entry.outcome == "success" and entry.finished_at and entry.actions[0]["key"] == "Agent/a"
+
+
+def test_readers_see_committed_data_while_a_writer_holds_a_transaction(tmp_path: Path) -> None:
+    writer = StateDB.open(tmp_path)
+    store.put_output(writer, "a", "1")
+    reader = StateDB.open(tmp_path)
+    with writer.transaction() as conn:
+        conn.execute("INSERT OR REPLACE INTO outputs VALUES ('b', '2', 'now')")
+        assert store.load_observed(reader).outputs == {"a": "1"}  # WAL: no blocking, no dirty read
+    assert store.load_observed(reader).outputs == {"a": "1", "b": "2"}
+    _ = sqlite3
