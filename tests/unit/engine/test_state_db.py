@@ -52,9 +52,8 @@ def test_missing_database_without_create(tmp_path: Path) -> None:
 
 
 def test_second_lock_fails_fast_naming_the_holder(tmp_path: Path) -> None:
-    with FolderLock(tmp_path):
-        with pytest.raises(StateError, match="another apply is running"):
-            FolderLock(tmp_path).acquire()
+    with FolderLock(tmp_path), pytest.raises(StateError, match="another apply is running"):
+        FolderLock(tmp_path).acquire()
     with FolderLock(tmp_path):  # released: can be taken again
         pass
 
