@@ -1,0 +1,225 @@
+"""File-system reads for skill discovery, cached so an unchanged tree costs only ``stat`` calls.
+
+Every read a root scan makes goes through an ``FsView`` that records what the
+result depended on: the ``lstat``/``stat`` identity (mode, device, inode, size,
+mtime, ctime, link count) of each path it looked at, and each real path it
+resolved. ``FsCache`` keeps, per root, the scan result with those
+dependencies; the next scan of that root re-checks them and reuses the result
+when none moved. Directory listings and parsed SKILL.md files are cached by the
+same identities, so a changed tree re-reads only what changed.
+
+A change inside the file system's timestamp granularity can leave mtime alone,
+so any entry whose mtime is within ``racy_window_ns`` of when it was observed is
+never trusted on a later scan (the "racy git" rule).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat as stat_mod
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = ["DirEntry", "FsCache", "FsView", "Kind", "StatKey", "stat_key"]
+
+Kind = Literal["directory", "file", "symlink", "other"]
+StatKey = tuple[int, int, int, int, int, int, int]
+_MISSING_ERRNOS = (errno.ENOENT, errno.ENOTDIR)
+_RACY_WINDOW_NS = 2_000_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class DirEntry:
+    """One directory entry as ``readdir`` reports it (symlinks not followed)."""
+
+    name: str
+    kind: Kind
+
+
+def stat_key(st: os.stat_result) -> StatKey:
+    """The identity of a path's state: a change in content, links or type changes it."""
+    return (st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns,
+            st.st_nlink)
+
+
+Observed = StatKey | str | None  # a key, "error:<errno>", or None for a missing path
+
+
+def _observe(call: Callable[[str], os.stat_result], path: str) -> tuple[Observed, os.stat_result | None]:
+    try:
+        st = call(path)
+    except OSError as exc:
+        return (None if exc.errno in _MISSING_ERRNOS else f"error:{exc.errno}"), None
+    return stat_key(st), st
+
+
+def _realpath(path: str) -> str | None:
+    try:
+        return os.path.realpath(path, strict=True)
+    except (OSError, ValueError):
+        return None
+
+
+@dataclass(slots=True)
+class _Cached:
+    key: Observed
+    value: Any
+    trusted: bool
+
+
+@dataclass(slots=True)
+class _RootResult:
+    deps: list[tuple[str, str, Any]]
+    value: Any
+    checked_pass: int = -1
+
+
+@dataclass
+class FsCache:
+    """Long-lived caches of listings, parsed files and whole-root scan results."""
+
+    racy_window_ns: int = _RACY_WINDOW_NS
+    clock: Callable[[], int] = time.time_ns
+    listings: dict[str, _Cached] = field(default_factory=dict)
+    files: dict[str, _Cached] = field(default_factory=dict)
+    roots: dict[Hashable, _RootResult] = field(default_factory=dict)
+    pass_id: int = 0
+    """Roots re-checked during the current pass are trusted for the rest of it (see ``begin_pass``)."""
+
+    def begin_pass(self) -> None:
+        """Start a pass (e.g. one reconcile over every agent): each root is re-checked once per pass."""
+        self.pass_id += 1
+
+    def view(self) -> FsView:
+        """A fresh recorder for one root scan."""
+        return FsView(self)
+
+    def cached_root(self, key: Hashable) -> Any | None:
+        """The stored result for ``key`` if none of its dependencies changed."""
+        found = self.roots.get(key)
+        if found is None:
+            return None
+        if found.checked_pass == self.pass_id and self.pass_id > 0:
+            return found.value
+        for kind, path, observed in found.deps:
+            if _replay(kind, path) != observed:
+                del self.roots[key]
+                return None
+        found.checked_pass = self.pass_id
+        return found.value
+
+    def store_root(self, key: Hashable, view: FsView, value: Any) -> None:
+        """Remember a scan result unless something it saw was too fresh to trust."""
+        if view.racy:
+            self.roots.pop(key, None)
+        else:
+            self.roots[key] = _RootResult(view.deps, value, self.pass_id if self.pass_id > 0 else -1)
+
+    def is_racy(self, st: os.stat_result) -> bool:
+        """True when ``st`` changed so recently that a same-tick change could hide."""
+        newest = max(st.st_mtime_ns, st.st_ctime_ns)
+        return newest + self.racy_window_ns >= self.clock()
+
+
+def _replay(kind: str, path: str) -> Any:
+    if kind == "lstat":
+        return _observe(os.lstat, path)[0]
+    if kind == "stat":
+        return _observe(os.stat, path)[0]
+    return _realpath(path)
+
+
+class FsView:
+    """The reads of one root scan, recorded as dependencies."""
+
+    def __init__(self, cache: FsCache) -> None:
+        self.cache = cache
+        self.deps: list[tuple[str, str, Any]] = []
+        self.racy = False
+
+    def _note(self, kind: str, path: str, observed: Any, st: os.stat_result | None) -> None:
+        self.deps.append((kind, path, observed))
+        if st is not None and self.cache.is_racy(st):
+            self.racy = True
+
+    def lstat(self, path: str) -> os.stat_result | None:
+        """``lstat`` or ``None`` (missing or unreadable)."""
+        observed, st = _observe(os.lstat, path)
+        self._note("lstat", path, observed, st)
+        return st
+
+    def lstat_error(self, path: str) -> tuple[os.stat_result | None, bool]:
+        """``(lstat, missing)``: ``missing`` is False when the path exists but failed to stat."""
+        observed, st = _observe(os.lstat, path)
+        self._note("lstat", path, observed, st)
+        return st, observed is None
+
+    def stat(self, path: str) -> os.stat_result | None:
+        """``stat`` (following symlinks) or ``None``."""
+        observed, st = _observe(os.stat, path)
+        self._note("stat", path, observed, st)
+        return st
+
+    def realpath(self, path: str) -> str | None:
+        """The canonical path, or ``None`` when it cannot be resolved."""
+        resolved = _realpath(path)
+        self.deps.append(("realpath", path, resolved))
+        return resolved
+
+    def list_dir(self, path: str) -> list[DirEntry] | OSError:
+        """Entries in ``readdir`` order, or the error that stopped the listing."""
+        observed, st = _observe(os.stat, path)
+        self._note("stat", path, observed, st)
+        if st is None:
+            return _error_for(path, observed)
+        cached = self.cache.listings.get(path)
+        if cached is not None and cached.trusted and cached.key == observed:
+            listing: list[DirEntry] = cached.value
+            return listing
+        try:
+            with os.scandir(path) as it:
+                listing = [DirEntry(entry.name, _kind(entry)) for entry in it]
+        except OSError as exc:
+            return exc
+        self.cache.listings[path] = _Cached(observed, listing, not self.cache.is_racy(st))
+        return listing
+
+    def cached_file(self, path: str, st: os.stat_result, load: Callable[[], Any]) -> Any:
+        """``load()`` for the file at ``path`` in state ``st``, reused while that state holds."""
+        key = stat_key(st)
+        cached = self.cache.files.get(path)
+        if cached is not None and cached.trusted and cached.key == key:
+            return cached.value
+        value = load()
+        trusted = not self.cache.is_racy(st)
+        self.cache.files[path] = _Cached(key, value, trusted)
+        self.racy = self.racy or not trusted
+        return value
+
+
+def _error_for(path: str, observed: Observed) -> OSError:
+    if observed is None:
+        return FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
+    code = int(str(observed).split(":", 1)[1])
+    return OSError(code, os.strerror(code), path)
+
+
+def _kind(entry: os.DirEntry[str]) -> Kind:
+    try:
+        if entry.is_symlink():
+            return "symlink"
+        if entry.is_dir(follow_symlinks=False):
+            return "directory"
+        if entry.is_file(follow_symlinks=False):
+            return "file"
+    except OSError:
+        return "other"
+    return "other"
+
+
+def is_directory(st: os.stat_result) -> bool:
+    """``st`` describes a directory."""
+    return stat_mod.S_ISDIR(st.st_mode)

@@ -1,0 +1,196 @@
+"""Per-agent skill snapshots: every discovered skill with its verdict, and the prompt text.
+
+A snapshot is a frozen value. ``to_dict()`` gives its JSON form (camelCase keys,
+modelled on OpenClaw's ``skills list/check --json``) and ``content_hash`` is the
+SHA-256 of that form without the hash itself, so equal inputs give equal hashes
+and any change in a skill file, a verdict or the prompt changes it.
+
+Exclusion reasons, in the order they apply:
+
+``disabled``                 ``skills.entries.<key>.enabled: false``
+``blocked-by-allowlist``     a bundled skill not in ``allowBundled``
+``platform-incompatible``    ``os`` does not list this platform
+``missing-requirements``     ``requires.*`` not met (see ``missing``)
+``agent-filter``             not in the agent's ``skills`` list
+``disable-model-invocation`` eligible but kept out of the prompt by the skill
+``not-user-invocable``       hidden from slash commands (``user-invocable: false``)
+``prompt-platform-mismatch`` eligible, yet OpenClaw's prompt path compares ``os`` exactly
+``prompt-budget``            cut by ``maxSkillsInPrompt``/``maxSkillsPromptChars``
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from clawplane.skills.gating import Requirement
+from clawplane.skills.installoptions import InstallOption
+
+__all__ = [
+    "REASONS",
+    "AgentSnapshot",
+    "PromptInfo",
+    "SkillStatus",
+]
+
+SNAPSHOT_FORMAT_VERSION = 1
+REASONS = (
+    "disabled",
+    "blocked-by-allowlist",
+    "platform-incompatible",
+    "missing-requirements",
+    "agent-filter",
+    "disable-model-invocation",
+    "not-user-invocable",
+    "prompt-platform-mismatch",
+    "prompt-budget",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SkillStatus:
+    """One discovered skill (after precedence) and what this agent may do with it."""
+
+    name: str
+    description: str
+    skill_key: str
+    source: str
+    tier: str
+    file_path: str
+    base_dir: str
+    content_hash: str
+    emoji: str | None
+    homepage: str | None
+    primary_env: str | None
+    always: bool
+    disabled: bool
+    blocked_by_allowlist: bool
+    blocked_by_agent_filter: bool
+    eligible: bool
+    prompt_eligible: bool
+    model_visible: bool
+    user_invocable: bool
+    command_visible: bool
+    in_prompt: bool
+    requirements: Requirement
+    missing: Requirement
+    config_checks: tuple[tuple[str, bool], ...]
+    install: tuple[InstallOption, ...]
+    reasons: tuple[str, ...]
+
+    @property
+    def bundled(self) -> bool:
+        """Bundled or custodian skill."""
+        return self.source in ("openclaw-bundled", "openclaw-custodian")
+
+    @property
+    def platform_incompatible(self) -> bool:
+        """``os`` excludes this platform."""
+        return bool(self.missing.os)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form with OpenClaw's key names where OpenClaw has them."""
+        data: dict[str, Any] = {
+            "name": self.name, "description": self.description, "skillKey": self.skill_key,
+            "source": self.source, "tier": self.tier, "bundled": self.bundled,
+            "filePath": self.file_path, "baseDir": self.base_dir,
+            "contentHash": self.content_hash, "emoji": self.emoji, "homepage": self.homepage,
+            "primaryEnv": self.primary_env, "always": self.always, "disabled": self.disabled,
+            "blockedByAllowlist": self.blocked_by_allowlist,
+            "blockedByAgentFilter": self.blocked_by_agent_filter, "eligible": self.eligible,
+            "promptEligible": self.prompt_eligible,
+            "platformIncompatible": self.platform_incompatible,
+            "modelVisible": self.model_visible, "userInvocable": self.user_invocable,
+            "commandVisible": self.command_visible, "inPrompt": self.in_prompt,
+            "requirements": self.requirements.to_dict(), "missing": self.missing.to_dict(),
+            "configChecks": [{"path": p, "satisfied": ok} for p, ok in self.config_checks],
+            "install": [option.to_dict() for option in self.install],
+            "reasons": list(self.reasons),
+        }
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class PromptInfo:
+    """The catalog text and how it was fitted to the budget."""
+
+    text: str
+    chars: int
+    """Length in UTF-16 code units, as OpenClaw counts."""
+    skills: tuple[str, ...]
+    format: str
+    truncated: bool
+    description_max_chars: int | None
+    max_skills: int
+    max_chars: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"text": self.text, "chars": self.chars, "skills": list(self.skills),
+                "format": self.format, "truncated": self.truncated,
+                "descriptionMaxChars": self.description_max_chars,
+                "maxSkills": self.max_skills, "maxChars": self.max_chars}
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSnapshot:
+    """One agent's skills: statuses sorted by name, and the prompt."""
+
+    agent_id: str
+    workspace_dir: str | None
+    managed_skills_dir: str | None
+    platform: str
+    skill_filter: tuple[str, ...] | None
+    skills: tuple[SkillStatus, ...]
+    prompt: PromptInfo
+    format_version: int = SNAPSHOT_FORMAT_VERSION
+    content_hash: str = field(default="", compare=False)
+
+    def body(self) -> dict[str, Any]:
+        """The JSON form without ``contentHash``."""
+        return {
+            "formatVersion": self.format_version, "agentId": self.agent_id,
+            "workspaceDir": self.workspace_dir, "managedSkillsDir": self.managed_skills_dir,
+            "platform": self.platform,
+            "skillFilter": list(self.skill_filter) if self.skill_filter is not None else None,
+            "skills": [s.to_dict() for s in self.skills], "prompt": self.prompt.to_dict(),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form, ``contentHash`` included."""
+        return {**self.body(), "contentHash": self.content_hash}
+
+    def to_json(self) -> str:
+        """Stable JSON text (sorted keys)."""
+        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False, indent=2)
+
+    def sealed(self) -> AgentSnapshot:
+        """This snapshot with ``content_hash`` computed from its body."""
+        return replace(self, content_hash=hash_body(self.body()))
+
+    def status(self, name: str) -> SkillStatus | None:
+        """The status of the skill called ``name``."""
+        return next((s for s in self.skills if s.name == name), None)
+
+    @property
+    def eligible(self) -> tuple[str, ...]:
+        """Names of eligible skills (the listing's view)."""
+        return tuple(s.name for s in self.skills if s.eligible)
+
+    @property
+    def model_visible(self) -> tuple[str, ...]:
+        """Names the model is allowed to see."""
+        return tuple(s.name for s in self.skills if s.model_visible)
+
+    @property
+    def command_visible(self) -> tuple[str, ...]:
+        """Names usable as slash commands."""
+        return tuple(s.name for s in self.skills if s.command_visible)
+
+
+def hash_body(body: dict[str, Any]) -> str:
+    """SHA-256 of canonical JSON."""
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
