@@ -1,1 +1,74 @@
-"""clawplane.runtimes."""
+"""clawplane.runtimes: the local MCP supervisor and the bridge (the only layer that imports ``mcp``).
+
+A runtime owns one McpServer. For ``stdio`` it is a child process in its own process group,
+with a minimal environment plus the declared ``env`` (secrets resolved at start), stderr
+read line by line into logs and stdout reserved for the protocol; for ``sse`` and
+``streamable-http`` it is a client connection with the declared headers. It connects within
+``connectionTimeoutMs``, bounds every request by ``requestTimeoutMs``, lists tools within
+OpenClaw's bounds, applies ``toolFilter``, names tools as OpenClaw does, follows
+``tools/list_changed`` in both protocol eras, pauses a server after 3 consecutive failed
+requests (60 s), restarts a crashed process with exponential backoff (1 s doubling to 30 s)
+and tears the whole process tree down on removal or shutdown.
+
+Public API (everything the reconcile engine and the CLI need; no SDK types leak out):
+
+- ``Supervisor`` — ``ensure``/``remove`` runtimes, ``status``/``statuses``/``wait_until``,
+  ``catalog`` (an agent's merged tool list), ``call_tool``/``invoke``, ``stderr``, and
+  ``expose`` (hosted servers over streamable HTTP at ``http://127.0.0.1:PORT/mcp/<name>``).
+- ``RuntimeSettings`` — timings and bounds; defaults are OpenClaw's constants.
+- ``RuntimeStatus``, ``Phase``, ``RuntimeEvent``, ``EventKind``, ``ToolEntry``, ``ToolKind``,
+  ``ToolResult`` — plain values.
+- ``probe_servers`` / ``ProbeReport`` — start, list and stop declared servers once
+  (``clawplane mcp probe``; ``hosting: consumer`` servers).
+- ``serve_bridge`` / ``run_bridge`` — the bridge over any ``UpstreamDirectory``, and the
+  standalone one-child bridge behind ``clawplane bridge``.
+- The errors in ``clawplane.runtimes.errors``.
+"""
+
+from clawplane.runtimes.bridge import BridgeEndpoint, UpstreamDirectory
+from clawplane.runtimes.bridge import serve as serve_bridge
+from clawplane.runtimes.catalog import ToolEntry, ToolKind
+from clawplane.runtimes.errors import (
+    ConnectTimeoutError,
+    ListingError,
+    McpRuntimeError,
+    RequestFailedError,
+    RequestTimeoutError,
+    ServerPausedError,
+    ServerUnavailableError,
+    StartError,
+    UnknownServerError,
+)
+from clawplane.runtimes.probe import ProbeReport, ProbeTarget, probe_servers
+from clawplane.runtimes.settings import RuntimeSettings
+from clawplane.runtimes.standalone import run_bridge
+from clawplane.runtimes.status import EventKind, Phase, RuntimeEvent, RuntimeStatus, ToolResult
+from clawplane.runtimes.supervisor import Supervisor
+
+__all__ = [
+    "BridgeEndpoint",
+    "ConnectTimeoutError",
+    "EventKind",
+    "ListingError",
+    "McpRuntimeError",
+    "Phase",
+    "ProbeReport",
+    "ProbeTarget",
+    "RequestFailedError",
+    "RequestTimeoutError",
+    "RuntimeEvent",
+    "RuntimeSettings",
+    "RuntimeStatus",
+    "ServerPausedError",
+    "ServerUnavailableError",
+    "StartError",
+    "Supervisor",
+    "ToolEntry",
+    "ToolKind",
+    "ToolResult",
+    "UnknownServerError",
+    "UpstreamDirectory",
+    "probe_servers",
+    "run_bridge",
+    "serve_bridge",
+]

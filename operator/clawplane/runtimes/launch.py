@@ -1,0 +1,111 @@
+"""What it takes to start one server, resolved from its spec right before it starts.
+
+Secret references (``valueFrom``) are read here and nowhere earlier, so a changed secret is
+picked up on the next start. A stdio server gets a minimal environment (the variables the
+MCP SDKs pass: HOME, LOGNAME, PATH, SHELL, TERM, USER) plus its declared ``env``, minus the
+names OpenClaw blocks for startup safety (dropped with a warning, as OpenClaw does). A
+relative ``cwd`` is relative to the folder of the resource's file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from clawplane.models import McpServerSpec, SecretValue, Transport
+from clawplane.naming import is_blocked_env_name
+from clawplane.runtimes.errors import StartError
+from clawplane.runtimes.redaction import Redactor, describe_launch
+from clawplane.secrets import SecretError, resolve_mapping
+
+__all__ = ["DEFAULT_INHERITED_ENV", "Launch", "prepare_launch"]
+
+DEFAULT_INHERITED_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
+"""Variables a stdio server inherits from clawplane (the MCP SDKs' ``getDefaultEnvironment``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """A server's resolved start parameters; ``redact`` hides the secrets they contain."""
+
+    transport: Transport
+    description: str
+    argv: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    url: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    redact: Redactor = field(default_factory=Redactor)
+    warnings: tuple[str, ...] = ()
+
+
+def _default_env(environ: Mapping[str, str]) -> dict[str, str]:
+    # Exported shell functions ("() { ...") are a known injection vector; never pass them on.
+    return {k: environ[k] for k in DEFAULT_INHERITED_ENV if k in environ and not environ[k].startswith("()")}
+
+
+def _resolve(
+    server: str, values: Mapping[str, SecretValue], base_dir: Path, environ: Mapping[str, str]
+) -> dict[str, str]:
+    try:
+        return resolve_mapping(values, base_dir=base_dir, environ=environ)
+    except SecretError as exc:
+        raise StartError(f'MCP server "{server}": {exc}') from None
+
+
+def _cwd(spec: McpServerSpec, base_dir: Path) -> Path | None:
+    if not spec.cwd:
+        return None
+    path = Path(os.path.expanduser(spec.cwd))
+    return path if path.is_absolute() else base_dir / path
+
+
+def prepare_launch(
+    server: str,
+    spec: McpServerSpec,
+    *,
+    base_dir: Path,
+    environ: Mapping[str, str] | None = None,
+    inherit_environment: bool = False,
+) -> Launch:
+    """Resolve ``spec`` into start parameters.
+
+    ``inherit_environment`` starts a stdio server from the whole of ``environ`` instead of
+    the minimal default (the standalone bridge, whose container environment is the server's).
+
+    Raises:
+        StartError: A secret reference cannot be resolved, or the spec has no usable transport.
+    """
+    env_source = os.environ if environ is None else environ
+    transport = spec.effective_transport
+    description = describe_launch(spec)
+    if transport is Transport.STDIO and spec.command:
+        declared = _resolve(server, spec.env, base_dir, env_source)
+        env = dict(env_source) if inherit_environment else _default_env(env_source)
+        warnings: list[str] = []
+        for key, value in declared.items():
+            if is_blocked_env_name(key):
+                warnings.append(f'env "{key}" is blocked for stdio startup safety and was ignored')
+                continue
+            env[key] = value
+        return Launch(
+            transport=transport,
+            description=description,
+            argv=(spec.command, *spec.args),
+            env=env,
+            cwd=_cwd(spec, base_dir),
+            redact=Redactor.for_values(spec.env, declared),
+            warnings=tuple(warnings),
+        )
+    if transport in (Transport.SSE, Transport.STREAMABLE_HTTP) and spec.url:
+        headers = _resolve(server, spec.headers, base_dir, env_source)
+        return Launch(
+            transport=transport,
+            description=description,
+            url=spec.url,
+            headers=headers,
+            redact=Redactor.for_values(spec.headers, headers),
+        )
+    raise StartError(f'MCP server "{server}" has neither a command nor a url')

@@ -1,0 +1,89 @@
+"""Finding and collecting a server's descendants: group scans, the subreaper bit, zombie reaping.
+
+A descendant that outlives its parent is reparented to the nearest *subreaper*, or to PID 1.
+The supervisor marks its own process as a subreaper (Linux ``PR_SET_CHILD_SUBREAPER``) before
+the first server starts, so a killed grandchild becomes clawplane's child and clawplane reaps
+it at once instead of leaving a zombie until init gets round to it. Only descendants the
+supervisor itself tracked are reaped here; asyncio still reaps the servers it spawned.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+
+import psutil
+
+__all__ = ["become_subreaper", "exists", "group_members", "reap", "reap_orphans", "running", "tree_of"]
+
+_PR_SET_CHILD_SUBREAPER = 36
+_subreaper: bool | None = None
+
+
+def become_subreaper() -> bool:
+    """Make orphaned descendants reparent to this process (Linux only; done once); True on success."""
+    global _subreaper
+    if _subreaper is None:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            _subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        except (OSError, AttributeError):
+            _subreaper = False
+    return _subreaper
+
+
+def tree_of(pid: int) -> list[psutil.Process]:
+    """The descendants of ``pid`` (recursively); empty once it is gone."""
+    with contextlib.suppress(psutil.Error):
+        return list(psutil.Process(pid).children(recursive=True))
+    return []
+
+
+def group_members(pgid: int) -> list[psutil.Process]:
+    """Every process in process group ``pgid`` (a scan of the process table)."""
+    members = []
+    for proc in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, OSError):
+            if os.getpgid(proc.pid) == pgid:
+                members.append(proc)
+    return members
+
+
+def exists(proc: psutil.Process) -> bool:
+    """True while ``proc`` (that very process, not a reused pid) exists, zombie or not."""
+    try:
+        return bool(proc.is_running())
+    except psutil.Error:
+        return False
+
+
+def running(proc: psutil.Process) -> bool:
+    """True while ``proc`` exists and is not a zombie."""
+    try:
+        return bool(proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE)
+    except psutil.Error:
+        return False
+
+
+def reap(procs: list[psutil.Process]) -> None:
+    """Collect those of ``procs`` that are this process's exited children (adopted orphans)."""
+    me = os.getpid()
+    for proc in procs:
+        with contextlib.suppress(psutil.Error, ChildProcessError, OSError):
+            if proc.ppid() == me and proc.status() == psutil.STATUS_ZOMBIE:
+                os.waitpid(proc.pid, os.WNOHANG)
+
+
+def reap_orphans(keep: set[int]) -> list[int]:
+    """Reap every exited child except ``keep`` (for PID 1, which adopts all orphans); returns pids."""
+    reaped: list[int] = []
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process().children():
+            if child.pid in keep:
+                continue
+            with contextlib.suppress(psutil.Error, ChildProcessError, OSError):
+                if child.status() == psutil.STATUS_ZOMBIE:
+                    os.waitpid(child.pid, os.WNOHANG)
+                    reaped.append(child.pid)
+    return reaped

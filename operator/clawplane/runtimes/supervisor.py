@@ -1,0 +1,313 @@
+"""The supervisor: every MCP runtime of one clawplane instance, behind a small async API.
+
+The reconcile engine drives it from a long-running task group::
+
+    async with Supervisor(settings=RuntimeSettings(), on_event=print) as supervisor:
+        await supervisor.ensure("github", spec, config_hash=h, base_dir=folder, safe_name="github")
+        await supervisor.wait_until("github", lambda s: s.phase is Phase.READY, timeout=30)
+        tools = supervisor.catalog(["github"])
+        result = await supervisor.call_tool("github", "search_issues", {"q": "bug"})
+        endpoint = await supervisor.expose()      # hosted servers at endpoint.url(name)
+        await supervisor.remove("github")
+
+``ensure`` returns at once: starting happens in the runtime's own task, so a server that
+hangs on initialize blocks nobody; use ``wait_until`` to wait for a phase. Calls for one
+name are serialized (ensure/remove), different names proceed in parallel. Leaving the
+context (or ``aclose``) tears every runtime down, concurrently and bounded in time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from clawplane.models import McpServerSpec
+from clawplane.naming import SERVER_NAME_FALLBACK, SERVER_NAME_MAX, sanitize_fragment
+from clawplane.runtimes.bridge import BridgeEndpoint, serve
+from clawplane.runtimes.catalog import ServerTools, ToolEntry, ToolKind, merge_catalog
+from clawplane.runtimes.changes import Change
+from clawplane.runtimes.errors import UnknownServerError
+from clawplane.runtimes.runtime import ServerRuntime
+from clawplane.runtimes.settings import RuntimeSettings
+from clawplane.runtimes.status import Phase, RuntimeEvent, RuntimeStatus, ToolResult
+
+__all__ = ["Supervisor"]
+
+logger = logging.getLogger(__name__)
+
+
+def _stopped_status(name: str, spec: McpServerSpec, config_hash: str, safe_name: str) -> RuntimeStatus:
+    return RuntimeStatus(
+        name=name,
+        safe_name=safe_name,
+        transport=str(spec.effective_transport),
+        config_hash=config_hash,
+        phase=Phase.STOPPED,
+    )
+
+
+class Supervisor:
+    """Runs, watches and answers for MCP servers (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        settings: RuntimeSettings | None = None,
+        on_event: Callable[[RuntimeEvent], None] | None = None,
+    ) -> None:
+        self.settings = settings or RuntimeSettings()
+        self._on_event = on_event
+        self._runtimes: dict[str, ServerRuntime] = {}
+        self._locks: dict[str, anyio.Lock] = {}
+        self._changed = anyio.Event()
+        self._change_listeners: list[Callable[[str, Change], None]] = []
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._bridge_scope: anyio.CancelScope | None = None
+        self._endpoint: BridgeEndpoint | None = None
+
+    async def __aenter__(self) -> Supervisor:
+        tg = anyio.create_task_group()
+        await tg.__aenter__()
+        self._tg = tg
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        try:
+            await self.aclose()
+        finally:
+            tg, self._tg = self._tg, None
+            if tg is not None:
+                tg.cancel_scope.cancel()
+                await tg.__aexit__(*exc_info)
+
+    # -- desired state -------------------------------------------------------------------
+    async def ensure(
+        self,
+        name: str,
+        spec: McpServerSpec,
+        *,
+        config_hash: str,
+        base_dir: Path,
+        safe_name: str | None = None,
+    ) -> RuntimeStatus:
+        """Make ``name`` run ``spec``: start it, or restart it when ``config_hash`` changed.
+
+        The same hash again is a no-op (apart from a new ``safe_name``), unless the runtime
+        gave up, in which case it starts afresh. A disabled spec is removed. ``safe_name``
+        is the server's sanitized name over the whole declaration (``clawplane.naming.
+        assign_server_names``); without it the name is sanitized on its own. Returns at
+        once, with the runtime starting in the background.
+        """
+        safe = safe_name or sanitize_fragment(name, fallback=SERVER_NAME_FALLBACK, max_chars=SERVER_NAME_MAX)
+        async with self._lock(name):
+            current = self._runtimes.get(name)
+            if (
+                current is not None
+                and current.config_hash == config_hash
+                and current.phase is not Phase.FAILED
+            ):
+                current.rename(safe)
+                return current.status()
+            if current is not None:
+                await self._stop(name)
+            if not spec.enabled:
+                return _stopped_status(name, spec, config_hash, safe)
+            runtime = ServerRuntime(
+                name,
+                spec,
+                config_hash=config_hash,
+                base_dir=base_dir,
+                safe_name=safe,
+                settings=self.settings,
+                emit=self._emit,
+                on_touch=self._touch,
+            )
+            runtime.fanout.subscribe(lambda change: self._publish_change(name, change))
+            self._runtimes[name] = runtime
+            self._require_tg().start_soon(runtime.run)
+            self._touch()
+            return runtime.status()
+
+    async def remove(self, name: str) -> None:
+        """Stop ``name`` and tear its process tree down; unknown names are ignored."""
+        async with self._lock(name):
+            await self._stop(name)
+
+    async def aclose(self) -> None:
+        """Stop the bridge and every runtime (concurrently); bounded by the teardown settings."""
+        if self._bridge_scope is not None:
+            self._bridge_scope.cancel()
+            self._bridge_scope = None
+            self._endpoint = None
+        async with anyio.create_task_group() as tg:
+            for name in list(self._runtimes):
+                tg.start_soon(self.remove, name)
+
+    # -- observing -----------------------------------------------------------------------
+    def names(self) -> list[str]:
+        """Names of the runtimes, in the order they were ensured."""
+        return list(self._runtimes)
+
+    def status(self, name: str) -> RuntimeStatus:
+        """The status of ``name``.
+
+        Raises:
+            UnknownServerError: No runtime by that name.
+        """
+        return self._get(name).status()
+
+    def statuses(self) -> dict[str, RuntimeStatus]:
+        """The status of every runtime."""
+        return {name: runtime.status() for name, runtime in self._runtimes.items()}
+
+    def stderr(self, name: str) -> list[str]:
+        """The recent stderr lines of a stdio server (capped and redacted)."""
+        return self._get(name).stderr.lines()
+
+    async def wait_until(
+        self, name: str, predicate: Callable[[RuntimeStatus], bool], *, timeout: float | None = None
+    ) -> RuntimeStatus:
+        """Wait until ``predicate(status(name))`` holds and return that status.
+
+        Raises:
+            TimeoutError: ``timeout`` seconds passed first.
+            UnknownServerError: ``name`` is not (or no longer) a runtime.
+        """
+        with anyio.fail_after(timeout):
+            while True:
+                status = self.status(name)
+                if predicate(status):
+                    return status
+                await self._changed.wait()
+
+    async def wait_settled(self, name: str, *, timeout: float | None = None) -> RuntimeStatus:
+        """Wait until the first start attempt of ``name`` is over (ready, backing off or failed)."""
+        runtime = self._get(name)
+
+        def settled(status: RuntimeStatus) -> bool:
+            return status.phase in (Phase.READY, Phase.BACKOFF, Phase.FAILED) and runtime.attempts > 0
+
+        return await self.wait_until(name, settled, timeout=timeout)
+
+    # -- tools ---------------------------------------------------------------------------
+    def catalog(
+        self, server_names: Iterable[str] | None = None, *, reserved: Iterable[str] = ()
+    ) -> list[ToolEntry]:
+        """The merged, prefixed tool catalog over ``server_names`` (default: every runtime).
+
+        A server that has listed its tools once keeps them in the catalog while it
+        restarts, so catalogs do not flap. ``reserved`` holds names the agent already uses
+        (built-in tools); colliding MCP tools get ``-2``, ``-3``, … suffixes.
+        """
+        names = self.names() if server_names is None else list(server_names)
+        servers = [self._runtimes[n].tools for n in names if n in self._runtimes and self._runtimes[n].listed]
+        return merge_catalog(servers, reserved=reserved)
+
+    async def call_tool(
+        self, server: str, tool: str, arguments: Mapping[str, Any] | None = None
+    ) -> ToolResult:
+        """Call ``tool`` (its raw MCP name) on ``server``.
+
+        Raises:
+            UnknownServerError: No runtime by that name.
+            ServerUnavailableError: Not connected, or paused (``ServerPausedError``).
+            RequestFailedError: The call failed or timed out.
+        """
+        return await self._get(server).call_tool(tool, arguments)
+
+    async def invoke(self, entry: ToolEntry, arguments: Mapping[str, Any] | None = None) -> ToolResult:
+        """Call a catalog entry: a tool, or a resources/prompts utility entry."""
+        runtime = self._get(entry.server)
+        if entry.kind is ToolKind.TOOL:
+            return await runtime.call_tool(entry.tool, arguments)
+        return await runtime.run_utility(entry.kind, arguments)
+
+    # -- exposure ------------------------------------------------------------------------
+    async def expose(self, *, host: str = "127.0.0.1", port: int = 0) -> BridgeEndpoint:
+        """Serve hosted stdio servers over streamable HTTP at ``endpoint.url(name)``.
+
+        Idempotent: a second call returns the running endpoint.
+        """
+        if self._endpoint is None:
+            self._endpoint = await self._require_tg().start(self._run_bridge, host, port)
+        return self._endpoint
+
+    async def _run_bridge(
+        self,
+        host: str,
+        port: int,
+        *,
+        task_status: anyio.abc.TaskStatus[BridgeEndpoint] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        with anyio.CancelScope() as scope:
+            self._bridge_scope = scope
+            async with serve(self, host=host, port=port) as endpoint:
+                task_status.started(endpoint)
+                await anyio.sleep_forever()
+
+    def server_tools(self, name: str) -> ServerTools:
+        """The tools ``name`` listed last (exposed ones, and how many were filtered)."""
+        return self._get(name).tools
+
+    def upstream(self, name: str) -> ServerRuntime | None:
+        """The hosted runtime called ``name`` (for the bridge), or None."""
+        runtime = self._runtimes.get(name)
+        return runtime if runtime is not None and runtime.hosted else None
+
+    def health(self) -> dict[str, str]:
+        """The phase of every hosted runtime (for the bridge's health endpoint)."""
+        return {name: r.phase.value for name, r in self._runtimes.items() if r.hosted}
+
+    def subscribe_changes(self, listener: Callable[[str, Change], None]) -> Callable[[], None]:
+        """Call ``listener(name, change)`` whenever a server's tools, prompts or resources change."""
+        self._change_listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._change_listeners.remove(listener)
+
+        return unsubscribe
+
+    # -- internals -----------------------------------------------------------------------
+    def _get(self, name: str) -> ServerRuntime:
+        runtime = self._runtimes.get(name)
+        if runtime is None:
+            raise UnknownServerError(f'no MCP server "{name}" is running')
+        return runtime
+
+    def _lock(self, name: str) -> anyio.Lock:
+        return self._locks.setdefault(name, anyio.Lock())
+
+    def _require_tg(self) -> anyio.abc.TaskGroup:
+        if self._tg is None:
+            raise RuntimeError(
+                "use the Supervisor as an async context manager (async with Supervisor() as s)"
+            )
+        return self._tg
+
+    async def _stop(self, name: str) -> None:
+        runtime = self._runtimes.get(name)
+        if runtime is None:
+            return
+        await runtime.stop()
+        if self._runtimes.get(name) is runtime:
+            del self._runtimes[name]
+        self._touch()
+
+    def _emit(self, event: RuntimeEvent) -> None:
+        if self._on_event is not None:
+            self._on_event(event)
+
+    def _publish_change(self, name: str, change: Change) -> None:
+        for listener in list(self._change_listeners):
+            listener(name, change)
+
+    def _touch(self) -> None:
+        changed, self._changed = self._changed, anyio.Event()
+        changed.set()

@@ -1,0 +1,25 @@
+"""The runtimes package's public surface is deliberate: every name exported, nothing missing."""
+
+from __future__ import annotations
+
+import clawplane.runtimes as runtimes
+
+
+def test_public_names_are_exactly_the_documented_ones() -> None:
+    assert sorted(runtimes.__all__) == sorted(
+        [
+            "BridgeEndpoint", "ConnectTimeoutError", "EventKind", "ListingError", "McpRuntimeError", "Phase",
+            "ProbeReport", "ProbeTarget", "RequestFailedError", "RequestTimeoutError", "RuntimeEvent",
+            "RuntimeSettings", "RuntimeStatus", "ServerPausedError", "ServerUnavailableError", "StartError",
+            "Supervisor", "ToolEntry", "ToolKind", "ToolResult", "UnknownServerError", "UpstreamDirectory",
+            "probe_servers", "run_bridge", "serve_bridge",
+        ]
+    )  # fmt: skip
+    assert all(hasattr(runtimes, name) for name in runtimes.__all__)
+
+
+def test_every_error_is_a_runtime_error() -> None:
+    for name in runtimes.__all__:
+        value = getattr(runtimes, name)
+        if isinstance(value, type) and issubclass(value, Exception):
+            assert issubclass(value, runtimes.McpRuntimeError), name
