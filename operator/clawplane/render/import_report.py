@@ -1,0 +1,66 @@
+"""What ``clawplane import`` found: every change, carry-over and loss, with its OpenClaw path."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from clawplane.diagnostics import Diagnostic, Location, Severity
+
+ConfigPath = tuple[str | int, ...]
+
+
+def dotted(path: ConfigPath) -> str:
+    """``("mcp", "servers", "a", 0)`` → ``mcp.servers.a[0]``."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+@dataclass
+class ImportReport:
+    """Diagnostics of one import, plus the raw OpenClaw config carried in the Gateway's ``spec.config``."""
+
+    source: str
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    def _add(self, severity: Severity, code: str, path: ConfigPath, message: str, hint: str = "") -> None:
+        self.diagnostics.append(
+            Diagnostic(severity, code, message, Location(self.source), dotted(path), hint)
+        )
+
+    def unmapped(self, path: ConfigPath, why: str, hint: str = "") -> None:
+        """Something that could not be carried over: left out of the resources."""
+        self._add(Severity.ERROR, "import.unmapped", path, f"not imported: {why}", hint)
+
+    def changed(self, path: ConfigPath, message: str) -> None:
+        """A legacy spelling rewritten to its canonical form (as ``openclaw doctor --fix`` does)."""
+        self._add(Severity.INFO, "import.canonicalized", path, message)
+
+    def warn(self, code: str, path: ConfigPath, message: str, hint: str = "") -> None:
+        """Imported, but the user should look at it."""
+        self._add(Severity.WARNING, code, path, message, hint)
+
+    def info(self, code: str, path: ConfigPath, message: str) -> None:
+        """Imported with a note."""
+        self._add(Severity.INFO, code, path, message)
+
+    def keep_raw(self, path: ConfigPath, value: Any) -> None:
+        """Carry ``value`` as raw OpenClaw config at ``path`` (Gateway ``spec.config``)."""
+        node = self.raw
+        for part in path[:-1]:
+            node = node.setdefault(str(part), {})
+        node[str(path[-1])] = value
+        self._add(
+            Severity.INFO,
+            "import.raw-config",
+            path,
+            "no clawplane field for this; carried as raw OpenClaw config in the Gateway's spec.config",
+        )
+
+    @property
+    def has_unmapped(self) -> bool:
+        """True when anything could not be imported."""
+        return any(d.is_error for d in self.diagnostics)

@@ -1,0 +1,111 @@
+"""Typed resources → the ``openclaw.json`` that OpenClaw 2026.9.6 accepts.
+
+Mapping, in short: the Gateway gives the top-level ``skills``, ``agents.defaults``,
+``mcp.sessionIdleTtlMs``, ``plugins`` and ``tools`` (its raw ``spec.config`` is merged
+underneath); McpServers give ``mcp.servers``; Agents give ``agents.entries`` (plus
+``agents.ownership: "explicit"`` for a fleet); Channels give ``channels.<type>``, route
+``bindings`` and mention patterns. What OpenClaw cannot express is reported as a
+diagnostic next to the config, never dropped silently. Secret handling is described in
+``clawplane.render.secretvalues``; every literal is escaped against OpenClaw's ``${VAR}``
+substitution (``clawplane.render.envsubst``), except ``spec.config``, which is raw
+OpenClaw config and is written as given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from clawplane.diagnostics import Diagnostic
+from clawplane.models import Agent, Channel, Gateway, McpServer
+from clawplane.render.finalize import finalize
+from clawplane.render.merge import merge_raw_config
+from clawplane.render.openclaw_agents import default_agent, render_agents
+from clawplane.render.openclaw_channels import render_channels
+from clawplane.render.openclaw_gateway import render_gateway
+from clawplane.render.openclaw_servers import render_servers
+from clawplane.render.paths import base_dir_of
+from clawplane.render.secretvalues import SecretRenderer
+
+
+class RenderedConfig(NamedTuple):
+    """A rendered openclaw.json (as data) and what could not be expressed in it."""
+
+    config: dict[str, Any]
+    diagnostics: list[Diagnostic]
+
+
+def render_openclaw_config(
+    *,
+    gateway: Gateway | None,
+    servers: Sequence[McpServer],
+    agents: Sequence[Agent],
+    channels: Sequence[Channel],
+    hosted_urls: Mapping[str, str],
+    base_dirs: Mapping[str, Path],
+    resolve_secrets: bool = False,
+    environ: Mapping[str, str] | None = None,
+) -> RenderedConfig:
+    """Render openclaw.json; ``hosted_urls`` by server name, ``base_dirs`` by ``Kind/name``."""
+    diagnostics: list[Diagnostic] = []
+    secrets = SecretRenderer(resolve_secrets=resolve_secrets, environ=environ)
+    config: dict[str, Any] = {}
+    if gateway is not None:
+        config = render_gateway(
+            gateway, base_dir=base_dir_of(gateway, base_dirs), secrets=secrets, diagnostics=diagnostics
+        )
+    mcp_servers = render_servers(
+        servers, hosted_urls=hosted_urls, base_dirs=base_dirs, secrets=secrets, diagnostics=diagnostics
+    )
+    if mcp_servers:
+        config.setdefault("mcp", {})["servers"] = mcp_servers
+    _agents(config, gateway, servers, agents, base_dirs, diagnostics)
+    ids = list(config.get("agents", {}).get("entries", {}))
+    rendered = render_channels(
+        channels,
+        agent_ids=ids,
+        default_agent=default_agent(gateway, agents),
+        base_dirs=base_dirs,
+        secrets=secrets,
+        diagnostics=diagnostics,
+    )
+    if rendered.channels:
+        config["channels"] = rendered.channels
+    if rendered.bindings:
+        config["bindings"] = rendered.bindings
+    for agent, patterns in rendered.agent_mentions.items():
+        config["agents"]["entries"][agent].setdefault("groupChat", {})["mentionPatterns"] = patterns
+    if rendered.global_mentions:
+        config["messages"] = {"groupChat": {"mentionPatterns": rendered.global_mentions}}
+    if secrets.providers:
+        config["secrets"] = {"providers": dict(sorted(secrets.providers.items()))}
+    diagnostics.extend(secrets.diagnostics)
+    final = finalize(config)
+    if gateway is not None and gateway.spec.config:
+        final, found = merge_raw_config(gateway.spec.config, final, resource=gateway.key)
+        diagnostics.extend(found)
+    return RenderedConfig(final, diagnostics)
+
+
+def _agents(
+    config: dict[str, Any],
+    gateway: Gateway | None,
+    servers: Sequence[McpServer],
+    agents: Sequence[Agent],
+    base_dirs: Mapping[str, Path],
+    diagnostics: list[Diagnostic],
+) -> None:
+    if not agents:
+        return
+    section = config.setdefault("agents", {})
+    entries = render_agents(agents, servers=servers, base_dirs=base_dirs, diagnostics=diagnostics)
+    section["entries"] = entries
+    explicit_default = gateway is not None and gateway.spec.agents.default_agent is not None
+    if len(entries) > 1:
+        # OpenClaw requires the marker for a fleet; it then routes only through bindings and
+        # the system agent (a legacy `default: true` is refused next to it).
+        section["ownership"] = "explicit"
+    chosen = default_agent(gateway, agents)
+    if chosen is not None and chosen in entries and (explicit_default or len(entries) > 1):
+        section.setdefault("defaults", {})["systemAgent"] = {"agentId": chosen}

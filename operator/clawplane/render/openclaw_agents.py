@@ -1,0 +1,113 @@
+"""Agent resources → OpenClaw's ``agents.entries``, ownership and default agent."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from clawplane.diagnostics import Diagnostic, Severity
+from clawplane.models import Agent, Gateway, McpServer
+from clawplane.models.agent import ModelChoice, ToolPolicy
+from clawplane.naming import TOOL_NAME_SEPARATOR, assign_server_names
+from clawplane.render.paths import absolute_path, base_dir_of
+
+
+def agent_id(name: str) -> str:
+    """OpenClaw's canonical id of an agent (ids are case-insensitive and stored lower-case)."""
+    return name.strip().lower()
+
+
+def default_agent(gateway: Gateway | None, agents: Sequence[Agent]) -> str | None:
+    """The agent that answers unbound channels: the Gateway's choice, else ``main``, else the only one."""
+    ids = [agent_id(a.name) for a in agents]
+    chosen = gateway.spec.agents.default_agent if gateway is not None else None
+    if chosen:
+        return agent_id(chosen)
+    if "main" in ids:
+        return "main"
+    return ids[0] if len(ids) == 1 else None
+
+
+def render_agents(
+    agents: Sequence[Agent],
+    *,
+    servers: Sequence[McpServer],
+    base_dirs: Mapping[str, Path],
+    diagnostics: list[Diagnostic],
+) -> dict[str, dict[str, Any]]:
+    """``agents.entries``: one entry per agent, keyed by its canonical id."""
+    safe = dict(zip([s.name for s in servers], assign_server_names([s.name for s in servers]), strict=True))
+    enabled = [s.name for s in servers if s.spec.enabled]
+    entries: dict[str, dict[str, Any]] = {}
+    for agent in agents:
+        entry = _entry(agent, base_dir_of(agent, base_dirs), diagnostics)
+        if agent.spec.mcp_servers is not None:
+            hidden = [safe[name] for name in enabled if name not in agent.spec.mcp_servers]
+            if hidden:
+                _deny_servers(entry, agent, hidden, diagnostics)
+        entries[agent_id(agent.name)] = entry
+    return entries
+
+
+def _entry(agent: Agent, base_dir: Path, diagnostics: list[Diagnostic]) -> dict[str, Any]:
+    spec = agent.spec
+    entry: dict[str, Any] = {}
+    if spec.description is not None:
+        entry["description"] = spec.description
+    if spec.skills is not None:
+        entry["skills"] = list(spec.skills)
+    if spec.skills_limits is not None and spec.skills_limits.max_skills_prompt_chars is not None:
+        entry["skillsLimits"] = {"maxSkillsPromptChars": spec.skills_limits.max_skills_prompt_chars}
+    if spec.workspace is not None:
+        entry["workspace"] = absolute_path(spec.workspace, base_dir)
+    if isinstance(spec.model, ModelChoice):
+        entry["model"] = {"primary": spec.model.primary, "fallbacks": list(spec.model.fallbacks)}
+    elif spec.model is not None:
+        entry["model"] = spec.model
+    if spec.tools is not None:
+        tools = render_tool_policy(spec.tools, resource=agent.key, path="spec.tools", diagnostics=diagnostics)
+        if tools:
+            entry["tools"] = tools
+    return entry
+
+
+def render_tool_policy(
+    policy: ToolPolicy, *, resource: str, path: str, diagnostics: list[Diagnostic]
+) -> dict[str, Any]:
+    """A tool policy as OpenClaw writes it (``allow`` and ``alsoAllow`` cannot both be set)."""
+    out: dict[str, Any] = policy.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if "allow" in out and "alsoAllow" in out:
+        diagnostics.append(
+            Diagnostic(
+                Severity.ERROR,
+                "render.tools-allow-conflict",
+                "OpenClaw rejects allow and alsoAllow in the same tool policy; alsoAllow left out",
+                path=f"{path}.alsoAllow",
+                hint="merge alsoAllow into allow, or drop allow and use profile + alsoAllow",
+                resource=resource,
+            )
+        )
+        del out["alsoAllow"]
+    return out
+
+
+def _deny_servers(
+    entry: dict[str, Any], agent: Agent, hidden: list[str], diagnostics: list[Diagnostic]
+) -> None:
+    # OpenClaw has no per-agent server list, but MCP tools (named <server>__<tool>) go through
+    # the agent's tool policy, where deny always wins.
+    tools = entry.setdefault("tools", {})
+    deny = list(tools.get("deny", []))
+    deny.extend(p for p in (f"{name}{TOOL_NAME_SEPARATOR}*" for name in hidden) if p not in deny)
+    tools["deny"] = deny
+    diagnostics.append(
+        Diagnostic(
+            Severity.INFO,
+            "render.agent-servers-as-deny",
+            f"agent {agent.name!r} uses only {sorted(agent.spec.mcp_servers or [])}; "
+            f"the other servers' tools are denied in its tool policy",
+            path="spec.mcpServers",
+            resource=agent.key,
+        )
+    )

@@ -1,0 +1,237 @@
+"""Channel resources → OpenClaw's ``channels.<type>``, route ``bindings`` and mention patterns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clawplane.diagnostics import Diagnostic, Severity
+from clawplane.models import Channel
+from clawplane.models.channel import DmPolicy, GroupPolicy
+from clawplane.models.values import literal_text
+from clawplane.render.channelfields import REJECTED_CHANNELS, ChannelFields, channel_fields
+from clawplane.render.openclaw_agents import agent_id
+from clawplane.render.paths import base_dir_of
+from clawplane.render.secretvalues import SecretRenderer
+
+_DEFAULTS: dict[str, Any] = {
+    "enabled": True,
+    "dmPolicy": DmPolicy.PAIRING,
+    "groupPolicy": GroupPolicy.ALLOWLIST,
+}
+
+
+@dataclass
+class RenderedChannels:
+    """What channels add to openclaw.json."""
+
+    channels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    bindings: list[dict[str, Any]] = field(default_factory=list)
+    agent_mentions: dict[str, list[str]] = field(default_factory=dict)
+    """``agents.entries.<id>.groupChat.mentionPatterns`` per agent id."""
+    global_mentions: list[str] = field(default_factory=list)
+    """``messages.groupChat.mentionPatterns`` (channels no known agent answers)."""
+
+
+def render_channels(
+    channels: Sequence[Channel],
+    *,
+    agent_ids: Sequence[str],
+    default_agent: str | None,
+    base_dirs: Mapping[str, Path],
+    secrets: SecretRenderer,
+    diagnostics: list[Diagnostic],
+) -> RenderedChannels:
+    """Every channel's policies and credentials, its agent binding and its mention patterns."""
+    out = RenderedChannels()
+    mention_sources: dict[str | None, list[Channel]] = {}
+    for channel in channels:
+        kind = channel.spec.type
+        if kind in out.channels:
+            diagnostics.append(
+                _diag(
+                    Severity.ERROR,
+                    "render.channel-duplicate",
+                    f"another Channel already renders channels.{kind}; this one is left out",
+                    channel,
+                    "spec.type",
+                )
+            )
+            continue
+        if kind in REJECTED_CHANNELS:
+            diagnostics.append(
+                _diag(
+                    Severity.ERROR,
+                    "render.channel-rejected",
+                    f"channels.{kind} left out: {REJECTED_CHANNELS[kind]}",
+                    channel,
+                    "spec.type",
+                )
+            )
+            continue
+        fields = channel_fields(kind)
+        block = _policies(channel, fields, diagnostics)
+        block.update(_credentials(channel, fields, base_dir_of(channel, base_dirs), secrets, diagnostics))
+        out.channels[kind] = block
+        target = _binding(channel, agent_ids, default_agent, out, diagnostics)
+        if channel.spec.mention_patterns:
+            mention_sources.setdefault(target, []).append(channel)
+    _mentions(mention_sources, out, diagnostics)
+    return out
+
+
+def _policies(channel: Channel, fields: ChannelFields, diagnostics: list[Diagnostic]) -> dict[str, Any]:
+    spec = channel.spec
+    values: dict[str, Any] = {
+        "enabled": spec.enabled,
+        "dmPolicy": spec.dm_policy.value,
+        "allowFrom": list(spec.allow_from),
+        "groupPolicy": spec.group_policy.value,
+        "groupAllowFrom": list(spec.group_allow_from),
+        "groups": _groups(channel, fields, diagnostics),
+    }
+    block: dict[str, Any] = {}
+    for key, value in values.items():
+        meaningful = value != _DEFAULTS.get(key, []) and value != {}
+        if key not in fields.policy:
+            if meaningful:
+                diagnostics.append(
+                    _diag(
+                        Severity.WARNING,
+                        "render.channel-field-unsupported",
+                        f"OpenClaw's {spec.type} channel has no {key}; not rendered",
+                        channel,
+                        f"spec.{key}",
+                    )
+                )
+            continue
+        # dmPolicy/groupPolicy/enabled always written: OpenClaw's defaults differ per channel.
+        if key in _DEFAULTS or meaningful:
+            block[key] = value
+    return block
+
+
+def _groups(channel: Channel, fields: ChannelFields, diagnostics: list[Diagnostic]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for group_id, settings in channel.spec.groups.items():
+        data = settings.model_dump(mode="json", by_alias=True, exclude_none=True)
+        for key in sorted(set(data) - fields.group_keys):
+            if "groups" in fields.policy:
+                diagnostics.append(
+                    _diag(
+                        Severity.WARNING,
+                        "render.channel-field-unsupported",
+                        f"OpenClaw's {channel.spec.type} groups have no {key}; not rendered",
+                        channel,
+                        f"spec.groups.{group_id}.{key}",
+                    )
+                )
+            del data[key]
+        out[group_id] = data
+    return out
+
+
+def _credentials(
+    channel: Channel,
+    fields: ChannelFields,
+    base_dir: Path,
+    secrets: SecretRenderer,
+    diagnostics: list[Diagnostic],
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in channel.spec.credentials.items():
+        path = f"spec.credentials.{key}"
+        if key not in fields.credentials:
+            known = ", ".join(sorted(fields.credentials)) or "none"
+            diagnostics.append(
+                _diag(
+                    Severity.ERROR,
+                    "render.channel-credential-unknown",
+                    f"OpenClaw's {channel.spec.type} channel has no credential {key!r} "
+                    f"(known: {known}); left out",
+                    channel,
+                    path,
+                )
+            )
+            continue
+        secret_input = key in fields.secret_inputs
+        rendered = secrets.render(
+            value, base_dir=base_dir, secret_input=secret_input, resource=channel.key, path=path
+        )
+        if rendered is not None:
+            # Credential fields are strings in OpenClaw's schema.
+            out[key] = literal_text(rendered) if isinstance(rendered, int | float | bool) else rendered
+    return out
+
+
+def _binding(
+    channel: Channel,
+    agent_ids: Sequence[str],
+    default_agent: str | None,
+    out: RenderedChannels,
+    diagnostics: list[Diagnostic],
+) -> str | None:
+    """Adds the route binding; returns the agent id that answers the channel (None if unknown)."""
+    if channel.spec.agent is None:
+        if default_agent is None and len(agent_ids) > 1:
+            diagnostics.append(
+                _diag(
+                    Severity.WARNING,
+                    "render.channel-unrouted",
+                    f"no agent answers channel {channel.spec.type!r}: several agents and no "
+                    "default (OpenClaw fails closed)",
+                    channel,
+                    "spec.agent",
+                    hint="set spec.agent, or the Gateway's agents.defaultAgent",
+                )
+            )
+        return default_agent if default_agent in agent_ids else None
+    target = agent_id(channel.spec.agent)
+    if target not in agent_ids:
+        diagnostics.append(
+            _diag(
+                Severity.ERROR,
+                "render.channel-agent-unknown",
+                f"agent {channel.spec.agent!r} is not declared; binding left out",
+                channel,
+                "spec.agent",
+            )
+        )
+        return None
+    out.bindings.append({"type": "route", "agentId": target, "match": {"channel": channel.spec.type}})
+    return target
+
+
+def _mentions(
+    sources: Mapping[str | None, list[Channel]], out: RenderedChannels, diagnostics: list[Diagnostic]
+) -> None:
+    # OpenClaw keeps regex mention patterns per agent (agents.entries.<id>.groupChat) or globally
+    # (messages.groupChat); channels.<type>.mentionPatterns only scopes where they apply.
+    for target, channels in sources.items():
+        patterns: list[str] = []
+        for channel in channels:
+            patterns.extend(p for p in channel.spec.mention_patterns if p not in patterns)
+        if len(channels) > 1 and any(list(c.spec.mention_patterns) != patterns for c in channels):
+            where = f"agent {target!r}" if target else "every channel"
+            for channel in channels:
+                diagnostics.append(
+                    _diag(
+                        Severity.WARNING,
+                        "render.mention-patterns-merged",
+                        f"mention patterns of several channels are merged for {where}",
+                        channel,
+                        "spec.mentionPatterns",
+                    )
+                )
+        if target is None:
+            out.global_mentions.extend(p for p in patterns if p not in out.global_mentions)
+        else:
+            out.agent_mentions[target] = patterns
+
+
+def _diag(
+    severity: Severity, code: str, message: str, channel: Channel, path: str, hint: str = ""
+) -> Diagnostic:
+    return Diagnostic(severity, code, message, path=path, hint=hint, resource=channel.key)

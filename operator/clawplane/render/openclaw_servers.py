@@ -1,0 +1,155 @@
+"""McpServer resources → OpenClaw's ``mcp.servers.<name>`` entries."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from clawplane.diagnostics import Diagnostic, Severity
+from clawplane.models import Hosting, McpServer, Transport
+from clawplane.models.mcpserver import DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS
+from clawplane.render.paths import absolute_path, base_dir_of
+from clawplane.render.secretvalues import SecretRenderer
+
+
+def render_servers(
+    servers: Sequence[McpServer],
+    *,
+    hosted_urls: Mapping[str, str],
+    base_dirs: Mapping[str, Path],
+    secrets: SecretRenderer,
+    diagnostics: list[Diagnostic],
+) -> dict[str, dict[str, Any]]:
+    """``mcp.servers``: hosted stdio servers point at the supervisor, the rest as declared."""
+    out: dict[str, dict[str, Any]] = {}
+    for server in servers:
+        entry = _server(server, hosted_urls, base_dir_of(server, base_dirs), secrets, diagnostics)
+        if entry is not None:
+            out[server.name] = entry
+    return out
+
+
+def _server(
+    server: McpServer,
+    hosted_urls: Mapping[str, str],
+    base_dir: Path,
+    secrets: SecretRenderer,
+    diagnostics: list[Diagnostic],
+) -> dict[str, Any] | None:
+    spec = server.spec
+    transport = spec.effective_transport
+    entry: dict[str, Any] = {}
+    if not spec.enabled:
+        return _disabled(server, base_dir, diagnostics)
+    if transport is Transport.STDIO and spec.hosting is Hosting.CLAWPLANE:
+        url = hosted_urls.get(server.name)
+        if url is None:
+            diagnostics.append(
+                Diagnostic(
+                    Severity.ERROR,
+                    "render.no-hosted-url",
+                    f"hosted MCP server {server.name!r} has no endpoint yet; left out of openclaw.json",
+                    path="spec.hosting",
+                    hint="start it under the supervisor first, or set hosting: consumer",
+                    resource=server.key,
+                )
+            )
+            return None
+        entry.update({"transport": Transport.STREAMABLE_HTTP.value, "url": url})
+    elif transport is Transport.STDIO:
+        entry.update(_shape(server, base_dir))
+        env = _secret_map(spec.env, "env", server, base_dir, secrets)
+        if env or spec.env:
+            entry["env"] = env
+    else:
+        entry.update(_shape(server, base_dir))
+        headers = _secret_map(spec.headers, "headers", server, base_dir, secrets)
+        if headers or spec.headers:
+            entry["headers"] = headers
+        entry.update(_tls(server, base_dir))
+    entry.update(_common(server))
+    return entry
+
+
+def _disabled(server: McpServer, base_dir: Path, diagnostics: list[Diagnostic]) -> dict[str, Any]:
+    """A disabled server keeps its declaration, but nothing is resolved for it."""
+    spec = server.spec
+    entry: dict[str, Any] = {"enabled": False, **_shape(server, base_dir)}
+    stdio = spec.effective_transport is Transport.STDIO
+    # A hosted server's environment belongs to the supervisor, never to openclaw.json.
+    if not (stdio and spec.hosting is Hosting.CLAWPLANE):
+        quiet = SecretRenderer(resolve_secrets=False)
+        field, values = ("env", spec.env) if stdio else ("headers", spec.headers)
+        rendered = _secret_map(values, field, server, base_dir, quiet)
+        if values:
+            entry[field] = rendered
+        diagnostics.extend(
+            Diagnostic(
+                Severity.INFO, d.code, d.message + " (server disabled)", path=d.path, resource=d.resource
+            )
+            for d in quiet.diagnostics
+        )
+        if not stdio:
+            entry.update(_tls(server, base_dir))
+    entry.update(_common(server))
+    return entry
+
+
+def _shape(server: McpServer, base_dir: Path) -> dict[str, Any]:
+    """How the server is reached, without any secret-capable value."""
+    spec = server.spec
+    if spec.effective_transport is Transport.STDIO:
+        shape: dict[str, Any] = {"command": spec.command}
+        if spec.args:
+            shape["args"] = list(spec.args)
+        if spec.cwd:
+            shape["cwd"] = absolute_path(spec.cwd, base_dir)
+        return shape
+    transport = spec.effective_transport or Transport.SSE
+    return {"url": spec.url, "transport": transport.value}
+
+
+def _secret_map(
+    values: Mapping[str, Any], field: str, server: McpServer, base_dir: Path, secrets: SecretRenderer
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        rendered = secrets.render(
+            value, base_dir=base_dir, secret_input=False, resource=server.key, path=f"spec.{field}.{key}"
+        )
+        if rendered is not None:
+            out[key] = rendered
+    return out
+
+
+def _tls(server: McpServer, base_dir: Path) -> dict[str, Any]:
+    spec = server.spec
+    out: dict[str, Any] = {}
+    if spec.ssl_verify is not None:
+        out["sslVerify"] = spec.ssl_verify
+    if spec.client_cert:
+        out["clientCert"] = absolute_path(spec.client_cert, base_dir)
+    if spec.client_key:
+        out["clientKey"] = absolute_path(spec.client_key, base_dir)
+    return out
+
+
+def _common(server: McpServer) -> dict[str, Any]:
+    """Timeouts, parallelism, tool filter and Codex projection; defaults are left to OpenClaw."""
+    spec = server.spec
+    given = spec.model_fields_set
+    out: dict[str, Any] = {}
+    if "connection_timeout_ms" in given or spec.connection_timeout_ms != DEFAULT_CONNECTION_TIMEOUT_MS:
+        out["connectionTimeoutMs"] = spec.connection_timeout_ms
+    if "request_timeout_ms" in given or spec.request_timeout_ms != DEFAULT_REQUEST_TIMEOUT_MS:
+        out["requestTimeoutMs"] = spec.request_timeout_ms
+    if "supports_parallel_tool_calls" in given or spec.supports_parallel_tool_calls:
+        out["supportsParallelToolCalls"] = spec.supports_parallel_tool_calls
+    if spec.tool_filter is not None:
+        out["toolFilter"] = spec.tool_filter.model_dump(mode="json", by_alias=True, exclude_none=True)
+    if spec.codex is not None:
+        codex = spec.codex.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if codex:
+            out["codex"] = codex
+    return out

@@ -1,0 +1,125 @@
+"""McpServer → Codex config.toml tables for one agent."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from tests.unit.render.build import codes, hosted, server
+
+from clawplane.render import render_codex_config
+
+
+def _render(agent_id, *servers, **kwargs):  # type: ignore[no-untyped-def]
+    kwargs.setdefault("hosted_urls", hosted(*servers))
+    text, diagnostics = render_codex_config(
+        agent_id, list(servers), base_dirs={s.key: Path("/res") for s in servers}, **kwargs
+    )
+    return tomllib.loads(text).get("mcp_servers", {}), diagnostics, text
+
+
+def test_projection_follows_codex_agents() -> None:
+    everyone = server("everyone", hosting="consumer", command="x")
+    coder_only = server("coder-only", hosting="consumer", command="x", codex={"agents": ["Coder"]})
+    tables, _, _ = _render("coder", everyone, coder_only)
+    assert sorted(tables) == ["coder-only", "everyone"]
+    tables, _, _ = _render("writer", everyone, coder_only)
+    assert sorted(tables) == ["everyone"]
+
+
+def test_hosted_server_is_a_url_with_approval_mode() -> None:
+    srv = server("notes", command="python3", env={"T": "x"}, codex={"defaultToolsApprovalMode": "approve"})
+    tables, diagnostics, _ = _render("a", srv)
+    assert tables == {
+        "notes": {"url": "http://127.0.0.1:7777/mcp/notes", "default_tools_approval_mode": "approve"}
+    }
+    assert diagnostics == []
+
+
+def test_consumer_stdio_env_passthrough_and_literals() -> None:
+    srv = server(
+        "files",
+        hosting="consumer",
+        command="npx",
+        args=["files-mcp"],
+        cwd="data",
+        env={"GITHUB_TOKEN": {"valueFrom": {"env": "GITHUB_TOKEN"}}, "LEVEL": 3, "ON": True},
+        connectionTimeoutMs=15000,
+        requestTimeoutMs=12500,
+        supportsParallelToolCalls=True,
+        toolFilter={"include": ["read", "list"], "exclude": ["delete"]},
+    )
+    tables, diagnostics, _ = _render("a", srv)
+    assert tables["files"] == {
+        "command": "npx",
+        "args": ["files-mcp"],
+        "cwd": "/res/data",
+        "env": {"LEVEL": "3", "ON": "true"},
+        "env_vars": ["GITHUB_TOKEN"],
+        "startup_timeout_sec": 15.0,
+        "tool_timeout_sec": 12.5,
+        "supports_parallel_tool_calls": True,
+        "enabled_tools": ["read", "list"],
+        "disabled_tools": ["delete"],
+    }
+    assert diagnostics == []
+
+
+def test_renamed_env_reference_needs_resolution() -> None:
+    srv = server("s", hosting="consumer", command="x", env={"TOKEN": {"valueFrom": {"env": "OTHER"}}})
+    tables, diagnostics, _ = _render("a", srv)
+    assert "env" not in tables["s"] and codes(diagnostics) == ["render.secret-unrenderable"]
+    tables, diagnostics, _ = _render("a", srv, resolve_secrets=True, environ={"OTHER": "v"})
+    assert tables["s"]["env"] == {"TOKEN": "v"} and diagnostics == []
+
+
+def test_remote_headers_from_env() -> None:
+    srv = server(
+        "web",
+        transport="streamable-http",
+        url="http://127.0.0.1:9/mcp",
+        headers={"Authorization": {"valueFrom": {"env": "WEB_TOKEN"}}, "X-Static": "abc"},
+        sslVerify=False,
+    )
+    tables, diagnostics, _ = _render("a", srv)
+    assert tables["web"] == {
+        "url": "http://127.0.0.1:9/mcp",
+        "http_headers": {"X-Static": "abc"},
+        "env_http_headers": {"Authorization": "WEB_TOKEN"},
+    }
+    assert codes(diagnostics) == ["render.codex-unsupported"]
+
+
+def test_sse_is_left_out() -> None:
+    tables, diagnostics, _ = _render("a", server("old", url="http://127.0.0.1:9/sse"))
+    assert tables == {} and codes(diagnostics) == ["render.codex-sse"]
+
+
+def test_disabled_server() -> None:
+    srv = server(
+        "off", enabled=False, hosting="consumer", command="x", env={"K": {"valueFrom": {"file": "f"}}}
+    )
+    tables, diagnostics, _ = _render("a", srv)
+    assert tables == {"off": {"command": "x", "enabled": False}} and diagnostics == []
+
+
+def test_tool_globs_expand_over_discovered_tools_or_fail_closed() -> None:
+    srv = server("n", command="x", toolFilter={"exclude": ["debug_*"]})
+    tables, diagnostics, _ = _render("a", srv, discovered_tools={"n": ["read", "debug_dump", "write"]})
+    assert tables["n"]["enabled_tools"] == ["read", "write"] and diagnostics == []
+    tables, diagnostics, _ = _render("a", srv)
+    assert tables["n"]["enabled_tools"] == [] and codes(diagnostics) == ["render.codex-tool-globs"]
+
+
+def test_output_is_deterministic_and_quoted() -> None:
+    a = server("b.dotted", hosting="consumer", command="x", env={"Z": "1", "A": "2"})
+    b = server("a", hosting="consumer", command="y")
+    _, _, first = _render("agent", a, b)
+    _, _, second = _render("agent", b, a)
+    assert first == second
+    assert first.index("[mcp_servers.a]") < first.index('[mcp_servers."b.dotted"]')
+
+
+def test_no_servers_is_just_the_header() -> None:
+    _, _, text = _render("a")
+    assert text.startswith("# Generated by clawplane") and tomllib.loads(text) == {}

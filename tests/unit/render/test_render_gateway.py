@@ -1,0 +1,88 @@
+"""Gateway → skills, agents.defaults, mcp, plugins, tools; spec.config merged underneath."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.unit.render.build import agent, channel, codes, gateway
+
+from clawplane.render import render_openclaw_config
+
+
+def _render(gw, agents=(), channels=()):  # type: ignore[no-untyped-def]
+    resources = [gw, *agents, *channels]
+    return render_openclaw_config(
+        gateway=gw,
+        servers=[],
+        agents=list(agents),
+        channels=list(channels),
+        hosted_urls={},
+        base_dirs={r.key: Path("/res") for r in resources},
+    )
+
+
+def test_skills_and_defaults() -> None:
+    gw = gateway(
+        skills={
+            "roots": {"plugins": ["plug"], "managed": "managed"},
+            "load": {"extraDirs": ["./skills", "/abs"], "allowSymlinkTargets": ["../shared"], "watch": False},
+            "allowBundled": ["weather"],
+            "entries": {
+                "x": {
+                    "enabled": False,
+                    "env": {"A": "1", "B": {"valueFrom": {"env": "B_KEY"}}},
+                    "config": {"k": 1},
+                }
+            },
+            "limits": {"maxSkillsInPrompt": 50},
+        },
+        agents={"defaults": {"skills": ["a"], "workspace": "ws", "model": "openai/gpt-5"}},
+        mcp={"sessionIdleTtlMs": 0},
+        plugins={"enabled": True, "deny": ["canvas"]},
+        tools={"profile": "messaging", "alsoAllow": ["web_search"], "deny": ["exec"]},
+    )
+    config, diagnostics = _render(gw)
+    assert config == {
+        "skills": {
+            "load": {
+                "extraDirs": ["/res/skills", "/abs", "/res/plug"],
+                "allowSymlinkTargets": ["/shared"],
+                "watch": False,
+            },
+            "allowBundled": ["weather"],
+            "entries": {"x": {"enabled": False, "env": {"A": "1", "B": "${B_KEY}"}, "config": {"k": 1}}},
+            "limits": {"maxSkillsInPrompt": 50},
+        },
+        "agents": {"defaults": {"skills": ["a"], "workspace": "/res/ws", "model": "openai/gpt-5"}},
+        "mcp": {"sessionIdleTtlMs": 0},
+        "plugins": {"enabled": True, "deny": ["canvas"]},
+        "tools": {"profile": "messaging", "alsoAllow": ["web_search"], "deny": ["exec"]},
+    }
+    assert codes(diagnostics) == ["render.skill-root-not-rendered"]
+
+
+def test_empty_gateway_renders_nothing() -> None:
+    assert _render(gateway()) == ({}, [])
+
+
+def test_raw_config_is_merged_under_rendered_values() -> None:
+    gw = gateway(
+        tools={"profile": "coding"},
+        config={
+            "gateway": {"port": 18789, "auth": {"token": "${GATEWAY_TOKEN}"}},  # raw: not escaped
+            "tools": {"profile": "full", "exec": {"timeoutSec": 30}},
+            "channels": {"telegram": {"streaming": "partial"}},
+            "bindings": [
+                {"agentId": "x", "match": {"channel": "telegram", "peer": {"kind": "group", "id": "-1"}}}
+            ],
+        },
+    )
+    tg = channel("t", type="telegram", agent="x")
+    config, diagnostics = _render(gw, [agent("x")], [tg])
+    assert config["gateway"] == {"port": 18789, "auth": {"token": "${GATEWAY_TOKEN}"}}
+    assert config["tools"] == {"profile": "coding", "exec": {"timeoutSec": 30}}
+    assert config["channels"]["telegram"]["streaming"] == "partial"
+    assert config["channels"]["telegram"]["dmPolicy"] == "pairing"
+    assert [b["match"].get("peer") for b in config["bindings"]] == [{"kind": "group", "id": "-1"}, None]
+    assert codes(diagnostics) == ["render.config-overridden"]
+    assert diagnostics[0].path == "spec.config.tools.profile"
