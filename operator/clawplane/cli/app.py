@@ -7,8 +7,16 @@ from typing import Annotated
 import typer
 
 from clawplane import __version__
+from clawplane.cli import apply as apply_cmd
+from clawplane.cli import bridge as bridge_cmd
 from clawplane.cli import get as get_cmd
+from clawplane.cli import importer as importer_cmd
+from clawplane.cli import mcp as mcp_cmd
+from clawplane.cli import plan as plan_cmd
+from clawplane.cli import run as run_cmd
 from clawplane.cli import schema as schema_cmd
+from clawplane.cli import skills as skills_cmd
+from clawplane.cli import status as status_cmd
 from clawplane.cli import validate as validate_cmd
 
 app = typer.Typer(
@@ -39,3 +47,12 @@ def root(
 app.command("validate")(validate_cmd.validate)
 app.command("schema")(schema_cmd.schema)
 app.command("get")(get_cmd.get)
+app.command("plan")(plan_cmd.plan)
+app.command("apply")(apply_cmd.apply)
+app.command("status")(status_cmd.status)
+app.command("run")(run_cmd.run)
+app.command("down")(run_cmd.down)
+app.command("import")(importer_cmd.import_config)
+app.add_typer(skills_cmd.skills_app, name="skills")
+app.command("bridge", context_settings=bridge_cmd.CONTEXT_SETTINGS)(bridge_cmd.bridge)
+app.add_typer(mcp_cmd.app, name="mcp")

@@ -17,7 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from clawplane.desired.state import AgentView, DesiredResource, DesiredState, RuntimeMode
+from clawplane.desired.state import AgentView, DesiredResource, DesiredState, RuntimeMode, fingerprint_of
 from clawplane.models import Agent, Gateway, Hosting, McpServer, Resource, Transport
 from clawplane.models.values import ValueFrom
 from clawplane.naming import assign_server_names
@@ -70,26 +70,33 @@ def _runtime_mode(res: McpServer) -> RuntimeMode:
     return RuntimeMode.REMOTE
 
 
-def _config_hash(item: LoadedResource, base_dir: Path, environ: Mapping[str, str] | None) -> str:
-    res = item.resource
+def _base_hash(res: Resource, base_dir: Path) -> str:
     full = res.model_dump(mode="json", by_alias=True, exclude_none=True).get("spec", {})
+    extra: dict[str, Any] = {}
+    if isinstance(res, McpServer) and res.spec.cwd:
+        extra["cwd"] = str((base_dir / res.spec.cwd).resolve())
+    doc = {"kind": res.kind, "name": res.name, "spec": full, "extra": extra}
+    return hashlib.sha256(_canonical(doc).encode("utf-8")).hexdigest()[:16]
+
+
+def _secrets_digest(res: Resource, base_dir: Path, environ: Mapping[str, str] | None) -> dict[str, str]:
     digests = {
         "/".join(path): value_digest(value, base_dir=base_dir, environ=environ)
         for path, _, value in _secret_fields(res)
         if isinstance(value, ValueFrom)
     }
-    extra: dict[str, Any] = {}
-    if isinstance(res, McpServer) and res.spec.cwd:
-        extra["cwd"] = str((base_dir / res.spec.cwd).resolve())
-    doc = {"kind": res.kind, "name": res.name, "spec": full, "secrets": digests, "extra": extra}
-    return hashlib.sha256(_canonical(doc).encode("utf-8")).hexdigest()[:16]
+    if not digests:
+        return {}
+    return {"secrets": hashlib.sha256(_canonical(digests).encode()).hexdigest()[:16]}
 
 
 class Compiler:
     """Compiles validation results, reusing work for resources whose document did not change."""
 
     def __init__(self) -> None:
-        self._cache: dict[tuple[str, str], DesiredResource] = {}
+        # Keyed by the validated resource object: a validation cache hands back the same object
+        # for an unchanged file, so identity is the cheapest "nothing changed" test.
+        self._cache: dict[int, tuple[LoadedResource, DesiredResource]] = {}
 
     def compile(
         self, result: ValidationResult, *, folder: Path, environ: Mapping[str, str] | None = None
@@ -98,39 +105,37 @@ class Compiler:
         names = [r.resource.name for r in result.resources if isinstance(r.resource, McpServer)]
         safe = dict(zip(names, assign_server_names(names), strict=True))
         resources: dict[str, DesiredResource] = {}
-        fresh: dict[tuple[str, str], DesiredResource] = {}
+        fresh: dict[int, tuple[LoadedResource, DesiredResource]] = {}
         for item in result.resources:
-            key = (item.key, _document_key(item))
-            cached = self._cache.get(key)
+            hit = self._cache.get(id(item))
+            cached = hit[1] if hit is not None and hit[0] is item else None
             # A referenced secret may change without the document changing: always rehash those.
             has_refs = any(isinstance(v, ValueFrom) for _, _, v in _secret_fields(item.resource))
             desired = cached if cached is not None and not has_refs else self._one(item, environ)
             if isinstance(item.resource, McpServer) and desired.safe_name != safe[item.resource.name]:
                 desired = _with_safe_name(desired, safe[item.resource.name])
-            fresh[key] = desired
+            fresh[id(item)] = (item, desired)
             resources[item.key] = desired
         self._cache = fresh
         agents = _agent_views(result, resources)
-        fingerprint = hashlib.sha256(
-            _canonical(sorted((k, r.config_hash) for k, r in resources.items())).encode()
-        ).hexdigest()[:16]
+        fingerprint = fingerprint_of(resources)
         return DesiredState(folder, MappingProxyType(resources), MappingProxyType(agents), fingerprint)
 
     def _one(self, item: LoadedResource, environ: Mapping[str, str] | None) -> DesiredResource:
         res = item.resource
         base_dir = Path(item.source.file).resolve().parent
         return DesiredResource(
-            key=item.key, kind=res.kind, name=res.name, resource=res, spec=_redacted_spec(res),
-            config_hash=_config_hash(item, base_dir, environ), source_file=item.source.file,
+            key=item.key,
+            kind=res.kind,
+            name=res.name,
+            resource=res,
+            spec=_redacted_spec(res),
+            base_hash=_base_hash(res, base_dir),
+            source_file=item.source.file,
             base_dir=base_dir,
+            digests=_secrets_digest(res, base_dir, environ),
             runtime=_runtime_mode(res) if isinstance(res, McpServer) else RuntimeMode.NONE,
-        )  # fmt: skip
-
-
-def _document_key(item: LoadedResource) -> str:
-    return hashlib.sha256(
-        _canonical([item.source.file, item.source.index, item.source.data]).encode()
-    ).hexdigest()
+        )
 
 
 def _with_safe_name(desired: DesiredResource, safe_name: str) -> DesiredResource:
@@ -145,8 +150,9 @@ def _agent_views(result: ValidationResult, resources: Mapping[str, DesiredResour
     for item in result.resources:
         res = item.resource
         if isinstance(res, Agent):
-            servers = tuple(enabled if res.spec.mcp_servers is None else
-                            [s for s in res.spec.mcp_servers if s in enabled])  # fmt: skip
+            servers = tuple(
+                enabled if res.spec.mcp_servers is None else [s for s in res.spec.mcp_servers if s in enabled]
+            )
             skills = None if res.spec.skills is None else tuple(res.spec.skills)
             views[res.name] = AgentView(res.name, servers, skills)
     return views

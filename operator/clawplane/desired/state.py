@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -20,7 +24,7 @@ class RuntimeMode(enum.StrEnum):
     NONE = "none"  # disabled: nothing runs
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class DesiredResource:
     """One resource as compiled: redacted normalized spec plus a content hash."""
 
@@ -29,11 +33,20 @@ class DesiredResource:
     name: str
     resource: Resource
     spec: dict[str, Any]
-    config_hash: str
+    base_hash: str
+    """Hash of the normalized spec (and resolved paths) alone."""
     source_file: str
     base_dir: Path
     runtime: RuntimeMode = RuntimeMode.NONE
     safe_name: str = ""
+    digests: Mapping[str, str] = field(default_factory=dict)
+    """Digests of inputs outside the spec: ``secrets`` (resolved values), ``skills`` (agent snapshot)."""
+
+    @cached_property
+    def config_hash(self) -> str:
+        """The resource's content hash: spec plus every input digest."""
+        doc = json.dumps([self.base_hash, sorted(self.digests.items())], separators=(",", ":"))
+        return hashlib.sha256(doc.encode()).hexdigest()[:16]
 
     @property
     def is_server(self) -> bool:
@@ -58,6 +71,15 @@ class DesiredState:
     resources: MappingProxyType[str, DesiredResource]
     agents: MappingProxyType[str, AgentView] = field(default_factory=lambda: MappingProxyType({}))
     fingerprint: str = ""
+
+    def with_digests(self, label: str, digests: Mapping[str, str]) -> DesiredState:
+        """A copy in which each resource key in ``digests`` also depends on its digest (e.g. skills)."""
+        resources = dict(self.resources)
+        for key, digest in digests.items():
+            current = resources[key]
+            if current.digests.get(label) != digest:
+                resources[key] = replace(current, digests={**current.digests, label: digest})
+        return replace(self, resources=MappingProxyType(resources), fingerprint=fingerprint_of(resources))
 
     def of_kind(self, kind: str) -> list[DesiredResource]:
         """Resources of one kind in declaration order."""
@@ -93,3 +115,9 @@ class DesiredState:
     def skills(self) -> list[Skill]:
         """Declared inline Skills."""
         return self.models(Skill)
+
+
+def fingerprint_of(resources: Mapping[str, DesiredResource]) -> str:
+    """A hash over every resource's config hash."""
+    doc = json.dumps(sorted((k, r.config_hash) for k, r in resources.items()), separators=(",", ":"))
+    return hashlib.sha256(doc.encode()).hexdigest()[:16]

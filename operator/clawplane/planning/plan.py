@@ -34,6 +34,7 @@ class ReasonCode(enum.StrEnum):
     NEW = "new-resource"
     SPEC_CHANGED = "spec-changed"
     SECRET_CHANGED = "secret-changed"
+    SKILLS_CHANGED = "skills-changed"
     REMOVED = "removed-from-source"
     RUNTIME_MISSING = "runtime-missing"
     RUNTIME_CRASHED = "runtime-crashed"

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 
 from clawplane.desired import DesiredResource, DesiredState, RuntimeMode
 from clawplane.planning.diff import field_changes
-from clawplane.planning.plan import ActionType, Change, Plan, Reason, ReasonCode
+from clawplane.planning.plan import ActionType, Change, FieldChange, Plan, Reason, ReasonCode
 from clawplane.state import ObservedState, ResourceRecord, ToolRecord
 
 R = ReasonCode
@@ -38,14 +38,23 @@ def make_plan(
 ) -> Plan:
     """Everything apply must do to make ``observed`` match ``desired``."""
     moment = now or datetime.now(UTC)
-    changes = [_resource_change(d, observed.resources.get(key), observed, moment) for key, d in
-               desired.resources.items()]  # fmt: skip
+    changes = [
+        _resource_change(d, observed.resources.get(key), observed, moment)
+        for key, d in desired.resources.items()
+    ]
     removed = Reason(code=R.REMOVED, message="removed from the folder")
     deleted = [
-        Change(key=key, kind=rec.kind, name=rec.name, action=ActionType.DELETE, reasons=[removed],
-               hash_before=rec.config_hash)
-        for key, rec in observed.resources.items() if key not in desired.resources
-    ]  # fmt: skip
+        Change(
+            key=key,
+            kind=rec.kind,
+            name=rec.name,
+            action=ActionType.DELETE,
+            reasons=[removed],
+            hash_before=rec.config_hash,
+        )
+        for key, rec in observed.resources.items()
+        if key not in desired.resources
+    ]
     managed = len(observed.resources)
     mass = bool(deleted) and (len(deleted) == managed or len(deleted) > mass_delete_share * managed)
     return Plan(
@@ -64,24 +73,37 @@ def _resource_change(
 ) -> Change:
     base = {"key": d.key, "kind": d.kind, "name": d.name, "hash_after": d.config_hash}
     if prior is None:
-        return Change(**base, action=ActionType.CREATE, reasons=[Reason(code=R.NEW, message="new resource")],
-                      diff=field_changes({}, d.spec))  # fmt: skip
+        return Change(
+            **base,
+            action=ActionType.CREATE,
+            reasons=[Reason(code=R.NEW, message="new resource")],
+            diff=[FieldChange(path=f"spec.{k}", op="added", after=v) for k, v in d.spec.items()],
+        )
     base["hash_before"] = prior.config_hash
     restarts = d.runtime in (RuntimeMode.HOSTED, RuntimeMode.PROBED)
     if prior.config_hash != d.config_hash:
         diff = field_changes(prior.spec, d.spec)
-        if diff:
-            fields = ", ".join(sorted({c.path for c in diff}))
-            reason = Reason(code=R.SPEC_CHANGED, message=f"spec fields changed: {fields}")
-        else:
-            reason = Reason(code=R.SECRET_CHANGED, message="a referenced secret changed")
+        reasons = _hash_reasons(d, prior, diff)
         action = ActionType.REPLACE if restarts else ActionType.UPDATE
-        return Change(**base, action=action, reasons=[reason], diff=diff)
+        return Change(**base, action=action, reasons=reasons, diff=diff)
     reasons = _runtime_reasons(d, observed, now) + _tool_reasons(d, observed)
     if not reasons:
         return Change(**base, action=ActionType.NOOP)
     replace = any(r.code in (R.RUNTIME_MISSING, R.RUNTIME_CRASHED, R.RUNTIME_PAUSED_EXPIRED) for r in reasons)
     return Change(**base, action=ActionType.REPLACE if replace else ActionType.UPDATE, reasons=reasons)
+
+
+def _hash_reasons(d: DesiredResource, prior: ResourceRecord, diff: list[FieldChange]) -> list[Reason]:
+    reasons = []
+    if diff:
+        fields = ", ".join(sorted({c.path for c in diff}))
+        reasons.append(Reason(code=R.SPEC_CHANGED, message=f"spec fields changed: {fields}"))
+    before = prior.status.get("digests", {})
+    if d.digests.get("secrets") != before.get("secrets"):
+        reasons.append(Reason(code=R.SECRET_CHANGED, message="a referenced secret changed"))
+    if d.digests.get("skills") != before.get("skills"):
+        reasons.append(Reason(code=R.SKILLS_CHANGED, message="skill files or requirements changed"))
+    return reasons or [Reason(code=R.SPEC_CHANGED, message="configuration changed")]
 
 
 def _runtime_reasons(d: DesiredResource, observed: ObservedState, now: datetime) -> list[Reason]:
@@ -127,21 +149,51 @@ def _output_changes(desired: Mapping[str, str], observed: Mapping[str, str]) -> 
     for path, digest in sorted(desired.items()):
         prior = observed.get(path)
         if prior is None:
-            out.append(Change(key=f"Output/{path}", kind="Output", name=path, action=ActionType.CREATE,
-                              reasons=[Reason(code=R.OUTPUT_MISSING, message="not rendered yet")],
-                              hash_after=digest))  # fmt: skip
+            out.append(
+                Change(
+                    key=f"Output/{path}",
+                    kind="Output",
+                    name=path,
+                    action=ActionType.CREATE,
+                    reasons=[Reason(code=R.OUTPUT_MISSING, message="not rendered yet")],
+                    hash_after=digest,
+                )
+            )
         elif prior != digest:
-            out.append(Change(key=f"Output/{path}", kind="Output", name=path, action=ActionType.UPDATE,
-                              reasons=[Reason(code=R.OUTPUT_CHANGED, message="content changes")],
-                              hash_before=prior, hash_after=digest))  # fmt: skip
+            out.append(
+                Change(
+                    key=f"Output/{path}",
+                    kind="Output",
+                    name=path,
+                    action=ActionType.UPDATE,
+                    reasons=[Reason(code=R.OUTPUT_CHANGED, message="content changes")],
+                    hash_before=prior,
+                    hash_after=digest,
+                )
+            )
         else:
-            out.append(Change(key=f"Output/{path}", kind="Output", name=path, action=ActionType.NOOP,
-                              hash_before=prior, hash_after=digest))  # fmt: skip
+            out.append(
+                Change(
+                    key=f"Output/{path}",
+                    kind="Output",
+                    name=path,
+                    action=ActionType.NOOP,
+                    hash_before=prior,
+                    hash_after=digest,
+                )
+            )
     for path, prior in sorted(observed.items()):
         if path not in desired:
-            out.append(Change(key=f"Output/{path}", kind="Output", name=path, action=ActionType.DELETE,
-                              reasons=[Reason(code=R.OUTPUT_STALE, message="no longer rendered")],
-                              hash_before=prior))  # fmt: skip
+            out.append(
+                Change(
+                    key=f"Output/{path}",
+                    kind="Output",
+                    name=path,
+                    action=ActionType.DELETE,
+                    reasons=[Reason(code=R.OUTPUT_STALE, message="no longer rendered")],
+                    hash_before=prior,
+                )
+            )
     return out
 
 

@@ -14,13 +14,20 @@ def load_observed(db: StateDB) -> ObservedState:
     """The whole observed state, read in one pass."""
     resources = {
         r["key"]: ResourceRecord(
-            key=r["key"], kind=r["kind"], name=r["name"], config_hash=r["config_hash"],
-            generation=r["generation"], observed_generation=r["observed_generation"],
-            spec=json.loads(r["spec_json"]), phase=r["phase"], conditions=json.loads(r["conditions_json"]),
-            status=json.loads(r["status_json"]), updated_at=r["updated_at"],
+            key=r["key"],
+            kind=r["kind"],
+            name=r["name"],
+            config_hash=r["config_hash"],
+            generation=r["generation"],
+            observed_generation=r["observed_generation"],
+            spec=json.loads(r["spec_json"]),
+            phase=r["phase"],
+            conditions=json.loads(r["conditions_json"]),
+            status=json.loads(r["status_json"]),
+            updated_at=r["updated_at"],
         )
         for r in db.query("SELECT * FROM resources ORDER BY key")
-    }  # fmt: skip
+    }
     runtimes = {r["name"]: _runtime(r) for r in db.query("SELECT * FROM runtimes ORDER BY name")}
     observed: dict[str, list[ToolRecord]] = {}
     applied: dict[str, list[ToolRecord]] = {}
@@ -41,12 +48,22 @@ def load_observed(db: StateDB) -> ObservedState:
 
 def _runtime(r: Any) -> RuntimeRecord:
     return RuntimeRecord(
-        name=r["name"], config_hash=r["config_hash"], hosting=r["hosting"], transport=r["transport"],
-        phase=r["phase"], pid=r["pid"], pgid=r["pgid"], restarts=r["restarts"], last_error=r["last_error"],
-        paused_until=r["paused_until"], protocol_version=r["protocol_version"],
+        name=r["name"],
+        config_hash=r["config_hash"],
+        hosting=r["hosting"],
+        transport=r["transport"],
+        phase=r["phase"],
+        pid=r["pid"],
+        pgid=r["pgid"],
+        restarts=r["restarts"],
+        last_error=r["last_error"],
+        paused_until=r["paused_until"],
+        protocol_version=r["protocol_version"],
         server_info=json.loads(r["server_info_json"]) if r["server_info_json"] else None,
-        endpoint=r["endpoint"], started_at=r["started_at"], updated_at=r["updated_at"],
-    )  # fmt: skip
+        endpoint=r["endpoint"],
+        started_at=r["started_at"],
+        updated_at=r["updated_at"],
+    )
 
 
 def put_resource(db: StateDB, rec: ResourceRecord) -> None:
@@ -54,10 +71,20 @@ def put_resource(db: StateDB, rec: ResourceRecord) -> None:
     with db.transaction() as conn:
         conn.execute(
             "INSERT OR REPLACE INTO resources VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (rec.key, rec.kind, rec.name, rec.config_hash, rec.generation, rec.observed_generation,
-             dumps(rec.spec), rec.phase, dumps(rec.conditions), dumps(rec.status),
-             rec.updated_at or utcnow()),
-        )  # fmt: skip
+            (
+                rec.key,
+                rec.kind,
+                rec.name,
+                rec.config_hash,
+                rec.generation,
+                rec.observed_generation,
+                dumps(rec.spec),
+                rec.phase,
+                dumps(rec.conditions),
+                dumps(rec.status),
+                rec.updated_at or utcnow(),
+            ),
+        )
 
 
 def delete_resource(db: StateDB, key: str) -> None:
@@ -71,11 +98,24 @@ def put_runtime(db: StateDB, rec: RuntimeRecord) -> None:
     with db.transaction() as conn:
         conn.execute(
             "INSERT OR REPLACE INTO runtimes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (rec.name, rec.config_hash, rec.hosting, rec.transport, rec.pid, rec.pgid, rec.phase,
-             rec.restarts, rec.last_error, rec.paused_until, rec.protocol_version,
-             dumps(rec.server_info) if rec.server_info is not None else None, rec.endpoint,
-             rec.started_at, rec.updated_at or utcnow()),
-        )  # fmt: skip
+            (
+                rec.name,
+                rec.config_hash,
+                rec.hosting,
+                rec.transport,
+                rec.pid,
+                rec.pgid,
+                rec.phase,
+                rec.restarts,
+                rec.last_error,
+                rec.paused_until,
+                rec.protocol_version,
+                dumps(rec.server_info) if rec.server_info is not None else None,
+                rec.endpoint,
+                rec.started_at,
+                rec.updated_at or utcnow(),
+            ),
+        )
 
 
 def delete_runtime(db: StateDB, name: str) -> None:
@@ -108,9 +148,14 @@ def delete_output(db: StateDB, path: str) -> None:
 
 
 def audit_begin(
-    db: StateDB, *, user: str, host: str, git_commit: str | None, plan_hash: str,
+    db: StateDB,
+    *,
+    user: str,
+    host: str,
+    git_commit: str | None,
+    plan_hash: str,
     actions: Sequence[dict[str, Any]],
-) -> int:  # fmt: skip
+) -> int:
     """Record the start of an apply; returns its audit id."""
     with db.transaction() as conn:
         cur = conn.execute(
@@ -134,9 +179,16 @@ def audit_entries(db: StateDB, *, limit: int = 50) -> list[AuditRecord]:
     """The most recent applies, newest first."""
     return [
         AuditRecord(
-            id=r["id"], started_at=r["started_at"], finished_at=r["finished_at"], user=r["user"],
-            host=r["host"], git_commit=r["git_commit"], plan_hash=r["plan_hash"],
-            actions=json.loads(r["actions_json"]), outcome=r["outcome"], detail=r["detail"],
+            id=r["id"],
+            started_at=r["started_at"],
+            finished_at=r["finished_at"],
+            user=r["user"],
+            host=r["host"],
+            git_commit=r["git_commit"],
+            plan_hash=r["plan_hash"],
+            actions=json.loads(r["actions_json"]),
+            outcome=r["outcome"],
+            detail=r["detail"],
         )
         for r in db.query("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))
-    ]  # fmt: skip
+    ]

@@ -5,24 +5,32 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from clawplane.loading import read_sources
+from clawplane.diagnostics import Diagnostics
+from clawplane.loading.sources import discover_files
+from clawplane.validation.cache import ValidationCache, validate_file
 from clawplane.validation.result import LoadedResource, ValidationResult
 from clawplane.validation.semantic import check_all
-from clawplane.validation.structure import validate_document
 
 
-def validate_paths(paths: Iterable[str | os.PathLike[str]]) -> ValidationResult:
-    """Load every resource under ``paths`` and validate them, collecting all diagnostics."""
-    read = read_sources(paths)
-    result = ValidationResult(files=read.files, diagnostics=read.diagnostics)
+def validate_paths(
+    paths: Iterable[str | os.PathLike[str]], *, cache: ValidationCache | None = None
+) -> ValidationResult:
+    """Load every resource under ``paths`` and validate them, collecting all diagnostics.
+
+    With a ``cache``, files whose stat identity did not change are not read again.
+    """
+    diags = Diagnostics()
+    files = discover_files(paths, diags)
+    result = ValidationResult(files=[str(f) for f in files], diagnostics=diags)
     invalid: list[tuple[str, str]] = []
-    for doc in read.documents:
-        loaded, found = validate_document(doc)
-        result.diagnostics.extend(found)
-        if loaded is not None:
-            result.resources.append(loaded)
-        elif (named := _kind_and_name(doc.data)) is not None:
-            invalid.append(named)
+    for path in files:
+        found = cache.validate_file(path) if cache is not None else validate_file(path)
+        result.diagnostics.extend(found.diagnostics)
+        for doc, loaded in zip(found.documents, found.resources, strict=True):
+            if loaded is not None:
+                result.resources.append(loaded)
+            elif (named := _kind_and_name(doc.data)) is not None:
+                invalid.append(named)
     result.diagnostics.extend(check_all(result.resources, invalid=invalid))
     return result
 
@@ -35,4 +43,4 @@ def _kind_and_name(data: object) -> tuple[str, str] | None:
     return None
 
 
-__all__ = ["LoadedResource", "ValidationResult", "validate_paths"]
+__all__ = ["LoadedResource", "ValidationCache", "ValidationResult", "validate_paths"]

@@ -29,7 +29,7 @@ def compile_folder(tmp_path: Path, files: dict[str, str], env: dict[str, str] | 
 def applied(desired: DesiredState, *, supervisor: bool = True, phase: str = "ready",
             tools: tuple[ToolRecord, ...] = (ToolRecord("add", "notes__add", "h1"),)) -> ObservedState:
     """The observed state right after a successful apply of ``desired``."""
-    resources = {k: ResourceRecord(k, d.kind, d.name, d.config_hash, 1, 1, d.spec, "Ready")
+    resources = {k: ResourceRecord(k, d.kind, d.name, d.config_hash, 1, 1, d.spec, "Ready", [], {"digests": dict(d.digests)})
                  for k, d in desired.resources.items()}
     runtimes = {d.name: RuntimeRecord(d.name, d.config_hash, "clawplane", "stdio", phase, pid=1)
                 for d in desired.of_kind("McpServer")}
@@ -136,10 +136,14 @@ def test_plan_json_round_trips_and_keeps_its_hash(tmp_path: Path) -> None:
 
 
 def test_recompile_reuses_unchanged_resources(tmp_path: Path) -> None:
-    compiler = Compiler()
-    first = compile_folder(tmp_path, {"a.yaml": AGENT.format(skill="x"), "b.yaml": AGENT.replace("coder", "w").format(skill="z")},
-                           compiler=compiler)
-    second = compile_folder(tmp_path, {"a.yaml": AGENT.format(skill="y"), "b.yaml": AGENT.replace("coder", "w").format(skill="z")},
-                            compiler=compiler)
+    from clawplane.validation import ValidationCache
+
+    compiler, cache = Compiler(), ValidationCache(racy_window_ns=0)  # trust files written just now
+    (tmp_path / "a.yaml").write_text(AGENT.format(skill="x"))
+    (tmp_path / "b.yaml").write_text(AGENT.replace("coder", "w").format(skill="z"))
+    first = compiler.compile(validate_paths([tmp_path], cache=cache), folder=tmp_path)
+    (tmp_path / "a.yaml").write_text(AGENT.format(skill="y"))
+    second = compiler.compile(validate_paths([tmp_path], cache=cache), folder=tmp_path)
     assert second.resources["Agent/w"] is first.resources["Agent/w"]
     assert second.resources["Agent/coder"] is not first.resources["Agent/coder"]
+    assert second.resources["Agent/coder"].resource.spec.skills == ["y"]  # type: ignore[attr-defined]

@@ -1,0 +1,39 @@
+"""Options and helpers shared by the engine commands (plan, apply, status, run, down)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from clawplane.cli.console import EXIT_INVALID, out, print_diagnostic
+from clawplane.reconcile.workspace import Workspace
+
+if TYPE_CHECKING:  # the engine is imported lazily: `validate` must start fast
+    from clawplane.reconcile.engine import InvalidFolderError
+
+FolderArg = Annotated[Path, typer.Argument(help="The resource folder.", exists=True, file_okay=False)]
+StateDirOpt = Annotated[
+    Path | None, typer.Option("--state-dir", help="State directory (default: FOLDER/.clawplane).")
+]
+OutDirOpt = Annotated[Path | None, typer.Option("--out-dir", help="Rendered files (default: STATE_DIR/out).")]
+
+
+def workspace(folder: Path, state_dir: Path | None, out_dir: Path | None) -> Workspace:
+    """The workspace for a folder and the optional overrides."""
+    return Workspace.for_folder(folder, state_dir=state_dir, out_dir=out_dir)
+
+
+def report_invalid(exc: InvalidFolderError) -> None:
+    """Print a folder's diagnostics and exit 1."""
+    for d in exc.diagnostics.sorted():
+        print_diagnostic(out, d)
+    out.print("the folder does not validate; nothing was changed", markup=False)
+    raise typer.Exit(EXIT_INVALID)
+
+
+def fail(message: str, code: int = EXIT_INVALID) -> None:
+    """Print one error line and exit."""
+    out.print(f"error: {message}", markup=False, style="red")
+    raise typer.Exit(code)

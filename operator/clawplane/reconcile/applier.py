@@ -1,0 +1,310 @@
+"""Apply executes a plan and nothing else: runtime actions, state records, rendered files.
+
+Order of work: refuse a stale plan or an unguarded mass delete; record the audit
+entry; run resource changes with bounded concurrency (a failed action is recorded and
+reported, it does not stop unrelated ones); then render every output from the fresh
+observed state and write the files whose content changed; finally close the audit
+entry with the outcome. Secrets are resolved only inside the backend.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import socket
+import subprocess
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from clawplane.desired import DesiredResource, DesiredState, RuntimeMode
+from clawplane.models import McpServer
+from clawplane.planning import ActionType, Change, Plan
+from clawplane.reconcile.backend import RuntimeBackend, RuntimeReport
+from clawplane.reconcile.conditions import Cond, merge
+from clawplane.reconcile.outputs import OutputRenderer
+from clawplane.render.files import write_if_changed
+from clawplane.state import ObservedState, ResourceRecord, RuntimeRecord, StateDB, ToolRecord, store, utcnow
+
+Emit = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class PlanRefusedError(Exception):
+    """The plan cannot be applied as it is; the message says what to do."""
+
+
+@dataclass
+class ApplyResult:
+    """How an apply went: per-change outcome and the files written."""
+
+    ok: bool = True
+    results: dict[str, str] = field(default_factory=dict)  # key -> "ok" | error message
+    written: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        return {"ok": self.ok, "results": self.results, "written": self.written, "removed": self.removed}
+
+
+@dataclass
+class ApplyContext:
+    """Everything an apply touches."""
+
+    desired: DesiredState
+    db: StateDB
+    backend: RuntimeBackend
+    renderer: OutputRenderer
+    out_dir: Path
+    concurrency: int = 4
+    supervisor_alive: bool = True
+
+
+def check_plan(plan: Plan, ctx: ApplyContext, *, allow_mass_delete: bool) -> None:
+    """Refuse plans made for another folder state, and unguarded mass deletes."""
+    observed = store.load_observed(ctx.db)
+    observed = _with_supervisor(observed, ctx.supervisor_alive)
+    if plan.desired_fingerprint != ctx.desired.fingerprint:
+        raise PlanRefusedError("the folder changed since this plan was made; run `clawplane plan` again")
+    if plan.observed_fingerprint != observed.fingerprint():
+        raise PlanRefusedError(
+            "the running state changed since this plan was made; run `clawplane plan` again"
+        )
+    if plan.mass_delete and not allow_mass_delete:
+        raise PlanRefusedError(
+            "this plan deletes most or all managed resources; check the folder, then pass --allow-mass-delete"
+        )
+
+
+def _with_supervisor(observed: ObservedState, alive: bool) -> ObservedState:
+    return replace(observed, supervisor_alive=alive)
+
+
+async def apply_plan(plan: Plan, ctx: ApplyContext, *, allow_mass_delete: bool, emit: Emit) -> ApplyResult:
+    """Execute ``plan`` (after ``check_plan``) and record everything it did."""
+    check_plan(plan, ctx, allow_mass_delete=allow_mass_delete)
+    actions = [{"key": c.key, "action": c.action.value} for c in plan.actionable]
+    audit_id = store.audit_begin(
+        ctx.db,
+        user=_user(),
+        host=socket.gethostname(),
+        git_commit=_git_commit(ctx.desired.folder),
+        plan_hash=plan.plan_hash(),
+        actions=actions,
+    )
+    result = ApplyResult()
+    limiter = anyio.CapacityLimiter(ctx.concurrency)
+
+    async def run(change: Change) -> None:
+        async with limiter:
+            await emit({"event": "start", "key": change.key, "action": change.action.value})
+            try:
+                await _apply_change(change, ctx)
+                result.results[change.key] = "ok"
+                await emit({"event": "done", "key": change.key, "action": change.action.value, "ok": True})
+            except Exception as exc:  # one failed action must not stop unrelated ones
+                message = f"{type(exc).__name__}: {exc}"
+                result.results[change.key] = message
+                result.ok = False
+                await emit({"event": "done", "key": change.key, "ok": False, "error": message})
+
+    # Servers first: their tools feed the catalogs and prompts rendered afterwards.
+    servers = [c for c in plan.changes if c.kind == "McpServer"]
+    async with anyio.create_task_group() as tg:
+        for change in servers:
+            tg.start_soon(run, change)
+    await _write_outputs(ctx, result, emit)
+    async with anyio.create_task_group() as tg:
+        for change in plan.changes:
+            if change.kind != "McpServer":
+                tg.start_soon(run, change)
+    store.audit_finish(
+        ctx.db,
+        audit_id,
+        outcome="success" if result.ok else "partial",
+        detail="; ".join(f"{k}: {v}" for k, v in result.results.items() if v != "ok"),
+    )
+    return result
+
+
+async def _apply_change(change: Change, ctx: ApplyContext) -> None:
+    desired = ctx.desired.resources.get(change.key)
+    if change.action is ActionType.DELETE:
+        if change.kind == "McpServer":
+            await ctx.backend.remove(change.name)
+            store.delete_runtime(ctx.db, change.name)
+        store.delete_resource(ctx.db, change.key)
+        return
+    assert desired is not None
+    report: RuntimeReport | None = None
+    if isinstance(desired.resource, McpServer):
+        report = await _server_action(change, desired, ctx)
+    _record_resource(desired, ctx, report)
+
+
+async def _server_action(change: Change, d: DesiredResource, ctx: ApplyContext) -> RuntimeReport | None:
+    spec = d.resource.spec  # type: ignore[attr-defined]
+    needs_run = change.action in (ActionType.CREATE, ActionType.REPLACE) or any(
+        r.code.value in ("tools-not-discovered",) for r in change.reasons
+    )
+    if d.runtime is RuntimeMode.NONE:
+        await ctx.backend.remove(d.name)
+        store.delete_runtime(ctx.db, d.name)
+        return None
+    if d.runtime is RuntimeMode.HOSTED:
+        report = ctx.backend.report(d.name)
+        if needs_run or report is None:
+            report = await ctx.backend.ensure(
+                d.name, spec, safe_name=d.safe_name, config_hash=d.config_hash, base_dir=d.base_dir
+            )
+    elif needs_run or change.action is ActionType.UPDATE:
+        report = await ctx.backend.probe(d.name, spec, safe_name=d.safe_name, base_dir=d.base_dir)
+    else:
+        return None
+    _record_runtime(d, report, ctx)
+    return report
+
+
+def _record_runtime(d: DesiredResource, report: RuntimeReport, ctx: ApplyContext) -> None:
+    spec = d.resource.spec  # type: ignore[attr-defined]
+    store.put_runtime(
+        ctx.db,
+        RuntimeRecord(
+            name=d.name,
+            config_hash=d.config_hash,
+            hosting=spec.hosting.value,
+            transport=spec.effective_transport.value,
+            phase=report.phase,
+            pid=report.pid,
+            pgid=report.pgid,
+            restarts=report.restarts,
+            last_error=report.last_error,
+            paused_until=report.paused_until,
+            protocol_version=report.protocol_version,
+            server_info=report.server_info,
+            endpoint=report.endpoint,
+            started_at=utcnow(),
+        ),
+    )
+    if report.phase == "ready":
+        tools = [ToolRecord(t.raw_name, t.safe_name, t.schema_hash, t.description) for t in report.tools]
+        store.set_tools(ctx.db, d.name, "observed", tools)
+        store.set_tools(ctx.db, d.name, "applied", tools)
+
+
+def _record_resource(d: DesiredResource, ctx: ApplyContext, report: RuntimeReport | None) -> None:
+    prior = store.load_observed(ctx.db).resources.get(d.key)
+    if (
+        isinstance(d.resource, McpServer)
+        and report is None
+        and prior is not None
+        and d.runtime is not RuntimeMode.NONE
+    ):
+        report = ctx.backend.report(d.name)
+    generation = (prior.generation + (prior.config_hash != d.config_hash)) if prior else 1
+    conds, phase, status = _conditions(d, report)
+    status["digests"] = dict(d.digests)
+    if d.kind == "Agent":
+        status.update(ctx.renderer.agent_status(d.name))
+    ok = phase in ("Ready", "Disabled")
+    store.put_resource(
+        ctx.db,
+        ResourceRecord(
+            key=d.key,
+            kind=d.kind,
+            name=d.name,
+            config_hash=d.config_hash,
+            generation=generation,
+            observed_generation=generation if ok else (prior.observed_generation if prior else 0),
+            spec=d.spec,
+            phase=phase,
+            conditions=merge(prior.conditions if prior else [], conds, generation=generation),
+            status=status,
+        ),
+    )
+
+
+def _conditions(d: DesiredResource, report: RuntimeReport | None) -> tuple[list[Cond], str, dict[str, Any]]:
+    base = [Cond("Accepted", True, "Valid"), Cond("ResolvedRefs", True, "AllResolved")]
+    if not isinstance(d.resource, McpServer):
+        return [*base, Cond("Programmed", True, "Rendered"), Cond("Ready", True, "Ready")], "Ready", {}
+    if d.runtime is RuntimeMode.NONE:
+        conds = [
+            Cond("Programmed", True, "Disabled", "server is disabled"),
+            Cond("ToolsDiscovered", False, "Disabled"),
+            Cond("Ready", False, "Disabled"),
+        ]
+        return [*base, *conds], "Disabled", {"toolCount": 0}
+    assert report is not None
+    ready = report.phase == "ready"
+    status = {
+        "toolCount": len(report.tools),
+        "filteredTools": report.filtered_tools,
+        "restarts": report.restarts,
+        "configHash": d.config_hash,
+        "runtime": d.runtime.value,
+    }
+    if report.endpoint:
+        status["endpoint"] = report.endpoint
+    message = report.last_error or ""
+    conds = [
+        Cond(
+            "Programmed",
+            ready or d.runtime is RuntimeMode.HOSTED,
+            "RuntimeStarted" if ready else "RuntimeFailed",
+            message,
+        ),
+        Cond(
+            "ToolsDiscovered",
+            ready,
+            "ToolsListed" if ready else "NotDiscovered",
+            f"{len(report.tools)} tools" if ready else message,
+        ),
+        Cond("Ready", ready, "Ready" if ready else report.phase.capitalize(), message),
+    ]
+    return [*base, *conds], "Ready" if ready else report.phase.capitalize(), status
+
+
+async def _write_outputs(ctx: ApplyContext, result: ApplyResult, emit: Emit) -> None:
+    observed = store.load_observed(ctx.db)
+    rendered = ctx.renderer.render(ctx.desired, observed)
+    for rel, content in sorted(rendered.items()):
+        target = ctx.out_dir / rel
+        if write_if_changed(target, content):
+            result.written.append(rel)
+            await emit({"event": "wrote", "path": rel})
+        store.put_output(ctx.db, rel, content_digest(content))
+    for rel in sorted(set(observed.outputs) - set(rendered)):
+        (ctx.out_dir / rel).unlink(missing_ok=True)
+        store.delete_output(ctx.db, rel)
+        result.removed.append(rel)
+        await emit({"event": "removed", "path": rel})
+
+
+def content_digest(content: str) -> str:
+    """The hash recorded for a rendered file."""
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()[:16]
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def _git_commit(folder: Path) -> str | None:
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None

@@ -1,0 +1,104 @@
+"""The supervisor's control protocol: newline-delimited JSON over a Unix socket.
+
+A client sends one request object (``{"op": "apply", ...}``, ``{"op": "ping"}``,
+``{"op": "shutdown"}``) and reads event objects until one has ``"final": true``.
+Messages never contain secret values: plans and statuses are redacted upstream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import SocketStream
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+MAX_MESSAGE = 16 * 1024 * 1024
+
+Handler = Callable[[dict[str, Any], Callable[[dict[str, Any]], Awaitable[None]]], Awaitable[dict[str, Any]]]
+
+
+class ControlError(Exception):
+    """The supervisor could not be reached or answered with an error."""
+
+
+async def _send(stream: SocketStream, message: dict[str, Any]) -> None:
+    await stream.send(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+
+
+async def _receive(buffer: BufferedByteReceiveStream) -> dict[str, Any]:
+    line = await buffer.receive_until(b"\n", MAX_MESSAGE)
+    message = json.loads(line)
+    if not isinstance(message, dict):
+        raise ControlError("malformed control message")
+    return message
+
+
+async def serve_control(
+    path: Path,
+    handler: Handler,
+    *,
+    after_reply: Callable[[dict[str, Any]], None] | None = None,
+    task_status: Any = anyio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve requests on ``path`` until cancelled; each connection is one request.
+
+    ``after_reply(request)`` runs once the final answer was sent (e.g. to shut down only
+    after telling the client so).
+    """
+    path.unlink(missing_ok=True)
+    listener = await anyio.create_unix_listener(path)
+    path.chmod(0o600)
+    task_status.started()
+
+    async def handle(stream: SocketStream) -> None:
+        async with stream:
+            buffer = BufferedByteReceiveStream(stream)
+            try:
+                request = await _receive(buffer)
+            except (anyio.EndOfStream, anyio.IncompleteRead, ValueError, ControlError):
+                return
+
+            async def emit(event: dict[str, Any]) -> None:
+                await _send(stream, {**event, "final": False})
+
+            try:
+                result = await handler(request, emit)
+            except Exception as exc:  # report to the client instead of killing the supervisor
+                result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await _send(stream, {**result, "final": True})
+            if after_reply is not None:
+                after_reply(request)
+
+    try:
+        async with listener:
+            await listener.serve(handle)
+    finally:
+        path.unlink(missing_ok=True)
+
+
+async def request(
+    path: Path, message: dict[str, Any], *, timeout: float = 5.0
+) -> AsyncIterator[dict[str, Any]]:
+    """Send one request and yield events until (and including) the final one."""
+    try:
+        with anyio.fail_after(timeout):
+            stream = await anyio.connect_unix(path)
+    except (OSError, TimeoutError) as exc:
+        raise ControlError(f"cannot reach the supervisor at {path}: {exc}") from None
+    async with stream:
+        await _send(stream, message)
+        buffer = BufferedByteReceiveStream(stream)
+        while True:
+            try:
+                event = await _receive(buffer)
+            except (anyio.EndOfStream, anyio.IncompleteRead, anyio.BrokenResourceError) as exc:
+                raise ControlError("the supervisor closed the connection before answering") from exc
+            yield event
+            if event.get("final"):
+                return

@@ -1,0 +1,90 @@
+"""The engine's read side: load → validate → compile → observe → render → plan.
+
+``Engine`` keeps a compiler (and the skills cache inside the renderer) between calls,
+so a long-running supervisor re-plans quickly after a small change. ``plan()`` has no
+side effects besides reading files and the state database.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from clawplane.desired import Compiler, DesiredState
+from clawplane.diagnostics import Diagnostics
+from clawplane.planning import Plan, make_plan
+from clawplane.reconcile.applier import content_digest
+from clawplane.reconcile.outputs import OutputRenderer
+from clawplane.reconcile.supervisorfile import supervisor_alive
+from clawplane.reconcile.workspace import Workspace
+from clawplane.state import ObservedState, StateDB, store, utcnow
+from clawplane.validation import ValidationCache, ValidationResult, validate_paths
+
+
+class InvalidFolderError(Exception):
+    """The folder does not validate; ``diagnostics`` says why."""
+
+    def __init__(self, diagnostics: Diagnostics) -> None:
+        super().__init__(f"{len(diagnostics.errors)} error(s) in the folder")
+        self.diagnostics = diagnostics
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """A plan with what it was made from."""
+
+    plan: Plan
+    desired: DesiredState
+    observed: ObservedState
+    validation: ValidationResult
+    outputs: Mapping[str, str]
+
+
+class Engine:
+    """Plans one folder; keeps caches between calls."""
+
+    def __init__(self, ws: Workspace, *, environ: Mapping[str, str] | None = None) -> None:
+        self.ws = ws
+        self.environ = os.environ if environ is None else environ
+        self.compiler = Compiler()
+        self.validation_cache = ValidationCache()
+        self.renderer = OutputRenderer(ws, environ=self.environ)
+
+    def load(self) -> tuple[DesiredState, ValidationResult]:
+        """Validate and compile the folder; raises ``InvalidFolderError`` on any error."""
+        result = validate_paths([self.ws.folder], cache=self.validation_cache)
+        if not result.ok:
+            raise InvalidFolderError(result.diagnostics)
+        return self.compiler.compile(result, folder=self.ws.folder, environ=self.environ), result
+
+    def observe(self, db: StateDB) -> ObservedState:
+        """The observed state, with the supervisor's liveness checked now."""
+        return replace(store.load_observed(db), supervisor_alive=supervisor_alive(self.ws))
+
+    def plan(self, db: StateDB, *, mass_delete_share: float = 0.5) -> Planned:
+        """A fresh plan for the folder."""
+        desired, result = self.load()
+        observed = self.observe(db)
+        rendered = self.renderer.render(desired, observed)
+        desired = self.with_skill_digests(desired)
+        digests = {path: content_digest(text) for path, text in rendered.items()}
+        plan = make_plan(
+            desired, observed, outputs=digests, created_at=utcnow(), mass_delete_share=mass_delete_share
+        )
+        return Planned(plan, desired, observed, result, digests)
+
+    def with_skill_digests(self, desired: DesiredState) -> DesiredState:
+        """Fold each agent's last rendered skills snapshot into its config hash."""
+        digests = {
+            item.key: snapshot.content_hash
+            for item in desired.of_kind("Agent")
+            if (snapshot := self.renderer.snapshots.get(item.name.lower())) is not None
+        }
+        return desired.with_digests("skills", digests)
+
+
+def default_state_dir(folder: Path) -> Path:
+    """Where the state of ``folder`` lives by default."""
+    return Workspace.for_folder(folder).state_dir

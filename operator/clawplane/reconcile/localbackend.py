@@ -1,0 +1,112 @@
+"""The local runtime backend: hosted servers under one ``runtimes.Supervisor``, probes on the side.
+
+Hosted stdio servers stay running and are exposed over streamable HTTP on the
+supervisor's loopback endpoint; consumer-hosted and remote servers are probed (start
+or connect, initialize, list tools, stop) with a short-lived supervisor of their own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
+
+from clawplane.models import McpServerSpec
+from clawplane.reconcile.backend import RuntimeReport, ToolInfo
+from clawplane.runtimes import BridgeEndpoint, Phase, RuntimeSettings, RuntimeStatus, Supervisor, ToolKind
+
+SETTLE_MARGIN_S = 5.0
+
+
+def _schema_hash(schema: object) -> str:
+    return hashlib.sha256(json.dumps(schema, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _report(supervisor: Supervisor, name: str, status: RuntimeStatus, endpoint: str | None) -> RuntimeReport:
+    tools: tuple[ToolInfo, ...] = ()
+    if status.phase is Phase.READY:
+        entries = [e for e in supervisor.catalog([name]) if e.kind is ToolKind.TOOL]
+        tools = tuple(
+            ToolInfo(e.tool, e.name, _schema_hash(e.input_schema), (e.description or "")[:200])
+            for e in entries
+        )
+    info = {"name": status.server_name, "version": status.server_version} if status.server_name else None
+    return RuntimeReport(
+        phase=status.phase.value,
+        pid=status.pid,
+        pgid=status.pid,
+        restarts=status.restarts,
+        last_error=status.last_error,
+        paused_until=status.paused_until.isoformat().replace("+00:00", "Z") if status.paused_until else None,
+        protocol_version=status.protocol_version,
+        server_info=info,
+        endpoint=endpoint,
+        tools=tools,
+        filtered_tools=status.filtered_tool_count,
+    )
+
+
+class LocalBackend:
+    """``RuntimeBackend`` over a running ``runtimes.Supervisor`` and its HTTP endpoint."""
+
+    def __init__(
+        self, supervisor: Supervisor, endpoint: BridgeEndpoint | None, settings: RuntimeSettings
+    ) -> None:
+        self.supervisor = supervisor
+        self.endpoint = endpoint
+        self.settings = settings
+
+    def _url(self, name: str) -> str | None:
+        return self.endpoint.url(name) if self.endpoint is not None else None
+
+    async def ensure(
+        self, name: str, spec: McpServerSpec, *, safe_name: str, config_hash: str, base_dir: Path
+    ) -> RuntimeReport:
+        """Start or restart a hosted server and wait for its first attempt to settle."""
+        await self.supervisor.ensure(
+            name, spec, config_hash=config_hash, base_dir=base_dir, safe_name=safe_name
+        )
+        timeout = spec.connection_timeout_ms / 1000 + SETTLE_MARGIN_S
+        try:
+            status = await self.supervisor.wait_settled(name, timeout=timeout)
+        except TimeoutError:
+            status = self.supervisor.status(name)
+        return _report(self.supervisor, name, status, self._url(name))
+
+    async def probe(self, name: str, spec: McpServerSpec, *, safe_name: str, base_dir: Path) -> RuntimeReport:
+        """Start or connect once, list tools, stop."""
+        async with Supervisor(settings=replace(self.settings, max_restarts=0)) as probe:
+            await probe.ensure(name, spec, config_hash="probe", base_dir=base_dir, safe_name=safe_name)
+            try:
+                status = await probe.wait_settled(
+                    name, timeout=spec.connection_timeout_ms / 1000 + SETTLE_MARGIN_S
+                )
+            except TimeoutError:
+                status = probe.status(name)
+            report = _report(probe, name, status, None)
+        # A probe that connected counts as ready; nothing keeps running afterwards.
+        return replace(report, pid=None, pgid=None)
+
+    async def remove(self, name: str) -> None:
+        """Stop a hosted server (unknown names are ignored)."""
+        await self.supervisor.remove(name)
+
+    def report(self, name: str) -> RuntimeReport | None:
+        """The live state of a hosted server, or None."""
+        if name not in self.supervisor.names():
+            return None
+        return _report(self.supervisor, name, self.supervisor.status(name), self._url(name))
+
+
+@asynccontextmanager
+async def open_local_backend(
+    *, host: str = "127.0.0.1", port: int = 0, settings: RuntimeSettings | None = None
+) -> AsyncIterator[LocalBackend]:
+    """A supervisor with its HTTP endpoint running; everything is torn down on exit."""
+    settings = settings or RuntimeSettings()
+    async with Supervisor(settings=settings) as supervisor:
+        endpoint = await supervisor.expose(host=host, port=port)
+        yield LocalBackend(supervisor, endpoint, settings)

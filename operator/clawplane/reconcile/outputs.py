@@ -1,0 +1,159 @@
+"""Desired + observed state → every rendered file, as text keyed by its path under the out dir.
+
+Files: ``openclaw.json``; per agent ``agents/<id>/skills-prompt.txt``, ``snapshot.json``
+and ``tools.json``; per agent with projected servers ``codex/<id>/config.toml``. Skill
+snapshots come from ``clawplane.skills`` (its engine caches scans between passes), tool
+catalogs from the observed tool surfaces, hosted server URLs from the runtime records.
+Nothing here writes to disk except materialising inline Skill resources as SKILL.md.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clawplane.desired import DesiredState
+from clawplane.diagnostics import Diagnostic
+from clawplane.models import Agent, Gateway, McpServer, Skill
+from clawplane.reconcile.workspace import Workspace
+from clawplane.render import render_codex_config, render_openclaw_config
+from clawplane.skills import AgentSnapshot, GatewaySkills, Host, Placed, SkillsEngine
+from clawplane.state import ObservedState
+
+
+def _compact(doc: Any) -> str:
+    return json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n"
+
+
+def _json(doc: Any) -> str:
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+@dataclass
+class OutputRenderer:
+    """Renders a folder's outputs; keeps the skills engine's caches between calls."""
+
+    ws: Workspace
+    environ: Mapping[str, str] | None = None
+    engine: SkillsEngine = field(default_factory=SkillsEngine)
+    snapshots: dict[str, AgentSnapshot] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    _snapshot_text: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def render(self, desired: DesiredState, observed: ObservedState) -> dict[str, str]:
+        """Every output file's content, by path relative to the out dir."""
+        self.diagnostics = []
+        base_dirs = {key: r.base_dir for key, r in desired.resources.items()}
+        hosted = {name: rt.endpoint for name, rt in observed.runtimes.items() if rt.endpoint}
+        servers: list[McpServer] = desired.servers
+        rendered = render_openclaw_config(
+            gateway=desired.gateway,
+            servers=servers,
+            agents=desired.agent_models,
+            channels=desired.channels,
+            hosted_urls=hosted,
+            base_dirs=base_dirs,
+            environ=self.environ,
+        )
+        self.diagnostics.extend(rendered.diagnostics)
+        files = {"openclaw.json": _json(rendered.config)}
+        self.snapshots = self._snapshots(desired)
+        for agent_id, snapshot in sorted(self.snapshots.items()):
+            view = desired.agents.get(agent_id)
+            server_names = list(view.servers) if view else []
+            files[f"agents/{agent_id}/skills-prompt.txt"] = snapshot.prompt.text
+            # Compact JSON: the C encoder is ~10x faster than an indented dump on large fleets.
+            files[f"agents/{agent_id}/snapshot.json"] = self._snapshot_json(agent_id, snapshot)
+            files[f"agents/{agent_id}/tools.json"] = _json(_catalog(server_names, observed))
+            codex = render_codex_config(
+                agent_id,
+                [s for s in servers if s.name in server_names],
+                hosted_urls=hosted,
+                base_dirs=base_dirs,
+                discovered_tools={
+                    n: [t.raw_name for t in observed.tools_observed.get(n, ())] for n in server_names
+                },
+                environ=self.environ,
+            )
+            self.diagnostics.extend(codex.diagnostics)
+            if "[mcp_servers" in codex.text:
+                files[f"codex/{agent_id}/config.toml"] = codex.text
+        return files
+
+    def _snapshots(self, desired: DesiredState) -> dict[str, AgentSnapshot]:
+        def placed(kind: type[Any]) -> list[Placed[Any]]:
+            return [
+                Placed(r.resource, r.base_dir)
+                for r in desired.resources.values()
+                if isinstance(r.resource, kind)
+            ]
+
+        gateways: list[Placed[Gateway]] = placed(Gateway)
+        agents: list[Placed[Agent]] = placed(Agent)
+        skills: list[Placed[Skill]] = placed(Skill)
+        setup = GatewaySkills.from_resources(
+            gateways[0] if gateways else None, agents, skills, self.ws.state_dir
+        )
+        self.diagnostics.extend(setup.materialize())
+        self.engine.cache.begin_pass()  # many agents share roots: check each root once per render
+        host = Host.current()
+        if self.environ is not None:
+            host = Host(
+                env=self.environ,
+                path=self.environ.get("PATH", host.path),
+                platform=host.platform,
+                home=host.home,
+                cwd=host.cwd,
+            )
+        out: dict[str, AgentSnapshot] = {}
+        for agent in agents:
+            agent_id = agent.resource.name.lower()
+            inputs, problems = setup.inputs_for(agent_id, host)
+            self.diagnostics.extend(problems)
+            result = self.engine.evaluate(inputs)
+            self.diagnostics.extend(result.diagnostics)
+            out[agent_id] = result.snapshot
+        return out
+
+    def _snapshot_json(self, agent_id: str, snapshot: AgentSnapshot) -> str:
+        cached = self._snapshot_text.get(agent_id)
+        if cached is not None and cached[0] == snapshot.content_hash:
+            return cached[1]
+        text = _compact(snapshot.to_dict())
+        self._snapshot_text[agent_id] = (snapshot.content_hash, text)
+        return text
+
+    def agent_status(self, agent_id: str) -> dict[str, Any]:
+        """Status fields for an Agent resource from the last render."""
+        snapshot = self.snapshots.get(agent_id.lower())
+        if snapshot is None:
+            return {}
+        return {
+            "skills": len(snapshot.prompt.skills),
+            "eligibleSkills": sum(1 for s in snapshot.skills if s.eligible and not s.blocked_by_agent_filter),
+            "promptChars": snapshot.prompt.chars,
+            "promptFormat": snapshot.prompt.format,
+            "snapshotHash": snapshot.content_hash,
+        }
+
+
+def _catalog(server_names: list[str], observed: ObservedState) -> list[dict[str, Any]]:
+    rows = []
+    for name in server_names:
+        for tool in observed.tools_applied.get(name, ()):
+            rows.append(
+                {
+                    "name": tool.safe_name,
+                    "server": name,
+                    "tool": tool.raw_name,
+                    "description": tool.description,
+                    "inputSchemaHash": tool.schema_hash,
+                }
+            )
+    return sorted(rows, key=lambda r: r["name"])
+
+
+__all__ = ["OutputRenderer", "Path"]

@@ -1,0 +1,49 @@
+"""Where a folder's clawplane files live: state database, outputs, pidfile, control socket."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+STATE_DIR_NAME = ".clawplane"
+_MAX_SOCKET_PATH = 100  # AF_UNIX paths are limited to about 108 bytes
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """The paths clawplane uses for one resource folder."""
+
+    folder: Path
+    state_dir: Path
+    out_dir: Path
+
+    @classmethod
+    def for_folder(
+        cls, folder: Path, *, state_dir: Path | None = None, out_dir: Path | None = None
+    ) -> Workspace:
+        """Defaults: ``<folder>/.clawplane`` for state and ``<state>/out`` for rendered files."""
+        folder = folder.resolve()
+        state = (state_dir or folder / STATE_DIR_NAME).resolve()
+        return cls(folder, state, (out_dir or state / "out").resolve())
+
+    @property
+    def pidfile(self) -> Path:
+        """The supervisor's pidfile (also the lock that keeps it single)."""
+        return self.state_dir / "supervisor.pid"
+
+    @property
+    def log_file(self) -> Path:
+        """Where a detached supervisor writes its log."""
+        return self.state_dir / "supervisor.log"
+
+    @property
+    def socket_path(self) -> Path:
+        """The supervisor's control socket (moved to the temp dir when the path is too long)."""
+        path = self.state_dir / "control.sock"
+        if len(os.fsencode(path)) <= _MAX_SOCKET_PATH:
+            return path
+        digest = hashlib.sha256(os.fsencode(self.state_dir)).hexdigest()[:16]
+        return Path(tempfile.gettempdir()) / f"clawplane-{digest}.sock"

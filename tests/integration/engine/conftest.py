@@ -1,0 +1,75 @@
+"""Helpers for engine tests: a copied quickstart folder and the CLI run as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+CANARY = "canary-secret-5d1e0c"
+
+
+class Cli:
+    """Runs ``python -m clawplane`` with the venv first on PATH and a canary secret set."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        bin_dir = str(Path(sys.executable).parent)
+        self.env = {
+            **os.environ,
+            "PATH": bin_dir + os.pathsep + os.environ.get("PATH", ""),
+            "NOTES_API_TOKEN": CANARY,
+            "NO_COLOR": "1",
+        }
+
+    def __call__(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            [sys.executable, "-m", "clawplane", *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+        assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+        return proc
+
+    def json(self, *args: str) -> Any:
+        proc = self(*args)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return json.loads(proc.stdout)
+
+
+def processes_under(folder: Path) -> list[psutil.Process]:
+    """Live processes whose command line mentions ``folder``."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        try:
+            if proc.info["status"] != psutil.STATUS_ZOMBIE and str(folder) in " ".join(
+                proc.info["cmdline"] or []
+            ):
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+@pytest.fixture
+def quickstart(tmp_path: Path) -> Iterator[tuple[Path, Cli]]:
+    """A private copy of examples/quickstart; its supervisor is always stopped afterwards."""
+    folder = tmp_path / "quickstart"
+    shutil.copytree(ROOT / "examples" / "quickstart", folder, ignore=shutil.ignore_patterns(".clawplane"))
+    cli = Cli(folder)
+    yield folder, cli
+    cli("down", str(folder))
+    for proc in processes_under(folder):
+        proc.kill()

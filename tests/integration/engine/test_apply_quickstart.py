@@ -1,0 +1,86 @@
+"""The quickstart converges for real, serves its hosted server, and leaves nothing behind."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import anyio
+from mcp import Client
+from tests.integration.engine.conftest import CANARY, Cli, processes_under
+
+
+def _all_text(folder: Path) -> str:
+    state = folder / ".clawplane"
+    chunks = []
+    for path in state.rglob("*"):
+        if path.is_file() and path.suffix not in (".db", ".db-wal", ".db-shm", ".sock"):
+            chunks.append(path.read_text(errors="replace"))
+    conn = sqlite3.connect(state / "state.db")
+    for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall():
+        chunks.extend(repr(row) for row in conn.execute(f"SELECT * FROM {table}"))
+    conn.close()
+    return "\n".join(chunks)
+
+
+def test_quickstart_converges_serves_and_tears_down(quickstart: tuple[Path, Cli]) -> None:
+    folder, cli = quickstart
+    applied = cli("apply", str(folder), "--yes")
+    assert applied.returncode == 0, applied.stdout + applied.stderr
+    assert "Apply complete: 7 succeeded, 0 failed" in applied.stdout
+
+    status = cli.json("status", str(folder), "--json")
+    by_key = {r["key"]: r for r in status["resources"]}
+    notes = by_key["McpServer/notes"]
+    assert notes["phase"] == "Ready" and notes["toolCount"] == 4
+    assert sorted(notes["tools"]) == [
+        "notes__add_note",
+        "notes__greet",
+        "notes__list_notes",
+        "notes__read_note",
+    ]
+    assert {c["type"] for c in notes["conditions"]} == {
+        "Accepted",
+        "ResolvedRefs",
+        "Programmed",
+        "ToolsDiscovered",
+        "Ready",
+    }
+    assert by_key["McpServer/docs-search"]["phase"] == "Disabled"
+    assert by_key["Agent/coder"]["skills"] == 2 and by_key["Agent/coder"]["promptChars"] > 370
+    assert status["supervisor"]["running"] is True
+
+    out = folder / ".clawplane" / "out"
+    for rel in (
+        "openclaw.json",
+        "agents/coder/skills-prompt.txt",
+        "agents/coder/snapshot.json",
+        "agents/coder/tools.json",
+        "agents/writer/snapshot.json",
+        "codex/coder/config.toml",
+    ):
+        assert (out / rel).is_file(), rel
+    assert "<name>git-helper</name>" in (out / "agents/coder/skills-prompt.txt").read_text()
+
+    again = cli("plan", str(folder), "--detailed-exitcode")
+    assert again.returncode == 0, again.stdout
+
+    url = json.loads((out / "openclaw.json").read_text())["mcp"]["servers"]["notes"]["url"]
+
+    async def call() -> tuple[list[str], str]:
+        async with Client(url) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            result = await client.call_tool("greet", {"name": "ci"})
+            return tools, result.content[0].text  # type: ignore[union-attr]
+
+    tools, text = anyio.run(call)
+    assert "debug_dump" not in tools and "greet" in tools
+    assert text == "hello from clawplane, ci!"
+
+    assert CANARY not in _all_text(folder)
+    assert CANARY not in applied.stdout + applied.stderr
+
+    down = cli("down", str(folder))
+    assert down.returncode == 0 and "supervisor stopped" in down.stdout
+    assert processes_under(folder) == []
