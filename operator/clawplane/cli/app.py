@@ -9,6 +9,9 @@ import typer
 from clawplane import __version__
 from clawplane.cli import apply as apply_cmd
 from clawplane.cli import bridge as bridge_cmd
+from clawplane.cli import diff as diff_cmd
+from clawplane.cli import doctor as doctor_cmd
+from clawplane.cli import explain as explain_cmd
 from clawplane.cli import get as get_cmd
 from clawplane.cli import importer as importer_cmd
 from clawplane.cli import mcp as mcp_cmd
@@ -56,3 +59,6 @@ app.command("import")(importer_cmd.import_config)
 app.add_typer(skills_cmd.skills_app, name="skills")
 app.command("bridge", context_settings=bridge_cmd.CONTEXT_SETTINGS)(bridge_cmd.bridge)
 app.add_typer(mcp_cmd.app, name="mcp")
+app.command("explain")(explain_cmd.explain)
+app.command("diff")(diff_cmd.diff)
+app.command("doctor")(doctor_cmd.doctor)

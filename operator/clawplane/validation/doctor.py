@@ -1,0 +1,433 @@
+"""``clawplane doctor``: legacy keys, stale references and risky settings, with safe fixes.
+
+Works on the raw round-trip YAML rather than on validated models, so it can look at
+(and repair) documents that do not validate yet. Every finding says where it is and,
+when it can be fixed mechanically, what the fix does. Fixes are text splices at the
+positions ruamel.yaml recorded (see ``validation.fixes``), applied only to offending
+nodes; a second run over fixed files finds nothing to fix.
+
+Legacy timeout keys (``connectTimeout``, ``connect_timeout``, ``connectionTimeout``,
+``timeout``) are in seconds, like OpenClaw's ``mcp configure --timeout`` flags; the fix
+multiplies them by 1000 into the ``...Ms`` keys.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml.error import YAMLError
+
+from clawplane._utils.atomicfile import atomic_write_bytes
+from clawplane.diagnostics import Diagnostics
+from clawplane.loading.sources import discover_files
+from clawplane.models.mcpserver import LEGACY_TYPE_ALIASES
+from clawplane.naming import assign_server_names, is_sensitive_key
+from clawplane.validation.fixes import Splice, Text, apply_splices, load_documents, scalar_like
+from clawplane.validation.legacy import LEGACY_CODEX_KEYS, LEGACY_SERVER_KEYS, SECONDS_KEYS
+
+
+@dataclass
+class Finding:
+    """One problem; ``fix`` describes the mechanical fix when there is one."""
+
+    file: str
+    line: int
+    column: int
+    severity: str  # error | warning
+    code: str
+    message: str
+    resource: str = ""
+    path: str = ""
+    fix: str | None = None
+    fixed: bool = False
+    splices: list[Splice] = field(default_factory=list, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (without the splices)."""
+        return {
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "severity": self.severity,
+            "code": self.code,
+            "message": self.message,
+            "resource": self.resource,
+            "path": self.path,
+            "fix": self.fix,
+            "fixed": self.fixed,
+        }
+
+
+@dataclass
+class DoctorReport:
+    """All findings, and the files ``--fix`` rewrote."""
+
+    findings: list[Finding] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+
+    @property
+    def remaining(self) -> list[Finding]:
+        """Findings not fixed."""
+        return [f for f in self.findings if not f.fixed]
+
+    @property
+    def has_errors(self) -> bool:
+        """True when an error finding was not fixed."""
+        return any(f.severity == "error" for f in self.remaining)
+
+
+@dataclass
+class _Doc:
+    file: Path
+    text: Text
+    data: Any
+    kind: str
+    name: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}/{self.name}"
+
+    def spec(self) -> Any:
+        spec = self.data.get("spec")
+        return spec if _is_map(spec) else None
+
+
+def _is_map(value: Any) -> bool:
+    return hasattr(value, "lc") and isinstance(value, dict)
+
+
+def _is_seq(value: Any) -> bool:
+    return hasattr(value, "lc") and isinstance(value, list)
+
+
+def _flow(node: Any) -> bool:
+    return bool(node.fa.flow_style())
+
+
+class _Checker:
+    def __init__(self, docs: list[_Doc]) -> None:
+        self.docs = docs
+        self.findings: list[Finding] = []
+        self.servers = sorted({d.name for d in docs if d.kind == "McpServer"})
+        self.agents = sorted({d.name for d in docs if d.kind == "Agent"})
+
+    def add(
+        self,
+        doc: _Doc,
+        pos: tuple[int, int],
+        severity: str,
+        code: str,
+        message: str,
+        path: str,
+        fix: str | None = None,
+        splices: list[Splice] | None = None,
+    ) -> None:
+        self.findings.append(
+            Finding(
+                str(doc.file),
+                pos[0] + 1,
+                pos[1] + 1,
+                severity,
+                code,
+                message,
+                doc.key,
+                path,
+                fix if splices else None,
+                splices=splices or [],
+            )
+        )
+
+    # ---- edits -------------------------------------------------------------------------
+
+    @staticmethod
+    def rename(doc: _Doc, node: Any, old: str, new: str, value: Any = None) -> list[Splice] | None:
+        t = doc.text
+        kl, kc = node.lc.key(old)
+        start = t.offset(kl, kc)
+        end = t.token_is(start, old)
+        if end is None:
+            return None
+        quote = t.text[start] if t.text[start] in "\"'" else ""
+        splices = [Splice(start, end, f"{quote}{new}{quote}")]
+        if value is not None:
+            vl, vc = node.lc.value(old)
+            vstart = t.offset(vl, vc)
+            vend = t.scalar_end(vstart, flow=_flow(node))
+            if vend is None:
+                return None
+            splices.append(Splice(vstart, vend, scalar_like(t.text[vstart:vend], value)))
+        return splices
+
+    @staticmethod
+    def delete(doc: _Doc, node: Any, key: str) -> list[Splice] | None:
+        """Remove a ``key: scalar`` line of a block mapping."""
+        if _flow(node) or _is_map(node[key]) or _is_seq(node[key]):
+            return None
+        t = doc.text
+        kl, kc = node.lc.key(key)
+        vl, vc = node.lc.value(key)
+        line_start = t.starts[kl]
+        start = t.offset(kl, kc)
+        if vl != kl or t.text[line_start:start].strip() or t.scalar_end(t.offset(vl, vc)) is None:
+            return None
+        end = t.line_end(start)
+        return [Splice(line_start, min(end + 1, len(t.text)), "")]
+
+    @staticmethod
+    def replace_value(doc: _Doc, node: Any, index: Any, value: Any) -> list[Splice] | None:
+        t = doc.text
+        line, col = node.lc.item(index) if _is_seq(node) else node.lc.value(index)
+        start = t.offset(line, col)
+        end = t.scalar_end(start, flow=_flow(node))
+        if end is None:
+            return None
+        return [Splice(start, end, scalar_like(t.text[start:end], value))]
+
+    # ---- checks ------------------------------------------------------------------------
+
+    def run(self) -> list[Finding]:
+        for doc in self.docs:
+            spec = doc.spec()
+            if spec is None:
+                continue
+            if doc.kind == "McpServer":
+                self.legacy(doc, spec)
+                self.server_runtime(doc, spec)
+                self.secrets(doc, spec, ("env", "headers"))
+                codex = spec.get("codex")
+                if _is_map(codex) and _is_seq(codex.get("agents")):
+                    self.refs(doc, codex["agents"], "Agent", self.agents, "spec.codex.agents")
+            elif doc.kind == "Agent":
+                servers = spec.get("mcpServers")
+                if _is_seq(servers):
+                    self.refs(doc, servers, "McpServer", self.servers, "spec.mcpServers")
+            elif doc.kind == "Channel":
+                if isinstance(spec.get("agent"), str):
+                    self.ref(doc, spec, "agent", "Agent", self.agents, "spec.agent")
+                self.secrets(doc, spec, ("credentials",))
+            elif doc.kind == "Gateway":
+                agents = spec.get("agents")
+                if _is_map(agents) and isinstance(agents.get("defaultAgent"), str):
+                    self.ref(doc, agents, "defaultAgent", "Agent", self.agents, "spec.agents.defaultAgent")
+        self.collisions()
+        return self.findings
+
+    def legacy(self, doc: _Doc, spec: Any) -> None:
+        present = set(spec.keys())
+        if "disabled" in spec:
+            value = spec["disabled"]
+            pos = spec.lc.key("disabled")
+            if not isinstance(value, bool):
+                message = 'unsupported key "disabled" (not a boolean)'
+                self.add(doc, pos, "error", "mcp.legacy-disabled", message, "spec.disabled")
+            elif "enabled" in present:
+                self.add(
+                    doc, pos, "error", "mcp.legacy-disabled",
+                    'unsupported key "disabled" next to "enabled"', "spec.disabled",
+                    "remove disabled (enabled wins)", self.delete(doc, spec, "disabled"),
+                )  # fmt: skip
+            else:
+                self.add(
+                    doc, pos, "error", "mcp.legacy-disabled", 'unsupported key "disabled"', "spec.disabled",
+                    f"disabled: {str(value).lower()} -> enabled: {str(not value).lower()}",
+                    self.rename(doc, spec, "disabled", "enabled", not value),
+                )  # fmt: skip
+                present.add("enabled")
+        for old, new in LEGACY_SERVER_KEYS.items():
+            if old not in spec:
+                continue
+            value = spec[old]
+            pos = spec.lc.key(old)
+            message = f'legacy key "{old}" is not supported'
+            if new in present:
+                self.add(
+                    doc, pos, "error", "mcp.legacy-key", message, f"spec.{old}",
+                    f"remove {old} ({new} wins)", self.delete(doc, spec, old),
+                )  # fmt: skip
+                continue
+            if old in SECONDS_KEYS:
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    self.add(doc, pos, "error", "mcp.legacy-key", message, f"spec.{old}")
+                    continue
+                ms = round(value * 1000)
+                self.add(
+                    doc, pos, "error", "mcp.legacy-key", message, f"spec.{old}",
+                    f"{old}: {value} (seconds) -> {new}: {ms}", self.rename(doc, spec, old, new, ms),
+                )  # fmt: skip
+            else:
+                self.add(
+                    doc, pos, "error", "mcp.legacy-key", message, f"spec.{old}",
+                    f"{old} -> {new}", self.rename(doc, spec, old, new),
+                )  # fmt: skip
+            present.add(new)
+        codex = spec.get("codex")
+        if _is_map(codex):
+            for old, new in LEGACY_CODEX_KEYS.items():
+                if old not in codex:
+                    continue
+                pos = codex.lc.key(old)
+                message = f'legacy key "codex.{old}" is not supported'
+                if new in codex:
+                    fix, splices = f"remove codex.{old} (codex.{new} wins)", self.delete(doc, codex, old)
+                else:
+                    fix, splices = f"codex.{old} -> codex.{new}", self.rename(doc, codex, old, new)
+                self.add(doc, pos, "error", "mcp.legacy-key", message, f"spec.codex.{old}", fix, splices)
+        legacy_type = spec.get("type")
+        if isinstance(legacy_type, str):
+            pos = spec.lc.key("type")
+            mapped = LEGACY_TYPE_ALIASES.get(legacy_type.strip().lower())
+            if mapped is None:
+                self.add(
+                    doc, pos, "error", "mcp.unknown-type", f'unknown server type "{legacy_type}"', "spec.type"
+                )
+            elif "transport" in present:
+                self.add(
+                    doc, pos, "warning", "mcp.legacy-type", f'"type: {legacy_type}" is a legacy alias',
+                    "spec.type", "remove type (transport wins)", self.delete(doc, spec, "type"),
+                )  # fmt: skip
+            else:
+                self.add(
+                    doc, pos, "warning", "mcp.legacy-type", f'"type: {legacy_type}" is a legacy alias',
+                    "spec.type", f"type: {legacy_type} -> transport: {mapped.value}",
+                    self.rename(doc, spec, "type", "transport", mapped.value),
+                )  # fmt: skip
+
+    def server_runtime(self, doc: _Doc, spec: Any) -> None:
+        if spec.get("enabled") is False or spec.get("disabled") is True:
+            return
+        base = doc.file.resolve().parent
+        command = spec.get("command")
+        if isinstance(command, str) and command.strip():
+            cmd = command.strip()
+            found = (
+                (base / cmd).is_file() and os.access(base / cmd, os.X_OK)
+                if "/" in cmd and not os.path.isabs(cmd)
+                else shutil.which(cmd) is not None
+            )
+            if not found:
+                self.add(
+                    doc, spec.lc.value("command"), "warning", "mcp.command-not-found",
+                    f"stdio command not found or not executable: {cmd}", "spec.command",
+                )  # fmt: skip
+        for key in ("cwd", "workingDirectory", "working_directory"):
+            cwd = spec.get(key)
+            if isinstance(cwd, str) and cwd.strip() and not (base / cwd.strip()).is_dir():
+                self.add(
+                    doc, spec.lc.value(key), "warning", "mcp.cwd-missing",
+                    f"working directory does not exist: {cwd}", f"spec.{key}",
+                )  # fmt: skip
+
+    def secrets(self, doc: _Doc, spec: Any, maps: tuple[str, ...]) -> None:
+        for name in maps:
+            values = spec.get(name)
+            if not _is_map(values):
+                continue
+            for key, value in values.items():
+                if _is_map(value) or not isinstance(key, str) or not is_sensitive_key(key):
+                    continue
+                text = str(value)
+                if text.strip() and not text.startswith("$"):
+                    self.add(
+                        doc, values.lc.value(key), "warning", "secret.literal",
+                        f"{name}.{key} holds a literal secret value", f"spec.{name}.{key}",
+                    )  # fmt: skip
+
+    def refs(self, doc: _Doc, seq: Any, kind: str, known: list[str], path: str) -> None:
+        for i, value in enumerate(seq):
+            if isinstance(value, str):
+                self.ref(doc, seq, i, kind, known, f"{path}[{i}]")
+
+    def ref(self, doc: _Doc, node: Any, index: Any, kind: str, known: list[str], path: str) -> None:
+        name = node[index]
+        fold = kind == "Agent"  # agent ids compare case-insensitively
+        if (name.lower() in {k.lower() for k in known}) if fold else name in known:
+            return
+        pos = node.lc.item(index) if _is_seq(node) else node.lc.value(index)
+        close = sorted(difflib.get_close_matches(name, known, n=2, cutoff=0.6))
+        message = f"{kind} {name!r} is not declared"
+        if len(close) == 1:
+            self.add(
+                doc, pos, "error", "ref.unresolved", message, path,
+                f"{name} -> {close[0]}", self.replace_value(doc, node, index, close[0]),
+            )  # fmt: skip
+        else:
+            hint = f" (candidates: {', '.join(close)})" if close else ""
+            self.add(doc, pos, "error", "ref.unresolved", message + hint, path)
+
+    def collisions(self) -> None:
+        servers = [d for d in self.docs if d.kind == "McpServer"]
+        safe = assign_server_names([d.name for d in servers])
+        for doc, final in zip(servers, safe, strict=True):
+            base = assign_server_names([doc.name])[0]
+            if final.lower() != doc.name.lower() and base.lower() != final.lower():
+                meta = doc.data["metadata"]
+                self.add(
+                    doc, meta.lc.value("name"), "warning", "mcp.name-collision",
+                    f"MCP server {doc.name!r} sanitizes to {base!r}, which another server already uses; "
+                    f"its tools will be prefixed {final!r}", "metadata.name",
+                )  # fmt: skip
+
+
+def _load(path: Path, report: DoctorReport) -> tuple[str, list[_Doc]] | None:
+    try:
+        raw = path.read_bytes().decode("utf-8")
+        data = load_documents(raw)
+    except (OSError, UnicodeDecodeError, YAMLError) as exc:
+        report.findings.append(Finding(str(path), 1, 1, "error", "yaml.invalid", f"cannot read: {exc}"))
+        return None
+    text = Text(raw)
+    docs = []
+    for item in data:
+        if not _is_map(item) or not isinstance(item.get("kind"), str):
+            continue
+        meta = item.get("metadata")
+        name = meta.get("name") if _is_map(meta) else None
+        if isinstance(name, str):
+            docs.append(_Doc(path, text, item, item["kind"], name))
+    return raw, docs
+
+
+def doctor_paths(paths: list[str | os.PathLike[str]], *, fix: bool = False) -> DoctorReport:
+    """Check every resource file under ``paths``; with ``fix``, rewrite fixable findings in place."""
+    report = DoctorReport()
+    diags = Diagnostics()
+    files = discover_files(paths, diags)
+    for d in diags:
+        where = d.location
+        report.findings.append(
+            Finding(where.file if where else "", where.line if where else 0, where.column if where else 0,
+                    d.severity.value, d.code, d.message)
+        )  # fmt: skip
+    texts: dict[Path, str] = {}
+    docs: list[_Doc] = []
+    for path in files:
+        loaded = _load(path, report)
+        if loaded is not None:
+            texts[path] = loaded[0]
+            docs.extend(loaded[1])
+    found = _Checker(docs).run()
+    report.findings.extend(found)
+    if fix:
+        for path, original in texts.items():
+            mine = [f for f in found if f.file == str(path) and f.splices]
+            if not mine:
+                continue
+            updated = apply_splices(original, [s for f in mine for s in f.splices])
+            load_documents(updated)  # the result must still parse; raises otherwise
+            if updated != original:
+                mode = path.stat().st_mode & 0o777
+                atomic_write_bytes(path, updated.encode("utf-8"), mode=mode)
+                report.written.append(str(path))
+            for f in mine:
+                f.fixed = True
+    report.findings.sort(key=lambda f: (f.file, f.line, f.column, f.code))
+    return report
+
+
+__all__ = ["DoctorReport", "Finding", "doctor_paths"]

@@ -1,0 +1,228 @@
+"""``clawplane diff`` over a small git repository with several commits."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from clawplane.cli.app import app
+
+runner = CliRunner()
+
+SERVERS = """\
+# servers
+apiVersion: clawplane.dev/v1alpha1
+kind: McpServer
+metadata:
+  name: notes
+spec:
+  command: notes-server
+  args: ["--root", "/srv/notes"]
+  hosting: consumer
+  env:
+    API_TOKEN: sk-literal-secret-value
+"""
+EXTRA_SERVER = """\
+---
+apiVersion: clawplane.dev/v1alpha1
+kind: McpServer
+metadata:
+  name: search
+spec:
+  url: https://search.example.com/mcp
+  transport: streamable-http
+"""
+AGENT = """\
+apiVersion: clawplane.dev/v1alpha1
+kind: Agent
+metadata:
+  name: {name}
+spec:
+  description: Writes code.
+  skills: [{skills}]
+"""
+CHANNEL = """\
+apiVersion: clawplane.dev/v1alpha1
+kind: Channel
+metadata:
+  name: tg
+spec:
+  type: telegram
+  agent: coder
+"""
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=repo,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
+def commit(repo: Path, files: dict[str, str | None], message: str) -> str:
+    for name, text in files.items():
+        target = repo / "cfg" / name
+        if text is None:
+            target.unlink()
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    revs = {
+        "base": commit(
+            root,
+            {
+                "servers.yaml": SERVERS,
+                "agents.yaml": AGENT.format(name="coder", skills="a, b"),
+                "channels.yaml": CHANNEL,
+            },
+            "base",
+        )
+    }
+    revs["added"] = commit(root, {"servers.yaml": SERVERS + EXTRA_SERVER}, "add search")
+    revs["args"] = commit(
+        root, {"servers.yaml": (SERVERS + EXTRA_SERVER).replace("/srv/notes", "/srv/other")}, "args"
+    )
+    revs["skill"] = commit(root, {"agents.yaml": AGENT.format(name="coder", skills="a, c")}, "skill")
+    revs["deleted"] = commit(root, {"channels.yaml": None}, "delete channel")
+    revs["renamed"] = commit(root, {"agents.yaml": AGENT.format(name="builder", skills="a, c")}, "rename")
+    revs["broken"] = commit(
+        root, {"agents.yaml": "apiVersion: clawplane.dev/v1alpha1\nkind: Agent\n"}, "broken"
+    )
+    monkeypatch.chdir(root)
+    return revs
+
+
+def run(*args: str) -> tuple[int, str]:
+    res = runner.invoke(app, ["diff", *args])
+    return res.exit_code, res.output
+
+
+def plan_of(frm: str, to: str) -> dict[str, object]:
+    code, text = run("--from", frm, "--to", to, "cfg", "--format", "json")
+    assert code == 0, text
+    doc: dict[str, object] = json.loads(text)
+    return doc
+
+
+def actions(doc: dict[str, object]) -> dict[str, str]:
+    changes = doc["changes"]
+    assert isinstance(changes, list)
+    return {c["key"]: c["action"] for c in changes if c["action"] != "noop"}
+
+
+def test_no_changes_exit_zero(repo: dict[str, str]) -> None:
+    code, text = run("--from", repo["base"], "--to", repo["base"], "cfg", "--detailed-exitcode")
+    assert code == 0 and "No changes" in text
+
+
+def test_added_server(repo: dict[str, str]) -> None:
+    doc = plan_of(repo["base"], repo["added"])
+    assert actions(doc) == {"McpServer/search": "create"}
+
+
+def test_changed_args_is_an_update_with_field_diff(repo: dict[str, str]) -> None:
+    doc = plan_of(repo["added"], repo["args"])
+    assert actions(doc) == {"McpServer/notes": "replace"}  # a stdio server restarts
+    change = next(c for c in doc["changes"] if c["key"] == "McpServer/notes")  # type: ignore[attr-defined]
+    assert change["diff"] == [
+        {"path": "spec.args[1]", "op": "changed", "before": "/srv/notes", "after": "/srv/other"}
+    ]
+
+
+def test_changed_skill_and_agent_view(repo: dict[str, str]) -> None:
+    doc = plan_of(repo["args"], repo["skill"])
+    assert actions(doc) == {"Agent/coder": "update"}
+    assert doc["agents"] == [
+        {
+            "agent": "coder",
+            "status": "changed",
+            "serversAdded": [],
+            "serversRemoved": [],
+            "skillsBefore": ["a", "b"],
+            "skillsAfter": ["a", "c"],
+        }
+    ]
+
+
+def test_deleted_channel_and_renamed_agent(repo: dict[str, str]) -> None:
+    doc = plan_of(repo["skill"], repo["deleted"])
+    assert actions(doc) == {"Channel/tg": "delete"}
+    doc = plan_of(repo["deleted"], repo["renamed"])
+    assert actions(doc) == {"Agent/builder": "create", "Agent/coder": "delete"}
+    assert doc["renames"] == [{"from": "Agent/coder", "to": "Agent/builder"}]
+
+
+def test_detailed_exitcode_and_text(repo: dict[str, str]) -> None:
+    code, text = run("--from", repo["base"], "--to", repo["args"], "cfg", "--detailed-exitcode")
+    assert code == 2
+    assert "+ McpServer/search" in text and "Plan: 1 to add, 1 to change, 0 to destroy." in text
+    assert "coder (changed): servers +search" in text
+
+
+def test_markdown_for_pull_requests(repo: dict[str, str]) -> None:
+    code, text = run("--from", repo["base"], "--to", repo["renamed"], "cfg", "--format", "markdown")
+    assert code == 0
+    assert text.startswith("### clawplane diff")
+    assert "| Action | Kind | Name | Reason |" in text
+    assert "| `+` create | McpServer | `search` |" in text
+    assert "| `-` delete | Channel | `tg` |" in text
+    assert '| `spec.args[1]` | changed | `"/srv/notes"` | `"/srv/other"` |' in text
+    assert "<details>" in text and "sk-literal-secret-value" not in text
+    code, text = run("--from", repo["deleted"], "--to", repo["renamed"], "cfg", "--format", "markdown")
+    assert "Likely rename: `Agent/coder` → `Agent/builder`" in text
+
+
+def test_working_tree_folder_against_revision(repo: dict[str, str]) -> None:
+    (Path.cwd() / "cfg" / "agents.yaml").write_text(AGENT.format(name="builder", skills="a, c"))
+    status = git(Path.cwd(), "status", "--porcelain")
+    code, text = run("--from", repo["renamed"], "--to", "cfg", "cfg", "--detailed-exitcode")
+    assert code == 0, text
+    assert git(Path.cwd(), "status", "--porcelain") == status
+    code, text = run("--from", repo["skill"], "--to", "cfg", "cfg", "--detailed-exitcode")
+    assert code == 2 and "- Channel/tg" in text
+
+
+def test_invalid_side_prints_diagnostics_and_exits_1(repo: dict[str, str]) -> None:
+    code, text = run("--from", repo["renamed"], "--to", repo["broken"], "cfg", "--detailed-exitcode")
+    assert code == 1
+    assert (
+        f"{repo['broken']}:cfg/agents.yaml" in text
+        and "the --to side" in text
+        and "does not validate" in text
+    )
+
+
+def test_unknown_revision_exits_1(repo: dict[str, str]) -> None:
+    code, text = run("--from", "no-such-rev", "--to", repo["base"], "cfg")
+    assert code == 1 and "error:" in text
+
+
+def test_cwd_relative_hashes_do_not_depend_on_the_temp_folder(repo: dict[str, str]) -> None:
+    root = Path.cwd()
+    (root / "cfg" / "agents.yaml").write_text(AGENT.format(name="builder", skills="a, c"))
+    (root / "cfg" / "work").mkdir()
+    (root / "cfg" / "work" / "README").write_text("x")
+    server = SERVERS.replace("  hosting: consumer\n", "  hosting: consumer\n  cwd: ./work\n")
+    one = commit(root, {"servers.yaml": server + EXTRA_SERVER}, "cwd")
+    two = commit(root, {"notes.txt": "unrelated"}, "unrelated")
+    code, text = run("--from", one, "--to", two, "cfg", "--detailed-exitcode")
+    assert code == 0, text
+    code, text = run("--from", one, "--to", "cfg", "cfg", "--detailed-exitcode")
+    assert code == 0, text

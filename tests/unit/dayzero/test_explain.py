@@ -1,0 +1,93 @@
+"""``clawplane explain``: fields read from the generated JSON Schema."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from clawplane.cli.app import app
+from clawplane.models import KINDS
+from clawplane.schema.explain import ExplainError, explain, render_text, resolve_kind
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("mcpserver", "McpServer"),
+        ("MCPSERVER", "McpServer"),
+        ("mcps", "McpServer"),
+        ("agents", "Agent"),
+        ("Channel", "Channel"),
+        ("skill", "Skill"),
+        ("gateway", "Gateway"),
+    ],
+)
+def test_kind_names_are_case_insensitive(name: str, kind: str) -> None:
+    assert resolve_kind(name) == kind
+
+
+def test_unknown_kind_suggests() -> None:
+    with pytest.raises(ExplainError) as exc:
+        resolve_kind("mcpservr")
+    assert exc.value.suggestions == ["McpServer"]
+
+
+def test_enum_field_has_allowed_values_and_default() -> None:
+    info = explain("mcpserver.spec.transport")
+    assert info.kind == "McpServer" and info.path == "spec.transport"
+    assert info.allowed == ["stdio", "sse", "streamable-http"]
+    assert info.has_default and info.default is None
+    assert "inferred" in info.description
+    hosting = explain("McpServer.spec.hosting")
+    assert hosting.default == "clawplane" and hosting.allowed == ["clawplane", "consumer"]
+
+
+def test_integer_field_with_constraints() -> None:
+    info = explain("mcpserver.spec.connectionTimeoutMs")
+    assert info.type == "integer" and info.default == 30000
+    assert info.constraints["exclusiveMinimum"] == 0
+
+
+def test_snake_case_path_segments_resolve_to_camel_case() -> None:
+    assert explain("agent.spec.mcp_servers").path == "spec.mcpServers"
+    assert explain("agent.spec.mcp_servers").type == "array of string"
+
+
+def test_object_lists_sub_fields() -> None:
+    info = explain("mcpserver.spec")
+    names = [f.name for f in info.fields]
+    assert names[:3] == ["enabled", "transport", "type"]
+    assert "toolFilter" in names and "connectionTimeoutMs" in names
+    assert any(f.name == "spec" and f.required for f in explain("mcpserver").fields)
+
+
+def test_map_values_and_arrays_are_traversed() -> None:
+    assert explain("channel.spec.groups.anygroup.requireMention").type == "boolean"
+    assert explain("mcpserver.spec.toolFilter.include").type == "array of string"
+
+
+def test_unknown_field_suggests() -> None:
+    with pytest.raises(ExplainError) as exc:
+        explain("mcpserver.spec.transprt")
+    assert "transport" in exc.value.suggestions
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_kind_renders(kind: str) -> None:
+    text = render_text(explain(kind))
+    assert text.startswith(f"KIND:     {kind}") and "FIELDS:" in text
+
+
+def test_cli_text_json_and_errors() -> None:
+    res = runner.invoke(app, ["explain", "mcpserver.spec.transport"])
+    assert res.exit_code == 0 and "ALLOWED:" in res.output and "streamable-http" in res.output
+    res = runner.invoke(app, ["explain", "MCPSERVER.spec.hosting", "--json"])
+    assert res.exit_code == 0
+    doc = json.loads(res.output)
+    assert doc["default"] == "clawplane" and doc["allowed"] == ["clawplane", "consumer"]
+    res = runner.invoke(app, ["explain", "agnt"])
+    assert res.exit_code == 1 and "did you mean: Agent?" in res.output
