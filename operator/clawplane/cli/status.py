@@ -10,7 +10,7 @@ from rich.table import Table
 
 from clawplane.cli.common import FolderArg, OutDirOpt, StateDirOpt, fail, workspace
 from clawplane.cli.console import out
-from clawplane.reconcile.supervisorfile import read_info, supervisor_alive
+from clawplane.reconcile.supervisorfile import read_info, read_loop_status, supervisor_alive
 from clawplane.state import ObservedState, StateDB, StateError, store
 
 
@@ -37,6 +37,7 @@ def status(
         "pid": info.pid if info and alive else None,
         "endpoint": info.endpoint if info and alive else None,
     }
+    doc["loop"] = read_loop_status(ws) if alive else None
     doc["lastApply"] = (
         {"at": audit[0].started_at, "outcome": audit[0].outcome, "commit": audit[0].git_commit}
         if audit
@@ -94,6 +95,11 @@ def _print_table(doc: dict[str, Any]) -> None:
         ready = next((c["status"] for c in r["conditions"] if c["type"] == "Ready"), "Unknown")
         table.add_row(r["kind"], r["name"], r["phase"], ready, _detail(r))
     out.print(table)
+    loop = doc.get("loop") or {}
+    if loop and loop.get("folderValid") is False:
+        out.print("folder: INVALID — the last good state stays in force until it is fixed:", markup=False)
+        for d in loop.get("diagnostics", [])[:20]:
+            out.print(f"  {d}", markup=False)
     last = doc["lastApply"]
     if last:
         out.print(f"last apply: {last['at']} ({last['outcome']})", markup=False)

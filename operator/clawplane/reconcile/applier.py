@@ -142,7 +142,7 @@ async def _apply_change(change: Change, ctx: ApplyContext) -> None:
     report: RuntimeReport | None = None
     if isinstance(desired.resource, McpServer):
         report = await _server_action(change, desired, ctx)
-    _record_resource(desired, ctx, report)
+    record_resource(desired, ctx, report)
 
 
 async def _server_action(change: Change, d: DesiredResource, ctx: ApplyContext) -> RuntimeReport | None:
@@ -195,7 +195,8 @@ def _record_runtime(d: DesiredResource, report: RuntimeReport, ctx: ApplyContext
         store.set_tools(ctx.db, d.name, "applied", tools)
 
 
-def _record_resource(d: DesiredResource, ctx: ApplyContext, report: RuntimeReport | None) -> None:
+def record_resource(d: DesiredResource, ctx: ApplyContext, report: RuntimeReport | None) -> None:
+    """Write the status (phase, conditions, fields) of ``d`` as ``report`` shows it."""
     prior = store.load_observed(ctx.db).resources.get(d.key)
     if (
         isinstance(d.resource, McpServer)

@@ -5,6 +5,12 @@ the hosted MCP runtimes and the loopback endpoint that exposes them, serves the
 control socket (``ping``, ``apply``, ``shutdown``), and on exit tears every runtime
 down and records them as stopped. At start it cleans up after a supervisor that died
 without doing so (its recorded process groups are terminated).
+
+With ``watch`` on (``clawplane run``), it also runs the GitOps loop (``loop.py``): an
+initial reconcile, one per debounced batch of folder changes, one per runtime event
+that matters, and a level-based resync every ``resync_interval`` seconds. Loop passes
+and control-socket applies share one lock, so one reconcile runs at a time. A health
+and metrics endpoint (``metrics.py``) runs on a loopback port unless disabled.
 """
 
 from __future__ import annotations
@@ -24,10 +30,12 @@ from clawplane.reconcile.applier import ApplyContext, PlanRefusedError, apply_pl
 from clawplane.reconcile.control import serve_control
 from clawplane.reconcile.engine import Engine, InvalidFolderError
 from clawplane.reconcile.localbackend import LocalBackend, open_local_backend
+from clawplane.reconcile.loop import DEFAULT_RESYNC_S, ReconcileLoop
+from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
 from clawplane.reconcile.processes import terminate_group
 from clawplane.reconcile.supervisorfile import SupervisorInfo, write_info
 from clawplane.reconcile.workspace import Workspace
-from clawplane.runtimes import RuntimeSettings
+from clawplane.runtimes import RuntimeEvent, RuntimeSettings
 from clawplane.state import FolderLock, StateDB, store, utcnow
 
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
@@ -40,6 +48,11 @@ class SupervisorOptions:
     host: str = "127.0.0.1"
     port: int = 0
     settings: RuntimeSettings | None = None
+    watch: bool = False
+    """Run the GitOps loop (initial reconcile, folder watch, runtime events, resync)."""
+    resync_interval: float = DEFAULT_RESYNC_S
+    metrics_port: int | None = 0
+    """Port of ``/healthz``, ``/readyz``, ``/metrics`` on ``host`` (0 = any free one, None = off)."""
 
 
 def cleanup_stale_runtimes(db: StateDB) -> list[str]:
@@ -58,11 +71,15 @@ class _Handler:
         self.ws, self.db, self.backend, self.shutdown = ws, db, backend, shutdown
         self.engine = Engine(ws)
         self.busy = anyio.Lock()
+        self.loop: ReconcileLoop | None = None
 
     async def __call__(self, request: dict[str, Any], emit: Emit) -> dict[str, Any]:
         op = request.get("op")
         if op == "ping":
-            return {"ok": True, "pid": os.getpid(), "endpoint": self.endpoint()}
+            reply: dict[str, Any] = {"ok": True, "pid": os.getpid(), "endpoint": self.endpoint()}
+            if self.loop is not None:
+                reply["loop"] = self.loop.state.to_dict()
+            return reply
         if op == "shutdown":
             return {"ok": True}  # the shutdown itself happens after this reply (see after_reply)
         if op == "apply":
@@ -102,6 +119,12 @@ async def _watch_signals(received: AsyncIterator[int], shutdown: anyio.Event) ->
         return
 
 
+async def _watch_folder(ws: Workspace, loop: ReconcileLoop, shutdown: anyio.Event) -> None:
+    from clawplane.reconcile.watch import watch_folder
+
+    await watch_folder(ws.folder, loop.on_files_changed, ignore=(ws.state_dir, ws.out_dir), stop=shutdown)
+
+
 async def run_supervisor(
     ws: Workspace,
     options: SupervisorOptions | None = None,
@@ -119,25 +142,65 @@ async def run_supervisor(
         if request.get("op") == "shutdown":
             shutdown.set()
 
+    metrics = LoopMetrics()
+    loop_ref: list[ReconcileLoop] = []
+
+    def on_event(event: RuntimeEvent) -> None:
+        if loop_ref:
+            loop_ref[0].on_runtime_event(event)
+
+    server: MetricsServer | None = None
     try:
         cleanup_stale_runtimes(db)
         # Signals stay captured until teardown is over, so a second SIGTERM cannot orphan runtimes.
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received:
-            backend_cm = open_local_backend(host=options.host, port=options.port, settings=options.settings)
+            backend_cm = open_local_backend(
+                host=options.host, port=options.port, settings=options.settings, on_event=on_event
+            )
             async with backend_cm as backend:
                 handler = _Handler(ws, db, backend, shutdown)
+                loop = ReconcileLoop(
+                    ws,
+                    db,
+                    backend,
+                    handler.engine,
+                    handler.busy,
+                    metrics=metrics,
+                    resync_interval=options.resync_interval,
+                )
+                if options.watch:
+                    handler.loop = loop
+                    loop_ref.append(loop)
+                metrics_url = ""
+                if options.metrics_port is not None:
+                    server = MetricsServer(
+                        metrics,
+                        healthy=lambda: not shutdown.is_set() and (loop.state.watching or not options.watch),
+                        ready=lambda: loop.state.ready or not options.watch,
+                    )
+                    metrics_url = server.start(options.host, options.metrics_port)
                 async with anyio.create_task_group() as tg:
                     await tg.start(partial(serve_control, ws.socket_path, handler, after_reply=after_reply))
-                    info = SupervisorInfo(os.getpid(), str(ws.socket_path), handler.endpoint(), utcnow())
+                    info = SupervisorInfo(
+                        os.getpid(), str(ws.socket_path), handler.endpoint(), utcnow(), metrics_url
+                    )
                     write_info(ws, info)
                     tg.start_soon(_watch_signals, received, shutdown)
+                    if options.watch:
+                        tg.start_soon(loop.run)
+                        tg.start_soon(_watch_folder, ws, loop, shutdown)
                     if on_ready is not None:
                         on_ready(info)
                     await shutdown.wait()
                     tg.cancel_scope.cancel()
+                loop_ref.clear()
+                if server is not None:
+                    server.stop()
             # Leaving the backend tore every runtime down; record that.
             cleanup_stale_runtimes(db)
     finally:
+        if server is not None:
+            server.stop()
         with contextlib.suppress(OSError):
             ws.pidfile.unlink()
         db.close()

@@ -9,14 +9,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
 from clawplane.models import McpServerSpec
 from clawplane.reconcile.backend import RuntimeReport, ToolInfo
-from clawplane.runtimes import BridgeEndpoint, Phase, RuntimeSettings, RuntimeStatus, Supervisor, ToolKind
+from clawplane.runtimes import (
+    BridgeEndpoint,
+    Phase,
+    RuntimeEvent,
+    RuntimeSettings,
+    RuntimeStatus,
+    Supervisor,
+    ToolKind,
+)
 
 SETTLE_MARGIN_S = 5.0
 
@@ -103,10 +111,14 @@ class LocalBackend:
 
 @asynccontextmanager
 async def open_local_backend(
-    *, host: str = "127.0.0.1", port: int = 0, settings: RuntimeSettings | None = None
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    settings: RuntimeSettings | None = None,
+    on_event: Callable[[RuntimeEvent], None] | None = None,
 ) -> AsyncIterator[LocalBackend]:
     """A supervisor with its HTTP endpoint running; everything is torn down on exit."""
     settings = settings or RuntimeSettings()
-    async with Supervisor(settings=settings) as supervisor:
+    async with Supervisor(settings=settings, on_event=on_event) as supervisor:
         endpoint = await supervisor.expose(host=host, port=port)
         yield LocalBackend(supervisor, endpoint, settings)

@@ -6,6 +6,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from clawplane.reconcile.workspace import Workspace
 
@@ -18,6 +19,8 @@ class SupervisorInfo:
     socket: str
     endpoint: str
     started_at: str
+    metrics: str = ""
+    """Base URL of ``/healthz``, ``/readyz`` and ``/metrics`` (empty when disabled)."""
 
 
 def read_info(ws: Workspace) -> SupervisorInfo | None:
@@ -25,7 +28,11 @@ def read_info(ws: Workspace) -> SupervisorInfo | None:
     try:
         doc = json.loads(ws.pidfile.read_text(encoding="utf-8"))
         return SupervisorInfo(
-            int(doc["pid"]), str(doc["socket"]), str(doc["endpoint"]), str(doc["started_at"])
+            int(doc["pid"]),
+            str(doc["socket"]),
+            str(doc["endpoint"]),
+            str(doc["started_at"]),
+            str(doc.get("metrics", "")),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -40,7 +47,13 @@ def write_info(ws: Workspace, info: SupervisorInfo) -> None:
 
 
 def _as_dict(info: SupervisorInfo) -> dict[str, object]:
-    return {"pid": info.pid, "socket": info.socket, "endpoint": info.endpoint, "started_at": info.started_at}
+    return {
+        "pid": info.pid,
+        "socket": info.socket,
+        "endpoint": info.endpoint,
+        "started_at": info.started_at,
+        "metrics": info.metrics,
+    }
 
 
 def pid_alive(pid: int) -> bool:
@@ -62,3 +75,15 @@ def supervisor_alive(ws: Workspace) -> bool:
     """True when the folder's supervisor process is running."""
     info = read_info(ws)
     return info is not None and pid_alive(info.pid) and Path(info.socket).exists()
+
+
+LOOP_STATUS_FILE = "loop.json"
+
+
+def read_loop_status(ws: Workspace) -> dict[str, Any] | None:
+    """The loop status a running (or the last) supervisor wrote, or None."""
+    try:
+        doc = json.loads((ws.state_dir / LOOP_STATUS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) else None

@@ -1,0 +1,68 @@
+"""Log lines of the supervisor: human text or JSON lines, each tagged with its reconcile id."""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+_reconcile_id: contextvars.ContextVar[str] = contextvars.ContextVar("reconcile_id", default="-")
+
+LOG_FORMATS = ("text", "json")
+
+
+@contextmanager
+def reconcile_context(reconcile_id: str) -> Iterator[None]:
+    """Tag every log line written inside the block with ``reconcile_id``."""
+    token = _reconcile_id.set(reconcile_id)
+    try:
+        yield
+    finally:
+        _reconcile_id.reset(token)
+
+
+class _ReconcileIdFilter(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not hasattr(record, "reconcile_id"):
+            # Runtime tasks outlive the pass that started them: their lines carry no pass id.
+            runtime = record.name.startswith("clawplane.runtimes")
+            record.reconcile_id = "-" if runtime else _reconcile_id.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: ts, level, logger, reconcile_id, msg."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        doc = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "reconcile_id": getattr(record, "reconcile_id", "-"),
+            "msg": record.getMessage(),
+        }
+        if record.exc_info:
+            doc["exc"] = self.formatException(record.exc_info)
+        return json.dumps(doc, ensure_ascii=False)
+
+
+def configure_logging(fmt: str = "text", *, level: int = logging.INFO) -> None:
+    """Send ``clawplane`` logs to stderr as human lines or JSON lines."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(_ReconcileIdFilter())
+    if fmt == "json":
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(
+            logging.Formatter("%(asctime)s %(levelname)-7s [%(reconcile_id)s] %(name)s: %(message)s")
+        )
+    root = logging.getLogger("clawplane")
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+    root.propagate = False

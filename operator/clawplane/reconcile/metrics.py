@@ -1,0 +1,147 @@
+"""The supervisor's health and metrics endpoint: ``/healthz``, ``/readyz``, ``/metrics``.
+
+Metrics live in a private ``CollectorRegistry`` (never the process-global one) and are
+served in the Prometheus text format by a small stdlib HTTP server on a loopback
+address, in a thread of its own, stopped with the supervisor.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+
+from clawplane.state import ObservedState
+
+
+class LoopMetrics:
+    """Every metric of the reconcile loop, in a private registry."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.reconciles = Counter(
+            "clawplane_reconciles", "Reconcile passes by result", ["result"], registry=r
+        )
+        self.duration = Histogram(
+            "clawplane_reconcile_duration_seconds",
+            "Duration of reconcile passes",
+            buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+            registry=r,
+        )
+        self.errors = Counter(
+            "clawplane_reconcile_errors", "Failed reconciles and failed actions", registry=r
+        )
+        self.runtimes = Gauge("clawplane_runtimes", "Runtimes by phase", ["phase"], registry=r)
+        self.restarts = Gauge(
+            "clawplane_runtime_restarts", "Restarts of each runtime", ["server"], registry=r
+        )
+        self.crashes = Counter("clawplane_runtime_crashes", "Crashes seen per server", ["server"], registry=r)
+        self.tools = Gauge("clawplane_server_tools", "Tools discovered per server", ["server"], registry=r)
+        self.prompt_chars = Gauge(
+            "clawplane_agent_prompt_chars", "Skills prompt characters per agent", ["agent"], registry=r
+        )
+        self.last_success = Gauge(
+            "clawplane_last_successful_reconcile_timestamp_seconds",
+            "Unix time of the last successful reconcile",
+            registry=r,
+        )
+        self.folder_valid = Gauge("clawplane_folder_valid", "1 when the folder validates, else 0", registry=r)
+
+    def observe_state(self, observed: ObservedState) -> None:
+        """Refresh the state gauges from the state database's view."""
+        phases: dict[str, int] = {}
+        for rt in observed.runtimes.values():
+            phases[rt.phase] = phases.get(rt.phase, 0) + 1
+        self.runtimes.clear()
+        for phase, count in phases.items():
+            self.runtimes.labels(phase=phase).set(count)
+        self.restarts.clear()
+        for name, rt in observed.runtimes.items():
+            self.restarts.labels(server=name).set(rt.restarts)
+        self.tools.clear()
+        for name, tools in observed.tools_observed.items():
+            self.tools.labels(server=name).set(len(tools))
+        self.prompt_chars.clear()
+        for rec in observed.resources.values():
+            if rec.kind == "Agent" and "promptChars" in rec.status:
+                self.prompt_chars.labels(agent=rec.name).set(float(rec.status["promptChars"]))
+
+    def render(self) -> bytes:
+        """The Prometheus text exposition."""
+        return generate_latest(self.registry)
+
+
+Probe = Callable[[], bool]
+
+
+class MetricsServer:
+    """``/healthz``, ``/readyz`` and ``/metrics`` over HTTP on a loopback port, in a thread."""
+
+    def __init__(self, metrics: LoopMetrics, *, healthy: Probe, ready: Probe) -> None:
+        self.metrics, self.healthy, self.ready = metrics, healthy, ready
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        """``http://HOST:PORT`` once started, else empty."""
+        if self._server is None:
+            return ""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        """Bind and serve in a background thread; returns the base URL."""
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0]
+                if path == "/metrics":
+                    self._send(200, owner.metrics.render(), CONTENT_TYPE_LATEST)
+                elif path == "/healthz":
+                    ok = owner.healthy()
+                    self._send(200 if ok else 503, b"ok\n" if ok else b"not running\n")
+                elif path == "/readyz":
+                    ok = owner.ready()
+                    self._send(200 if ok else 503, b"ready\n" if ok else b"not ready\n")
+                else:
+                    self._send(404, b"not found\n")
+
+            def _send(self, code: int, body: bytes, ctype: str = "text/plain; charset=utf-8") -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        server = ThreadingHTTPServer((host, port), Handler)
+        server.daemon_threads = True
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, name="clawplane-metrics", daemon=True)
+        self._thread.start()
+        return self.url
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.shutdown()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
