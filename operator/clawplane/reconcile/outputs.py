@@ -61,8 +61,10 @@ class OutputRenderer:
         self.diagnostics.extend(rendered.diagnostics)
         files = {"openclaw.json": _json(rendered.config)}
         self.snapshots = self._snapshots(desired)
+        views = {name.lower(): view for name, view in desired.agents.items()}
+        by_name = {s.name: s for s in servers}
         for agent_id, snapshot in sorted(self.snapshots.items()):
-            view = desired.agents.get(agent_id)
+            view = views.get(agent_id)
             server_names = list(view.servers) if view else []
             files[f"agents/{agent_id}/skills-prompt.txt"] = snapshot.prompt.text
             # Compact JSON: the C encoder is ~10x faster than an indented dump on large fleets.
@@ -70,11 +72,14 @@ class OutputRenderer:
             files[f"agents/{agent_id}/tools.json"] = _json(_catalog(server_names, observed))
             codex = render_codex_config(
                 agent_id,
-                [s for s in servers if s.name in server_names],
+                [by_name[n] for n in server_names if n in by_name],
                 hosted_urls=hosted,
                 base_dirs=base_dirs,
+                # Only servers whose tools are known: unknown ones must not become "no tools enabled".
                 discovered_tools={
-                    n: [t.raw_name for t in observed.tools_observed.get(n, ())] for n in server_names
+                    n: [t.raw_name for t in observed.tools_observed[n]]
+                    for n in server_names
+                    if n in observed.tools_observed
                 },
                 environ=self.environ,
             )

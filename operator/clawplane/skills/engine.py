@@ -64,19 +64,39 @@ class SkillsEngine:
     def __init__(self, cache: FsCache | None = None) -> None:
         self.cache = cache or FsCache()
         self._previous: dict[str, _Previous] = {}
+        # PATH lookups made during the current cache pass, keyed by (PATH, cwd): agents share them.
+        self._bins_pass = -1
+        self._bins: dict[tuple[str, str], dict[str, bool]] = {}
 
     def evaluate(self, inputs: SkillsInputs) -> SkillsEvaluation:
         """The agent's snapshot for these inputs, plus every diagnostic."""
         loads = self._load_roots(inputs)
         home_real = os.path.realpath(inputs.host.home) if inputs.host.home else None
         gate = Gate(inputs.settings, inputs.config, inputs.host)
+        known = self._pass_bins(inputs)
+        if known is not None:
+            gate.preload(known)
         previous = self._previous.get(inputs.agent.agent_id)
         if previous is not None and _unchanged(previous, inputs, loads, home_real, gate):
+            self._remember_bins(inputs, gate)
             return previous.evaluation
         evaluation = self._evaluate(inputs, loads, gate)
+        self._remember_bins(inputs, gate)
         self._previous[inputs.agent.agent_id] = _Previous(
             inputs, loads, tuple(sorted(gate.probed().items())), home_real, evaluation)
         return evaluation
+
+    def _pass_bins(self, inputs: SkillsInputs) -> dict[str, bool] | None:
+        if self.cache.pass_id <= 0 or self._bins_pass != self.cache.pass_id:
+            return None
+        return self._bins.get((inputs.host.path, inputs.host.cwd))
+
+    def _remember_bins(self, inputs: SkillsInputs, gate: Gate) -> None:
+        if self.cache.pass_id <= 0:
+            return
+        if self._bins_pass != self.cache.pass_id:
+            self._bins_pass, self._bins = self.cache.pass_id, {}
+        self._bins.setdefault((inputs.host.path, inputs.host.cwd), {}).update(gate.probed())
 
     def _load_roots(self, inputs: SkillsInputs) -> tuple[RootLoad, ...]:
         host = inputs.host

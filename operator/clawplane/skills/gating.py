@@ -142,6 +142,10 @@ class Gate:
         """Every binary looked up so far and whether it was found."""
         return dict(self._bins)
 
+    def preload(self, bins: Mapping[str, bool]) -> None:
+        """Trust lookups already made in this pass (same PATH and cwd) instead of repeating them."""
+        self._bins.update(bins)
+
     def has_bin(self, name: str) -> bool:
         """An executable (or searchable directory) of that name on PATH."""
         found = self._bins.get(name)
