@@ -146,54 +146,27 @@ def _drift(before: tuple[ToolRecord, ...], after: tuple[ToolRecord, ...]) -> str
 
 def _output_changes(desired: Mapping[str, str], observed: Mapping[str, str]) -> list[Change]:
     out = []
-    for path, digest in sorted(desired.items()):
-        prior = observed.get(path)
-        if prior is None:
-            out.append(
-                Change(
-                    key=f"Output/{path}",
-                    kind="Output",
-                    name=path,
-                    action=ActionType.CREATE,
-                    reasons=[Reason(code=R.OUTPUT_MISSING, message="not rendered yet")],
-                    hash_after=digest,
-                )
-            )
-        elif prior != digest:
-            out.append(
-                Change(
-                    key=f"Output/{path}",
-                    kind="Output",
-                    name=path,
-                    action=ActionType.UPDATE,
-                    reasons=[Reason(code=R.OUTPUT_CHANGED, message="content changes")],
-                    hash_before=prior,
-                    hash_after=digest,
-                )
-            )
+    for path in sorted(set(desired) | set(observed)):
+        new, old = desired.get(path), observed.get(path)
+        if new is None:
+            action, reasons = ActionType.DELETE, [Reason(code=R.OUTPUT_STALE, message="no longer rendered")]
+        elif old is None:
+            action, reasons = ActionType.CREATE, [Reason(code=R.OUTPUT_MISSING, message="not rendered yet")]
+        elif old != new:
+            action, reasons = ActionType.UPDATE, [Reason(code=R.OUTPUT_CHANGED, message="content changes")]
         else:
-            out.append(
-                Change(
-                    key=f"Output/{path}",
-                    kind="Output",
-                    name=path,
-                    action=ActionType.NOOP,
-                    hash_before=prior,
-                    hash_after=digest,
-                )
+            action, reasons = ActionType.NOOP, []
+        out.append(
+            Change(
+                key=f"Output/{path}",
+                kind="Output",
+                name=path,
+                action=action,
+                reasons=reasons,
+                hash_before=old,
+                hash_after=new,
             )
-    for path, prior in sorted(observed.items()):
-        if path not in desired:
-            out.append(
-                Change(
-                    key=f"Output/{path}",
-                    kind="Output",
-                    name=path,
-                    action=ActionType.DELETE,
-                    reasons=[Reason(code=R.OUTPUT_STALE, message="no longer rendered")],
-                    hash_before=prior,
-                )
-            )
+        )
     return out
 
 
