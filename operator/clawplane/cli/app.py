@@ -15,6 +15,7 @@ from clawplane.cli import explain as explain_cmd
 from clawplane.cli import get as get_cmd
 from clawplane.cli import importer as importer_cmd
 from clawplane.cli import mcp as mcp_cmd
+from clawplane.cli import mcpedit as mcpedit_cmd
 from clawplane.cli import plan as plan_cmd
 from clawplane.cli import run as run_cmd
 from clawplane.cli import schema as schema_cmd
@@ -62,3 +63,7 @@ app.add_typer(mcp_cmd.app, name="mcp")
 app.command("explain")(explain_cmd.explain)
 app.command("diff")(diff_cmd.diff)
 app.command("doctor")(doctor_cmd.doctor)
+mcp_cmd.app.command("list")(mcpedit_cmd.mcp_list)
+mcp_cmd.app.command("show")(mcpedit_cmd.mcp_show)
+mcp_cmd.app.command("set")(mcpedit_cmd.mcp_set)
+mcp_cmd.app.command("unset")(mcpedit_cmd.mcp_unset)

@@ -1,0 +1,173 @@
+"""``clawplane mcp list|show|set|unset PATH …``: ``openclaw mcp …`` verbs over McpServer resources.
+
+Same verbs, messages and JSON shapes as OpenClaw's, but the "config" is a resource folder:
+``set`` canonicalizes like ``openclaw mcp set``, replaces the named server's spec in place
+(or appends a document to ``--file``), validates the whole folder in a temporary copy and
+writes nothing when the result would not validate. ``unset`` removes the document.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from clawplane.cli.console import EXIT_INVALID, err, out
+
+DEFAULT_FILE = "mcp-servers.yaml"
+
+
+def _print_json(value: Any) -> None:
+    out.print(json.dumps(value, indent=2, ensure_ascii=False, default=str), markup=False, soft_wrap=True)
+
+
+def _servers(path: Path) -> dict[str, Any]:
+    from clawplane.validation.mcpedit import find_servers
+
+    if not path.exists():
+        err.print(f"{path} does not exist.", markup=False)
+        raise typer.Exit(EXIT_INVALID)
+    return dict(find_servers(path))
+
+
+def mcp_list(
+    path: Annotated[Path, typer.Argument(help="Resource folder (or file) declaring McpServer resources.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print {name: server} as JSON.")] = False,
+) -> None:
+    """List the declared MCP servers (like `openclaw mcp list`)."""
+    from clawplane.validation.mcpedit import redact
+
+    servers = _servers(path)
+    if as_json:
+        _print_json({name: redact(doc.spec) for name, doc in servers.items()})
+        return
+    if not servers:
+        out.print(f"No MCP servers configured in {path}.", markup=False)
+        return
+    for name in servers:
+        out.print(name, markup=False)
+
+
+def mcp_show(
+    path: Annotated[Path, typer.Argument(help="Resource folder (or file) declaring McpServer resources.")],
+    name: Annotated[str, typer.Argument(help="Server name.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the server object as JSON.")] = False,
+) -> None:
+    """Show one declared MCP server (like `openclaw mcp show NAME`)."""
+    from clawplane.validation.mcpedit import redact
+
+    servers = _servers(path)
+    doc = servers.get(name)
+    if doc is None:
+        err.print(
+            f'No MCP server named "{name}" in {path}. Run clawplane mcp list to see configured servers.',
+            markup=False,
+        )
+        raise typer.Exit(EXIT_INVALID)
+    shown = redact(doc.spec)
+    if as_json:
+        _print_json(shown)
+        return
+    out.print(f"MCP server {name} ({doc.file}):", markup=False)
+    out.print(json.dumps(shown, indent=2, ensure_ascii=False, default=str), markup=False, soft_wrap=True)
+
+
+def _target(path: Path, file: str | None) -> Path:
+    if path.is_file():
+        return path
+    target = Path(file or DEFAULT_FILE)
+    if not target.is_absolute():
+        target = path / target
+    try:
+        target.resolve().relative_to(path.resolve())
+    except ValueError:
+        err.print(f"--file must be inside {path}.", markup=False)
+        raise typer.Exit(EXIT_INVALID) from None
+    return target
+
+
+def _write_checked(path: Path, target: Path, new_text: str | None) -> None:
+    """Validate ``path`` with ``target`` replaced by ``new_text`` (None = deleted), then write."""
+    import shutil
+    import tempfile
+
+    from clawplane._utils.atomicfile import atomic_write_bytes
+    from clawplane.diagnostics import format_text
+    from clawplane.validation import validate_paths
+
+    root = path if path.is_dir() else path.parent
+    with tempfile.TemporaryDirectory(prefix="clawplane-mcp-") as tmp:
+        copy = Path(tmp) / "folder"
+        shutil.copytree(root, copy, symlinks=True)
+        rel = target.resolve().relative_to(root.resolve())
+        staged = copy / rel
+        if new_text is None:
+            staged.unlink(missing_ok=True)
+        else:
+            staged.parent.mkdir(parents=True, exist_ok=True)
+            staged.write_text(new_text, encoding="utf-8")
+        checked = copy if path.is_dir() else staged
+        result = validate_paths([checked]) if checked.exists() else None
+        if result is not None and result.diagnostics.has_errors:
+            for diagnostic in result.diagnostics.sorted():
+                if diagnostic.is_error:
+                    err.print(format_text(diagnostic).replace(str(copy), str(root)), markup=False)
+            err.print(f"Config invalid after MCP edit; nothing written to {target}.", markup=False)
+            raise typer.Exit(EXIT_INVALID)
+    if new_text is None:
+        target.unlink()
+    else:
+        mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
+        atomic_write_bytes(target, new_text.encode("utf-8"), mode=mode)
+
+
+def mcp_set(
+    path: Annotated[Path, typer.Argument(help="Resource folder (or file) declaring McpServer resources.")],
+    name: Annotated[str, typer.Argument(help="Server name.")],
+    config: Annotated[str, typer.Argument(help="The server object as JSON.")],
+    file: Annotated[
+        str | None,
+        typer.Option("--file", help=f"File for a new server, relative to PATH (default {DEFAULT_FILE})."),
+    ] = None,
+) -> None:
+    """Add or replace an MCP server (like `openclaw mcp set NAME JSON`)."""
+    from clawplane.validation.mcpedit import canonicalize, set_server_text
+
+    try:
+        raw = json.loads(config)
+    except json.JSONDecodeError as exc:
+        err.print(f"Invalid JSON for MCP server config: {exc.msg}.", markup=False)
+        raise typer.Exit(EXIT_INVALID) from None
+    if not isinstance(raw, dict):
+        err.print("MCP server config must be a JSON object.", markup=False)
+        raise typer.Exit(EXIT_INVALID)
+    if not path.exists():
+        path.mkdir(parents=True)
+    spec = canonicalize(raw)
+    existing = _servers(path).get(name)
+    target = existing.file if existing is not None else _target(path, file)
+    text = target.read_text(encoding="utf-8") if target.exists() else ""
+    _write_checked(path, target, set_server_text(text, name, spec))
+    out.print(f'Saved MCP server "{name}" to {target}.', markup=False)
+
+
+def mcp_unset(
+    path: Annotated[Path, typer.Argument(help="Resource folder (or file) declaring McpServer resources.")],
+    name: Annotated[str, typer.Argument(help="Server name.")],
+) -> None:
+    """Remove an MCP server document (like `openclaw mcp unset NAME`)."""
+    from clawplane.validation.mcpedit import has_documents, remove_server_text
+
+    existing = _servers(path).get(name)
+    text = existing.file.read_text(encoding="utf-8") if existing is not None else ""
+    new_text = remove_server_text(text, name) if existing is not None else None
+    if existing is None or new_text is None:
+        err.print(
+            f'No MCP server named "{name}" in {path}. Run clawplane mcp list to see configured servers.',
+            markup=False,
+        )
+        raise typer.Exit(EXIT_INVALID)
+    _write_checked(path, existing.file, new_text if has_documents(new_text) else None)
+    out.print(f'Removed MCP server "{name}" from {existing.file}.', markup=False)
