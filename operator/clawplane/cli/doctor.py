@@ -3,12 +3,38 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from clawplane.cli.console import EXIT_INVALID, out
+
+
+def _known_skills(paths: list[Path]) -> set[str] | None:
+    """Every skill name discovered for the folder, or None when it does not validate."""
+    from clawplane.skills import GatewaySkills, Host, Placed, SkillsEngine
+    from clawplane.validation import validate_paths
+
+    result = validate_paths(paths)
+    if not result.ok:
+        return None
+
+    def placed(kind: str) -> list[Placed[Any]]:
+        return [Placed(r.resource, Path(r.source.file).resolve().parent) for r in result.of_kind(kind)]
+
+    gateways = placed("Gateway")
+    with tempfile.TemporaryDirectory() as state:  # inline skills are materialised, never into the folder
+        setup = GatewaySkills.from_resources(
+            gateways[0] if gateways else None, placed("Agent"), placed("Skill"), Path(state)
+        )
+        setup.materialize()
+        engine, names = SkillsEngine(), set()
+        for agent_id in setup.agent_ids():
+            inputs, _ = setup.inputs_for(agent_id, Host.current())
+            names |= {s.name for s in engine.evaluate(inputs).snapshot.skills}
+    return names
 
 
 def doctor(
@@ -21,7 +47,7 @@ def doctor(
     """Find legacy keys, stale references, literal secrets, missing commands and name collisions."""
     from clawplane.validation.doctor import doctor_paths
 
-    report = doctor_paths(list(paths), fix=fix)
+    report = doctor_paths(list(paths), fix=fix, known_skills=_known_skills(paths))
     if as_json:
         doc = {
             "ok": not report.has_errors,

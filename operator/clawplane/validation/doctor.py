@@ -111,8 +111,9 @@ def _flow(node: Any) -> bool:
 
 
 class _Checker:
-    def __init__(self, docs: list[_Doc]) -> None:
+    def __init__(self, docs: list[_Doc], known_skills: set[str] | None = None) -> None:
         self.docs = docs
+        self.known_skills = known_skills
         self.findings: list[Finding] = []
         self.servers = sorted({d.name for d in docs if d.kind == "McpServer"})
         self.agents = sorted({d.name for d in docs if d.kind == "Agent"})
@@ -207,6 +208,7 @@ class _Checker:
                 servers = spec.get("mcpServers")
                 if _is_seq(servers):
                     self.refs(doc, servers, "McpServer", self.servers, "spec.mcpServers")
+                self.skills(doc, spec.get("skills"), "spec.skills")
             elif doc.kind == "Channel":
                 if isinstance(spec.get("agent"), str):
                     self.ref(doc, spec, "agent", "Agent", self.agents, "spec.agent")
@@ -215,6 +217,9 @@ class _Checker:
                 agents = spec.get("agents")
                 if _is_map(agents) and isinstance(agents.get("defaultAgent"), str):
                     self.ref(doc, agents, "defaultAgent", "Agent", self.agents, "spec.agents.defaultAgent")
+                defaults: Any = agents.get("defaults") if _is_map(agents) else None
+                if _is_map(defaults):
+                    self.skills(doc, defaults.get("skills"), "spec.agents.defaults.skills")
         self.collisions()
         return self.findings
 
@@ -360,6 +365,25 @@ class _Checker:
             hint = f" (candidates: {', '.join(close)})" if close else ""
             self.add(doc, pos, "error", "ref.unresolved", message + hint, path)
 
+    def skills(self, doc: _Doc, seq: Any, path: str) -> None:
+        """Allowlist entries that name no discovered skill (matched by name, as OpenClaw does)."""
+        if self.known_skills is None or not _is_seq(seq):
+            return
+        known = sorted(self.known_skills)
+        for i, value in enumerate(seq):
+            if not isinstance(value, str) or value.strip() in self.known_skills:
+                continue
+            close = sorted(difflib.get_close_matches(value.strip(), known, n=2, cutoff=0.6))
+            message = f"skill {value.strip()!r} is not found in any skill root or inline Skill"
+            if len(close) == 1:
+                self.add(
+                    doc, seq.lc.item(i), "warning", "skills.unknown", message, f"{path}[{i}]",
+                    f"{value} -> {close[0]}", self.replace_value(doc, seq, i, close[0]),
+                )  # fmt: skip
+            else:
+                hint = f" (candidates: {', '.join(close)})" if close else ""
+                self.add(doc, seq.lc.item(i), "warning", "skills.unknown", message + hint, f"{path}[{i}]")
+
     def collisions(self) -> None:
         servers = [d for d in self.docs if d.kind == "McpServer"]
         safe = assign_server_names([d.name for d in servers])
@@ -393,8 +417,13 @@ def _load(path: Path, report: DoctorReport) -> tuple[str, list[_Doc]] | None:
     return raw, docs
 
 
-def doctor_paths(paths: list[str | os.PathLike[str]], *, fix: bool = False) -> DoctorReport:
-    """Check every resource file under ``paths``; with ``fix``, rewrite fixable findings in place."""
+def doctor_paths(
+    paths: list[str | os.PathLike[str]], *, fix: bool = False, known_skills: set[str] | None = None
+) -> DoctorReport:
+    """Check every resource file under ``paths``; with ``fix``, rewrite fixable findings in place.
+
+    ``known_skills`` (every skill name discovered for the folder) enables the allowlist check.
+    """
     report = DoctorReport()
     diags = Diagnostics()
     files = discover_files(paths, diags)
@@ -411,7 +440,7 @@ def doctor_paths(paths: list[str | os.PathLike[str]], *, fix: bool = False) -> D
         if loaded is not None:
             texts[path] = loaded[0]
             docs.extend(loaded[1])
-    found = _Checker(docs).run()
+    found = _Checker(docs, known_skills).run()
     report.findings.extend(found)
     if fix:
         for path, original in texts.items():

@@ -168,3 +168,21 @@ def test_cli_text_json_and_exit_codes(tmp_path: Path) -> None:
     )
     res = runner.invoke(app, ["doctor", str(clean)])
     assert res.exit_code == 0 and "0 finding(s)" in res.output
+
+
+def test_skill_allowlist_entries_naming_no_known_skill(tmp_path: Path) -> None:
+    path = tmp_path / "agents.yaml"
+    original = (
+        "apiVersion: clawplane.dev/v1alpha1\nkind: Agent\nmetadata:\n  name: a\nspec:\n"
+        "  skills: [git-helpr, house-style, nope]  # keep me\n"
+    )
+    path.write_text(original)
+    report = doctor_paths([tmp_path], known_skills={"git-helper", "house-style"})
+    found = [(f.code, f.path, f.fix) for f in report.findings]
+    assert found == [
+        ("skills.unknown", "spec.skills[0]", "git-helpr -> git-helper"),
+        ("skills.unknown", "spec.skills[2]", None),
+    ]
+    doctor_paths([tmp_path], fix=True, known_skills={"git-helper", "house-style"})
+    assert path.read_text() == original.replace("git-helpr", "git-helper")
+    assert doctor_paths([tmp_path]).findings == []  # without known skills the check is off
