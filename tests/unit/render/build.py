@@ -37,6 +37,29 @@ def hosted(*servers: McpServer, port: int = 7777) -> dict[str, str]:
     return {s.name: f"http://127.0.0.1:{port}/mcp/{s.name}" for s in servers}
 
 
+def render_resources(
+    *,
+    gateway: Gateway | None = None,
+    servers: Any = (),
+    agents: Any = (),
+    channels: Any = (),
+    hosted_urls: dict[str, str] | None = None,
+    base: Path = Path("/res"),
+    **kwargs: Any,
+) -> RenderedConfig:
+    """render_openclaw_config with every resource's files under ``base``; hosted URLs default to hosted()."""
+    resources = [*servers, *agents, *channels, *([gateway] if gateway else [])]
+    return render_openclaw_config(
+        gateway=gateway,
+        servers=list(servers),
+        agents=list(agents),
+        channels=list(channels),
+        hosted_urls=hosted(*servers) if hosted_urls is None else hosted_urls,
+        base_dirs={r.key: base for r in resources},
+        **kwargs,
+    )
+
+
 @dataclass
 class Folder:
     """The typed resources of a folder plus each one's base directory."""

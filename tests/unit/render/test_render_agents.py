@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from tests.unit.render.build import agent, codes, gateway, hosted, server
+from tests.unit.render.build import agent, codes, gateway, render_resources, server
 
 from clawplane.diagnostics import Severity
-from clawplane.render import render_openclaw_config
 
 
 def _render(agents, servers=(), gw=None):  # type: ignore[no-untyped-def]
-    resources = [*agents, *servers, *([gw] if gw else [])]
-    return render_openclaw_config(
-        gateway=gw,
-        servers=list(servers),
-        agents=list(agents),
-        channels=[],
-        hosted_urls=hosted(*servers),
-        base_dirs={r.key: Path("/res") for r in resources},
-    )
+    return render_resources(gateway=gw, servers=servers, agents=agents)
 
 
 def test_entry_fields() -> None:

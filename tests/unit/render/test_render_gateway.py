@@ -2,23 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from tests.unit.render.build import agent, channel, codes, gateway
-
-from clawplane.render import render_openclaw_config
+from tests.unit.render.build import agent, channel, codes, gateway, render_resources
 
 
 def _render(gw, agents=(), channels=()):  # type: ignore[no-untyped-def]
-    resources = [gw, *agents, *channels]
-    return render_openclaw_config(
-        gateway=gw,
-        servers=[],
-        agents=list(agents),
-        channels=list(channels),
-        hosted_urls={},
-        base_dirs={r.key: Path("/res") for r in resources},
-    )
+    return render_resources(gateway=gw, agents=agents, channels=channels, hosted_urls={})
 
 
 def test_skills_and_defaults() -> None:

@@ -7,22 +7,14 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.unit.render.build import channel, codes, gateway, server
+from tests.unit.render.build import channel, codes, gateway, render_resources, server
 
 from clawplane.diagnostics import Severity
-from clawplane.render import render_openclaw_config
 
 
 def _render(tmp_path: Path, *, servers=(), channels=(), gw=None, **kwargs):  # type: ignore[no-untyped-def]
-    resources = [*servers, *channels, *([gw] if gw else [])]
-    return render_openclaw_config(
-        gateway=gw,
-        servers=list(servers),
-        agents=[],
-        channels=list(channels),
-        hosted_urls={},
-        base_dirs={r.key: tmp_path for r in resources},
-        **kwargs,
+    return render_resources(
+        gateway=gw, servers=servers, channels=channels, hosted_urls={}, base=tmp_path, **kwargs
     )
 
 

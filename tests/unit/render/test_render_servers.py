@@ -4,24 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.unit.render.build import codes, hosted, server
+from tests.unit.render.build import codes, render_resources, server
 
 from clawplane.diagnostics import Severity
-from clawplane.render import render_openclaw_config
 
 BASE = Path("/srv/res")
 
 
 def _render(*servers, urls=None, **kwargs):  # type: ignore[no-untyped-def]
-    return render_openclaw_config(
-        gateway=None,
-        servers=list(servers),
-        agents=[],
-        channels=[],
-        hosted_urls=hosted(*servers) if urls is None else urls,
-        base_dirs={s.key: BASE for s in servers},
-        **kwargs,
-    )
+    return render_resources(servers=servers, hosted_urls=urls, base=BASE, **kwargs)
 
 
 def test_hosted_stdio_points_at_supervisor_and_keeps_no_process_details() -> None:
