@@ -9,9 +9,12 @@ installed only when its stamp (written after a verified install) matches those p
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
+import subprocess
+import tempfile
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -326,3 +329,42 @@ def summary() -> dict[str, str]:
         found = _locate(tool)
         out[tool] = f"UNAVAILABLE: {found}" if isinstance(found, str) else f"ok: {' '.join(found)}"
     return out
+
+
+def openclaw_schema() -> Path | None:
+    """OpenClaw's ``config schema`` output: the shared copy, else generated once with the oracle.
+
+    The generated copy is cached in the oracle dir; it equals the shared one (checked when both
+    exist), so offline schema tests do not depend on ``../shared`` being laid out beside the repo.
+    """
+    shared = Path(__file__).resolve().parents[2].parent / "shared" / "openclaw-config.schema.json"
+    if shared.is_file():
+        return shared
+    cached = oracle_dir() / "openclaw-config.schema.json"
+    if cached.is_file():
+        return cached
+    cmd = openclaw_cmd()
+    if cmd is None:
+        return None
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        config = home / "openclaw.json"
+        config.write_text("{}", encoding="utf-8")
+        proc = subprocess.run(
+            [*cmd, "config", "schema"],
+            env=openclaw_env(home, config),
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+    try:
+        json.loads(proc.stdout)
+    except ValueError:
+        return None
+    if proc.returncode != 0:
+        return None
+    partial = cached.with_suffix(".tmp")
+    partial.write_text(proc.stdout, encoding="utf-8")
+    partial.replace(cached)
+    return cached

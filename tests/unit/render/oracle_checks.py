@@ -11,9 +11,7 @@ from typing import Any
 
 import pytest
 from jsonschema import Draft7Validator
-
-ROOT = Path(__file__).resolve().parents[3]
-SCHEMA = ROOT.parent / "shared" / "openclaw-config.schema.json"
+from tests.oracles.locate import openclaw_schema
 
 
 def _relax_defaults(node: Any) -> Any:
@@ -32,18 +30,28 @@ def _relax_defaults(node: Any) -> Any:
 
 
 @cache
-def _validator() -> Draft7Validator:
-    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+def _validator(path: Path) -> Draft7Validator:
+    schema = json.loads(path.read_text(encoding="utf-8"))
     return Draft7Validator(_relax_defaults(copy.deepcopy(schema)))
 
 
-def schema_errors(config: dict[str, Any]) -> list[str]:
-    """Offline check against the shared `openclaw config schema` output (skips loudly without it)."""
-    if not SCHEMA.is_file():
+def require_schema() -> Path:
+    """OpenClaw's config schema (shared copy or oracle-generated); skips loudly when neither exists."""
+    path = openclaw_schema()
+    if path is None:
+        message = (
+            "ORACLE UNAVAILABLE: OpenClaw schema (no ../shared copy and no OpenClaw oracle to generate it)"
+        )
         if os.environ.get("CLAWPLANE_REQUIRE_ORACLES") == "1":
-            pytest.fail(f"ORACLE UNAVAILABLE: OpenClaw schema {SCHEMA} is missing")
-        pytest.skip(f"ORACLE UNAVAILABLE: OpenClaw schema {SCHEMA} is missing")
-    return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in _validator().iter_errors(config)]
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+def schema_errors(config: dict[str, Any]) -> list[str]:
+    """Offline check against the `openclaw config schema` output (skips loudly without it)."""
+    validator = _validator(require_schema())
+    return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(config)]
 
 
 def openclaw_validate(
