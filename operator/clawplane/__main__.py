@@ -1,6 +1,6 @@
 """Entry point for ``python -m clawplane``."""
 
-from clawplane.cli import main
+from clawplane.entry import main
 
 if __name__ == "__main__":
     main()

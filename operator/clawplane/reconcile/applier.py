@@ -251,13 +251,13 @@ def _conditions(d: DesiredResource, report: RuntimeReport | None) -> tuple[list[
     if report.endpoint:
         status["endpoint"] = report.endpoint
     message = report.last_error or ""
+    # A hosted runtime is programmed once it was handed over, even while it is still starting.
+    handed_over = d.runtime is RuntimeMode.HOSTED and report.phase != "failed"
+    programmed = (
+        "RuntimeStarted" if ready else "RuntimeStarting" if report.phase == "starting" else "RuntimeFailed"
+    )
     conds = [
-        Cond(
-            "Programmed",
-            ready or d.runtime is RuntimeMode.HOSTED,
-            "RuntimeStarted" if ready else "RuntimeFailed",
-            message,
-        ),
+        Cond("Programmed", ready or handed_over, programmed, message),
         Cond(
             "ToolsDiscovered",
             ready,

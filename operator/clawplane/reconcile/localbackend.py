@@ -86,17 +86,7 @@ class LocalBackend:
 
     async def probe(self, name: str, spec: McpServerSpec, *, safe_name: str, base_dir: Path) -> RuntimeReport:
         """Start or connect once, list tools, stop."""
-        async with Supervisor(settings=replace(self.settings, max_restarts=0)) as probe:
-            await probe.ensure(name, spec, config_hash="probe", base_dir=base_dir, safe_name=safe_name)
-            try:
-                status = await probe.wait_settled(
-                    name, timeout=spec.connection_timeout_ms / 1000 + SETTLE_MARGIN_S
-                )
-            except TimeoutError:
-                status = probe.status(name)
-            report = _report(probe, name, status, None)
-        # A probe that connected counts as ready; nothing keeps running afterwards.
-        return replace(report, pid=None, pgid=None)
+        return await probe_once(name, spec, safe_name=safe_name, base_dir=base_dir, settings=self.settings)
 
     async def remove(self, name: str) -> None:
         """Stop a hosted server (unknown names are ignored)."""
@@ -107,6 +97,22 @@ class LocalBackend:
         if name not in self.supervisor.names():
             return None
         return _report(self.supervisor, name, self.supervisor.status(name), self._url(name))
+
+
+async def probe_once(
+    name: str, spec: McpServerSpec, *, safe_name: str, base_dir: Path, settings: RuntimeSettings
+) -> RuntimeReport:
+    """Start or connect once, initialize, list tools, stop; nothing keeps running afterwards."""
+    async with Supervisor(settings=replace(settings, max_restarts=0)) as probe:
+        await probe.ensure(name, spec, config_hash="probe", base_dir=base_dir, safe_name=safe_name)
+        try:
+            status = await probe.wait_settled(
+                name, timeout=spec.connection_timeout_ms / 1000 + SETTLE_MARGIN_S
+            )
+        except TimeoutError:
+            status = probe.status(name)
+        report = _report(probe, name, status, None)
+    return replace(report, pid=None, pgid=None)
 
 
 @asynccontextmanager

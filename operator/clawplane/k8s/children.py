@@ -1,0 +1,198 @@
+"""The Kubernetes objects clawplane owns: server Deployments and Services, output ConfigMaps.
+
+Builders are pure: the same inputs give the same manifest, and each manifest carries
+``clawplane.dev/spec-hash`` so the backend writes only when something it manages changed.
+The pod template carries the config hash (spec, Secret digests, restart token), so a spec
+or Secret change rolls the pods and nothing else does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from clawplane.models import McpServerSpec, ValueFrom
+from clawplane.models.values import literal_text
+
+GROUP = "clawplane.dev"
+MANAGED_BY = {"app.kubernetes.io/managed-by": "clawplane"}
+SERVER_LABEL = f"{GROUP}/mcpserver"
+AGENT_LABEL = f"{GROUP}/agent"
+GATEWAY_LABEL = f"{GROUP}/gateway"
+SPEC_HASH = f"{GROUP}/spec-hash"
+CONFIG_HASH = f"{GROUP}/config-hash"
+RESTART_ANNOTATION = f"{GROUP}/restartedAt"
+BRIDGE_PORT = 8080
+
+
+class UnsupportedInClusterError(Exception):
+    """A server setting that only makes sense on one machine; the message says what to use instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class Owner:
+    """The custom resource a child belongs to."""
+
+    kind: str
+    name: str
+    uid: str
+
+    def reference(self) -> dict[str, Any]:
+        """An ownerReference: the owner controls the child, and deleting it collects the child."""
+        return {
+            "apiVersion": f"{GROUP}/v1alpha1",
+            "kind": self.kind,
+            "name": self.name,
+            "uid": self.uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+
+
+def dns_label(prefix: str, name: str) -> str:
+    """A DNS-1035 label (Service names need one) derived from ``name``, unique per name."""
+    clean = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")
+    label = f"{prefix}-{clean}" if clean else prefix
+    if label != f"{prefix}-{name}" or len(label) > 63:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+        label = f"{label[: 63 - 9].rstrip('-')}-{digest}"
+    return label
+
+
+def server_child_name(name: str) -> str:
+    """Deployment and Service name of a hosted server."""
+    return dns_label("mcp", name)
+
+
+def _hashed(obj: dict[str, Any]) -> dict[str, Any]:
+    digest = hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
+    obj["metadata"].setdefault("annotations", {})[SPEC_HASH] = digest
+    return obj
+
+
+def spec_hash(obj: dict[str, Any] | None) -> str | None:
+    """The spec hash a stored child was written with."""
+    if obj is None:
+        return None
+    value = (obj.get("metadata", {}).get("annotations") or {}).get(SPEC_HASH)
+    return str(value) if value is not None else None
+
+
+def _meta(name: str, namespace: str, labels: dict[str, str], owner: Owner) -> dict[str, Any]:
+    return {
+        "name": name,
+        "namespace": namespace,
+        "labels": {**MANAGED_BY, **labels},
+        "ownerReferences": [owner.reference()],
+    }
+
+
+def container_env(spec: McpServerSpec) -> list[dict[str, Any]]:
+    """The container env: literals inline, Secret references as secretKeyRef (never resolved here)."""
+    env: list[dict[str, Any]] = [{"name": "HOME", "value": "/tmp"}]
+    for key, value in sorted(spec.env.items()):
+        if not isinstance(value, ValueFrom):
+            env.append({"name": key, "value": literal_text(value)})
+            continue
+        ref = value.value_from.secret_key_ref
+        if ref is None:
+            source = "env" if value.value_from.env is not None else "file"
+            raise UnsupportedInClusterError(
+                f"env {key}: valueFrom.{source} reads the operator's own {source}s; "
+                "in Kubernetes use valueFrom.secretKeyRef"
+            )
+        env.append({"name": key, "valueFrom": {"secretKeyRef": {"name": ref.name, "key": ref.key}}})
+    return env
+
+
+def server_deployment(
+    name: str, namespace: str, spec: McpServerSpec, *, owner: Owner, image: str, config_hash: str
+) -> dict[str, Any]:
+    """A one-replica Deployment running ``clawplane bridge -- COMMAND ARGS``."""
+    child = server_child_name(name)
+    labels = {
+        "app.kubernetes.io/name": "clawplane-mcp",
+        "app.kubernetes.io/instance": child,
+        SERVER_LABEL: child,
+    }
+    selector = {"app.kubernetes.io/instance": child, SERVER_LABEL: child}
+    assert spec.command is not None
+    bridge = ["clawplane", "bridge", "--host", "0.0.0.0", "--port", str(BRIDGE_PORT), "--name", name, "--"]
+    container: dict[str, Any] = {
+        "name": "server",
+        "image": spec.image or image,
+        "command": [*bridge, spec.command, *spec.args],
+        "env": container_env(spec),
+        "ports": [{"name": "mcp", "containerPort": BRIDGE_PORT, "protocol": "TCP"}],
+        "readinessProbe": {"httpGet": {"path": "/healthz", "port": "mcp"}, "periodSeconds": 5},
+        # Fit the "restricted" Pod Security Standard, so servers run in locked-down namespaces too.
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "runAsNonRoot": True,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+    }
+    if spec.cwd and spec.cwd.startswith("/"):
+        container["workingDir"] = spec.cwd
+    if spec.resources is not None:
+        container["resources"] = spec.resources.model_dump(mode="json", exclude_defaults=True)
+    return _hashed(
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": _meta(child, namespace, labels, owner),
+            "spec": {
+                "replicas": 1,
+                "selector": {"matchLabels": selector},
+                "template": {
+                    "metadata": {"labels": labels, "annotations": {CONFIG_HASH: config_hash}},
+                    "spec": {
+                        "containers": [container],
+                        "volumes": [{"name": "tmp", "emptyDir": {}}],
+                        "automountServiceAccountToken": False,
+                    },
+                },
+            },
+        }
+    )
+
+
+def server_service(name: str, namespace: str, *, owner: Owner) -> dict[str, Any]:
+    """The ClusterIP Service in front of a hosted server's bridge."""
+    child = server_child_name(name)
+    return _hashed(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": _meta(child, namespace, {SERVER_LABEL: child}, owner),
+            "spec": {
+                "type": "ClusterIP",
+                "selector": {"app.kubernetes.io/instance": child, SERVER_LABEL: child},
+                "ports": [{"name": "mcp", "port": BRIDGE_PORT, "targetPort": "mcp", "protocol": "TCP"}],
+            },
+        }
+    )
+
+
+def service_url(name: str, namespace: str) -> str:
+    """The in-cluster streamable-HTTP endpoint of a hosted server."""
+    return f"http://{server_child_name(name)}.{namespace}.svc:{BRIDGE_PORT}/mcp"
+
+
+def config_map(
+    name: str, namespace: str, data: dict[str, str], *, owner: Owner, labels: dict[str, str]
+) -> dict[str, Any]:
+    """A ConfigMap holding rendered files (keys are file names)."""
+    return _hashed(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": _meta(name, namespace, labels, owner),
+            "data": dict(sorted(data.items())),
+        }
+    )

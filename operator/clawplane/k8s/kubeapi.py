@@ -1,0 +1,171 @@
+"""A small async client for the Kubernetes REST API: JSON over httpx, nothing generated.
+
+Writes that race with another writer answer 409 Conflict; ``update`` re-reads and
+retries, and merge patches (which carry no resourceVersion) are simply re-sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from clawplane.k8s.kubeconfig import Connection
+
+CONFLICT_RETRIES = 5
+MERGE = "application/merge-patch+json"
+
+
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """How to address one resource type: ``/apis/GROUP/VERSION/namespaces/NS/PLURAL``."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+
+    @property
+    def api_version(self) -> str:
+        """``group/version`` (or ``v1`` for the core group)."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def path(self, namespace: str | None, name: str | None = None, sub: str | None = None) -> str:
+        """The REST path of the collection or of one object (and a subresource)."""
+        root = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        parts = [root]
+        if namespace:
+            parts.append(f"namespaces/{namespace}")
+        parts.append(self.plural)
+        if name:
+            parts.append(name)
+        if sub:
+            parts.append(sub)
+        return "/".join(parts)
+
+
+DEPLOYMENTS = Kind("apps", "v1", "deployments", "Deployment")
+SERVICES = Kind("", "v1", "services", "Service")
+CONFIGMAPS = Kind("", "v1", "configmaps", "ConfigMap")
+SECRETS = Kind("", "v1", "secrets", "Secret")
+PODS = Kind("", "v1", "pods", "Pod")
+
+
+class ApiError(Exception):
+    """The API server refused a request."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(f"{status} {reason}: {message}")
+        self.status = status
+        self.reason = reason
+
+
+class KubeApi:
+    """Async JSON calls against one API server."""
+
+    def __init__(self, conn: Connection, *, timeout: float = 30.0) -> None:
+        self.conn = conn
+        self._client = httpx.AsyncClient(
+            base_url=conn.server, headers=conn.headers(), verify=conn.ssl_context(), timeout=timeout
+        )
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._client.aclose()
+
+    async def _call(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
+        resp = await self._client.request(method, path, **kw)
+        if resp.status_code >= 400:
+            raise _error(resp)
+        body: dict[str, Any] = resp.json() if resp.content else {}
+        return body
+
+    async def get(self, kind: Kind, namespace: str | None, name: str) -> dict[str, Any] | None:
+        """One object, or None when it does not exist."""
+        try:
+            return await self._call("GET", kind.path(namespace, name))
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    async def list(
+        self, kind: Kind, namespace: str | None, *, labels: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Every object of ``kind`` in ``namespace`` (all namespaces when None)."""
+        params = {"labelSelector": labels} if labels else None
+        body = await self._call("GET", kind.path(namespace), params=params)
+        items: list[dict[str, Any]] = body.get("items") or []
+        for item in items:  # list items omit these; callers treat items like single objects
+            item.setdefault("kind", kind.kind)
+            item.setdefault("apiVersion", kind.api_version)
+        return items
+
+    async def create(self, kind: Kind, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """POST a new object."""
+        return await self._call("POST", kind.path(namespace), json=obj)
+
+    async def replace(self, kind: Kind, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
+        """PUT ``obj`` (its resourceVersion guards against lost updates)."""
+        return await self._call("PUT", kind.path(namespace, obj["metadata"]["name"]), json=obj)
+
+    async def patch(
+        self, kind: Kind, namespace: str, name: str, patch: dict[str, Any], *, sub: str | None = None
+    ) -> dict[str, Any]:
+        """JSON merge patch; re-sent on 409 (a merge patch has no precondition to go stale)."""
+        for attempt in range(CONFLICT_RETRIES):
+            try:
+                return await self._call(
+                    "PATCH", kind.path(namespace, name, sub), json=patch, headers={"Content-Type": MERGE}
+                )
+            except ApiError as exc:
+                if exc.status != 409 or attempt == CONFLICT_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def delete(self, kind: Kind, namespace: str, name: str) -> bool:
+        """Delete (background propagation); False when it was already gone."""
+        try:
+            await self._call("DELETE", kind.path(namespace, name), json={"propagationPolicy": "Background"})
+        except ApiError as exc:
+            if exc.status == 404:
+                return False
+            raise
+        return True
+
+    async def update(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        mutate: Callable[[dict[str, Any] | None], dict[str, Any] | None],
+    ) -> dict[str, Any] | None:
+        """Read, let ``mutate`` return the wanted object (None: leave as is), write; retry on 409."""
+        for attempt in range(CONFLICT_RETRIES):
+            current = await self.get(kind, namespace, name)
+            wanted = mutate(current)
+            if wanted is None:
+                return current
+            try:
+                if current is None:
+                    return await self.create(kind, namespace, wanted)
+                wanted["metadata"]["resourceVersion"] = current["metadata"].get("resourceVersion")
+                return await self.replace(kind, namespace, wanted)
+            except ApiError as exc:
+                if exc.status != 409 or attempt == CONFLICT_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+
+def _error(resp: httpx.Response) -> ApiError:
+    try:
+        body = resp.json()
+    except ValueError:
+        body = {}
+    if not isinstance(body, dict):
+        body = {}
+    reason = str(body.get("reason") or resp.reason_phrase or "Error")
+    message = str(body.get("message") or resp.text[:200])
+    return ApiError(resp.status_code, reason, message)

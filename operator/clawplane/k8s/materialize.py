@@ -1,0 +1,145 @@
+"""Custom resources → a folder the engine validates, with a fallback for resources that do not.
+
+Each live custom resource becomes one file (``<plural>/<name>.yaml``, written as JSON, which is YAML).
+A resource whose new spec is invalid keeps running on its last accepted spec, and one
+never accepted is left out, so one bad object never blocks or tears down the others.
+Excluding a resource can break another's references, so validation repeats until the
+remaining set is valid.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from clawplane.diagnostics import Diagnostic
+from clawplane.models import API_VERSION, KINDS
+from clawplane.validation import ValidationCache, ValidationResult, validate_paths
+
+MAX_ROUNDS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Why a resource's current spec is not what runs."""
+
+    reason: str  # Invalid | RefNotFound
+    message: str
+
+
+@dataclass
+class Materialized:
+    """The outcome of one validation: accepted generations and per-resource problems."""
+
+    result: ValidationResult
+    problems: dict[str, Problem] = field(default_factory=dict)
+    stale: set[str] = field(default_factory=set)
+    """Keys running on their last accepted spec instead of the current one."""
+    accepted_generation: dict[str, int] = field(default_factory=dict)
+
+
+def document(cr: dict[str, Any]) -> str:
+    """The engine's view of a custom resource: envelope, name and spec only."""
+    doc = {
+        "apiVersion": API_VERSION,
+        "kind": cr["kind"],
+        "metadata": {"name": cr["metadata"]["name"]},
+        "spec": cr.get("spec") or {},
+    }
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def key_of(cr: dict[str, Any]) -> str:
+    """``Kind/name``, the engine's resource key."""
+    return f"{cr['kind']}/{cr['metadata']['name']}"
+
+
+def _describe(diag: Diagnostic) -> str:
+    where = f"{diag.path}: " if diag.path else ""
+    hint = f" ({diag.hint})" if diag.hint else ""
+    return f"{where}{diag.message}{hint}"
+
+
+class Materializer:
+    """Keeps one namespace's folder in step with its custom resources."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.cache = ValidationCache()
+        self._last_good: dict[str, tuple[str, int]] = {}
+
+    def path_of(self, kind: str, name: str) -> Path:
+        """Where the resource ``kind/name`` is written."""
+        return self.folder / KINDS[kind].PLURAL / f"{name}.yaml"
+
+    def sync(self, crs: Iterable[dict[str, Any]]) -> Materialized:
+        """Write every resource, validate, and fall back for the ones that fail."""
+        wanted = {key_of(cr): (cr, document(cr)) for cr in crs}
+        self._write({k: text for k, (_, text) in wanted.items()})
+        problems: dict[str, Problem] = {}
+        texts = {k: text for k, (_, text) in wanted.items()}
+        fell_back: set[str] = set()
+        for _ in range(MAX_ROUNDS):
+            result = validate_paths([self.folder], cache=self.cache)
+            bad = self._failures(result, texts)
+            if not bad:
+                break
+            for key, problem in bad.items():
+                problems.setdefault(key, problem)
+                good = self._last_good.get(key)
+                texts.pop(key)
+                if good is not None and key not in fell_back and good[0] != wanted[key][1]:
+                    texts[key] = good[0]
+                    fell_back.add(key)
+            self._write(texts)
+        out = Materialized(result, problems)
+        for key, text in texts.items():
+            cr = wanted[key][0]
+            generation = int(cr["metadata"].get("generation") or 1)
+            if key in problems:
+                out.stale.add(key)
+                out.accepted_generation[key] = self._last_good[key][1]
+            elif result.ok:
+                self._last_good[key] = (text, generation)
+                out.accepted_generation[key] = generation
+        for key in set(self._last_good) - set(wanted):
+            del self._last_good[key]
+        return out
+
+    def _failures(self, result: ValidationResult, texts: dict[str, str]) -> dict[str, Problem]:
+        by_file = {str(self.path_of(*key.split("/", 1))): key for key in texts}
+        bad: dict[str, Problem] = {}
+        for diag in result.diagnostics.errors:
+            file = diag.location.file if diag.location else None
+            key = by_file.get(str(Path(file).resolve())) if file else None
+            if key is None:
+                continue
+            reason = "RefNotFound" if diag.code.startswith("ref.") else "Invalid"
+            if key in bad:
+                bad[key] = Problem(bad[key].reason, f"{bad[key].message}; {_describe(diag)}")
+            else:
+                bad[key] = Problem(reason, _describe(diag))
+        if not result.ok and not bad:
+            # Errors no single resource owns (e.g. two Gateways): drop nothing, report on all.
+            message = "; ".join(_describe(d) for d in result.diagnostics.errors)
+            return {key: Problem("Invalid", message) for key in texts if key.startswith("Gateway/")} or {
+                key: Problem("Invalid", message) for key in texts
+            }
+        return bad
+
+    def _write(self, texts: dict[str, str]) -> None:
+        present = {p for p in self.folder.rglob("*.yaml")} if self.folder.exists() else set()
+        keep: set[Path] = set()
+        for key, text in texts.items():
+            path = self.path_of(*key.split("/", 1))
+            keep.add(path)
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(text, encoding="utf-8")
+                tmp.replace(path)
+        for path in present - keep:
+            path.unlink(missing_ok=True)

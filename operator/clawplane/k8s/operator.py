@@ -1,0 +1,153 @@
+"""The kopf adapter: events in, namespace passes out. No reconcile logic lives here.
+
+Handlers only decide *which namespace* needs a pass: custom resources whose spec,
+restart annotation or deletion changed; Secrets and managed Deployments in namespaces
+clawplane already manages. Deletion waits for a pass that removed what the resource
+owned, then kopf drops the finalizer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import kopf
+
+from clawplane.k8s.children import MANAGED_BY, RESTART_ANNOTATION
+from clawplane.k8s.hub import Hub
+from clawplane.k8s.kubeapi import KubeApi
+from clawplane.k8s.kubeconfig import Connection, load_connection
+from clawplane.k8s.reconciler import CRD_KINDS, ClusterSettings, NamespaceReconciler
+from clawplane.reconcile.metrics import LoopMetrics
+
+FINALIZER = "clawplane.dev/finalizer"
+DELETE_WAIT_SECONDS = 120.0
+
+
+@dataclass
+class OperatorConfig:
+    """Everything the handlers need, fixed at start-up."""
+
+    settings: ClusterSettings
+    resync_interval: float = 300.0
+    connection: Callable[[], Connection] = load_connection
+    metrics: LoopMetrics = field(default_factory=LoopMetrics)
+
+
+@dataclass
+class _State:
+    hub: Hub | None = None
+    api: KubeApi | None = None
+    resync: asyncio.Task[None] | None = None
+    seen: dict[tuple[str, str, str], tuple[Any, ...]] = field(default_factory=dict)
+
+
+def _fingerprint(body: Any) -> tuple[Any, ...]:
+    meta = body.get("metadata", {})
+    annotations = meta.get("annotations") or {}
+    return (meta.get("generation"), annotations.get(RESTART_ANNOTATION), bool(meta.get("deletionTimestamp")))
+
+
+def configure(settings: kopf.OperatorSettings) -> None:
+    """kopf settings: our finalizer, progress kept in annotations (``.status`` is ours alone)."""
+    settings.persistence.finalizer = FINALIZER
+    settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="clawplane.dev")
+    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
+        prefix="clawplane.dev", key="last-handled-configuration"
+    )
+    settings.posting.level = logging.WARNING
+    settings.watching.server_timeout = 300
+    settings.networking.error_backoffs = [1, 2, 5, 10]
+
+
+def build_registry(config: OperatorConfig) -> kopf.OperatorRegistry:
+    """A kopf registry whose handlers drive ``Hub`` passes."""
+    registry = kopf.OperatorRegistry()
+    state = _State()
+
+    @kopf.on.login(registry=registry)
+    def login(**_: Any) -> kopf.ConnectionInfo:
+        conn = config.connection()
+        return kopf.ConnectionInfo(
+            server=conn.server,
+            ca_path=conn.ca_file,
+            insecure=conn.insecure,
+            token=conn.token,
+            scheme="Bearer" if conn.token else None,
+            certificate_path=conn.cert_file,
+            private_key_path=conn.key_file,
+            default_namespace=conn.namespace,
+        )
+
+    @kopf.on.startup(registry=registry)
+    async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
+        configure(settings)
+        state.api = KubeApi(config.connection())
+        api = state.api
+        state.hub = Hub(lambda ns: NamespaceReconciler(api, ns, config.settings), config.metrics)
+        state.resync = asyncio.create_task(state.hub.resync(config.resync_interval))
+
+    @kopf.on.cleanup(registry=registry)
+    async def cleanup(**_: Any) -> None:
+        if state.resync is not None:
+            state.resync.cancel()
+        if state.hub is not None:
+            await state.hub.stop()
+        if state.api is not None:
+            await state.api.aclose()
+
+    def hub() -> Hub:
+        assert state.hub is not None, "startup handler has not run"
+        return state.hub
+
+    for kind in CRD_KINDS.values():
+        _register_kind(registry, kind.group, kind.version, kind.plural, state, hub)
+
+    @kopf.on.event("", "v1", "secrets", registry=registry)
+    async def secret_changed(namespace: str | None, **_: Any) -> None:
+        if namespace:
+            hub().poke_known(namespace)
+
+    @kopf.on.event("apps", "v1", "deployments", labels=dict(MANAGED_BY), registry=registry)
+    async def deployment_changed(namespace: str | None, **_: Any) -> None:
+        if namespace:
+            hub().poke_known(namespace)
+
+    return registry
+
+
+def _register_kind(
+    registry: kopf.OperatorRegistry,
+    group: str,
+    version: str,
+    plural: str,
+    state: _State,
+    hub: Callable[[], Hub],
+) -> None:
+    @kopf.on.event(group, version, plural, registry=registry)
+    async def changed(type: str, body: Any, namespace: str | None, name: str, **_: Any) -> None:
+        if not namespace:
+            return
+        key = (plural, namespace, name)
+        if type == "DELETED":
+            state.seen.pop(key, None)
+            hub().poke(namespace)
+            return
+        fingerprint = _fingerprint(body)
+        if state.seen.get(key) != fingerprint:  # status-only writes (ours) need no pass
+            state.seen[key] = fingerprint
+            hub().poke(namespace)
+
+    @kopf.on.delete(group, version, plural, registry=registry)
+    async def deleted(body: Any, namespace: str | None, name: str, **_: Any) -> None:
+        if not namespace:
+            return
+        worker = hub().worker(namespace)
+        result = await worker.wait(worker.poke(), DELETE_WAIT_SECONDS)
+        key = f"{body['kind']}/{name}"
+        if result is None or result.error or result.results.get(key, "ok") != "ok":
+            detail = (result.results.get(key) or result.error) if result else "no pass ran"
+            raise kopf.TemporaryError(f"cleanup of {key} failed: {detail}", delay=5)

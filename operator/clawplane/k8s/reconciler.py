@@ -1,0 +1,238 @@
+"""One namespace's reconcile pass: the local engine, fed from the API and applied to the cluster.
+
+A pass re-reads everything (level-based): list the custom resources, write them into
+the namespace's folder, validate (falling back per resource), compile with Secret and
+restart digests folded into the config hashes, plan, apply through ``KubeBackend``,
+publish the rendered files as ConfigMaps and write every changed ``.status``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from clawplane.desired import DesiredState
+from clawplane.k8s.backend import KubeBackend
+from clawplane.k8s.children import RESTART_ANNOTATION, Owner
+from clawplane.k8s.configmaps import sync_config_maps, wanted_config_maps
+from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
+from clawplane.k8s.materialize import Materialized, Materializer, key_of
+from clawplane.k8s.secretrefs import SecretReader
+from clawplane.k8s.statuses import build_status, status_patch
+from clawplane.models import API_GROUP, KINDS
+from clawplane.reconcile.applier import ApplyContext, apply_plan
+from clawplane.reconcile.engine import Engine, InvalidFolderError
+from clawplane.reconcile.workspace import Workspace
+from clawplane.runtimes import RuntimeSettings
+from clawplane.state import ObservedState, StateDB, store
+
+log = logging.getLogger("clawplane.k8s")
+
+CRD_KINDS = {kind: Kind(API_GROUP, "v1alpha1", cls.PLURAL, kind) for kind, cls in KINDS.items()}
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """How the operator runs; the same for every namespace."""
+
+    state_dir: Path
+    bridge_image: str
+    concurrency: int = 8
+    endpoint_overrides: Mapping[str, str] = field(default_factory=dict)
+    runtime: RuntimeSettings = field(default_factory=RuntimeSettings)
+
+
+@dataclass
+class PassResult:
+    """What a pass did: per-resource outcome, ConfigMaps written, statuses patched."""
+
+    ok: bool = True
+    error: str | None = None
+    results: dict[str, str] = field(default_factory=dict)
+    config_maps: list[str] = field(default_factory=list)
+    statuses: int = 0
+    seconds: float = 0.0
+    deleting: set[str] = field(default_factory=set)
+    requeue: bool = False
+    """Some server is not ready yet: check again later even if no event arrives."""
+
+
+class ClusterEngine(Engine):
+    """The local engine with cluster inputs: Secret/restart digests, and no local supervisor."""
+
+    digests: dict[str, dict[str, str]]
+
+    def load(self) -> tuple[DesiredState, Any]:
+        """Validate and compile, then fold in the digests collected from the API."""
+        desired, result = super().load()
+        for label, by_key in self.digests.items():
+            present = {k: v for k, v in by_key.items() if k in desired.resources}
+            desired = desired.with_digests(label, present)
+        return desired, result
+
+    def observe(self, db: StateDB) -> ObservedState:
+        """Observed state; the operator itself is the supervisor, so it is alive."""
+        return replace(store.load_observed(db), supervisor_alive=True)
+
+
+class NamespaceReconciler:
+    """Keeps one namespace converged; each ``reconcile()`` is a full, idempotent pass."""
+
+    def __init__(self, api: KubeApi, namespace: str, settings: ClusterSettings) -> None:
+        root = settings.state_dir / "namespaces" / namespace
+        self.api = api
+        self.namespace = namespace
+        self.settings = settings
+        self.ws = Workspace.for_folder(root / "resources", state_dir=root / "state")
+        self.ws.folder.mkdir(parents=True, exist_ok=True)
+        self.ws.state_dir.mkdir(parents=True, exist_ok=True)
+        self.engine = ClusterEngine(self.ws, environ={})
+        self.engine.digests = {}
+        self.materializer = Materializer(self.ws.folder)
+        self.db = StateDB.open(self.ws.state_dir)
+        self.backend = KubeBackend(
+            api,
+            namespace,
+            settings.bridge_image,
+            settings=settings.runtime,
+            endpoint_overrides=settings.endpoint_overrides,
+        )
+
+    def close(self) -> None:
+        """Release the state database."""
+        self.db.close()
+
+    async def reconcile(self) -> PassResult:
+        """Converge the namespace once."""
+        started = time.monotonic()
+        result = PassResult()
+        crs = await self._list()
+        result.deleting = {key_of(cr) for cr in crs if cr["metadata"].get("deletionTimestamp")}
+        live = [cr for cr in crs if key_of(cr) not in result.deleting]
+        secrets = SecretReader(self.api, self.namespace)
+        self.backend.secrets = secrets
+        secret_problems = await self._digests(live, secrets)
+        materialized = self.materializer.sync(live)
+        self._set_owners(live)
+        try:
+            await self._plan_and_apply(result)
+        except InvalidFolderError as exc:
+            result.ok = False
+            result.error = "; ".join(d.message for d in exc.diagnostics.errors)
+        if result.ok or result.results:
+            result.config_maps = await sync_config_maps(
+                self.api,
+                self.namespace,
+                wanted_config_maps(self.ws.out_dir, self.namespace, **self._owners(live)),
+            )
+        result.statuses = await self._write_statuses(live, materialized, secret_problems)
+        result.requeue = self._unsettled(live)
+        result.seconds = time.monotonic() - started
+        return result
+
+    async def _list(self) -> list[dict[str, Any]]:
+        crs: list[dict[str, Any]] = []
+        for kind in CRD_KINDS.values():
+            crs.extend(await self.api.list(kind, self.namespace))
+        return crs
+
+    async def _digests(self, live: list[dict[str, Any]], secrets: SecretReader) -> dict[str, list[str]]:
+        problems: dict[str, list[str]] = {}
+        secret_digests: dict[str, str] = {}
+        restarts: dict[str, str] = {}
+        for cr in live:
+            key = key_of(cr)
+            digest, found = await secrets.digest(cr.get("spec") or {})
+            if digest is not None:
+                secret_digests[key] = digest
+            if found:
+                problems[key] = found
+            token = (cr["metadata"].get("annotations") or {}).get(RESTART_ANNOTATION)
+            if token:
+                restarts[key] = str(token)
+        self.engine.digests = {"k8s-secrets": secret_digests, "restart": restarts}
+        return problems
+
+    def _set_owners(self, live: list[dict[str, Any]]) -> None:
+        self.backend.owners = {
+            cr["metadata"]["name"]: Owner("McpServer", cr["metadata"]["name"], cr["metadata"]["uid"])
+            for cr in live
+            if cr["kind"] == "McpServer"
+        }
+
+    @staticmethod
+    def _owners(live: list[dict[str, Any]]) -> dict[str, Any]:
+        agents = {
+            cr["metadata"]["name"]: Owner("Agent", cr["metadata"]["name"], cr["metadata"]["uid"])
+            for cr in live
+            if cr["kind"] == "Agent"
+        }
+        gateways = [
+            Owner("Gateway", cr["metadata"]["name"], cr["metadata"]["uid"])
+            for cr in live
+            if cr["kind"] == "Gateway"
+        ]
+        return {"agents": agents, "gateway": gateways[0] if gateways else None}
+
+    async def _plan_and_apply(self, result: PassResult) -> None:
+        planned = self.engine.plan(self.db)
+        ctx = ApplyContext(
+            planned.desired,
+            self.db,
+            self.backend,
+            self.engine.renderer,
+            self.ws.out_dir,
+            concurrency=self.settings.concurrency,
+        )
+
+        async def emit(event: dict[str, Any]) -> None:
+            if event.get("event") == "done" and not event.get("ok"):
+                log.warning("%s/%s: %s", self.namespace, event["key"], event.get("error"))
+
+        applied = await apply_plan(planned.plan, ctx, allow_mass_delete=True, emit=emit)
+        result.ok = applied.ok
+        result.results = applied.results
+
+    def _unsettled(self, live: list[dict[str, Any]]) -> bool:
+        records = store.load_observed(self.db).resources
+        return any(
+            (rec := records.get(key_of(cr))) is not None and rec.phase not in ("Ready", "Disabled")
+            for cr in live
+            if cr["kind"] == "McpServer"
+        )
+
+    async def _write_statuses(
+        self, live: list[dict[str, Any]], materialized: Materialized, secret_problems: dict[str, list[str]]
+    ) -> int:
+        observed = store.load_observed(self.db)
+        written = 0
+        for cr in live:
+            key = key_of(cr)
+            wanted = build_status(
+                cr,
+                observed.resources.get(key),
+                problem=materialized.problems.get(key),
+                accepted_generation=materialized.accepted_generation.get(key),
+                secret_problems=secret_problems.get(key, []),
+                tools=list(observed.tools_applied.get(cr["metadata"]["name"], ())),
+            )
+            patch = status_patch(cr.get("status"), wanted)
+            if patch is None:
+                continue
+            try:
+                await self.api.patch(
+                    CRD_KINDS[cr["kind"]],
+                    self.namespace,
+                    cr["metadata"]["name"],
+                    {"status": patch},
+                    sub="status",
+                )
+                written += 1
+            except ApiError as exc:
+                if exc.status != 404:  # deleted meanwhile: nothing to report on
+                    raise
+        return written

@@ -1,0 +1,123 @@
+"""The ``.status`` of each custom resource, from the engine's records and this pass's problems.
+
+``observedGeneration`` is the generation whose spec is running: a resource that fell
+back to its last accepted spec reports that older generation, with ``Accepted=False``
+saying why the new one was refused.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from clawplane.k8s.materialize import Problem
+from clawplane.reconcile.conditions import Cond, merge
+from clawplane.state import ResourceRecord, ToolRecord
+
+STATUS_KEYS = (
+    "observedGeneration",
+    "phase",
+    "conditions",
+    "configHash",
+    "tools",
+    "toolCount",
+    "filteredTools",
+    "restarts",
+    "endpoint",
+    "runtime",
+    "skills",
+    "eligibleSkills",
+    "promptChars",
+    "promptFormat",
+    "snapshotHash",
+    "message",
+)
+
+
+def _set(conditions: list[dict[str, Any]], cond: Cond, generation: int) -> list[dict[str, Any]]:
+    """``conditions`` with ``cond`` replacing the one of its type (transition time kept if unchanged)."""
+    prior = [c for c in conditions if c["type"] == cond.type]
+    fresh = merge(prior, [cond], generation=generation)[0]
+    if not prior:
+        return [*conditions, fresh]
+    return [fresh if c["type"] == cond.type else c for c in conditions]
+
+
+def _rejected(problem: Problem, generation: int, prior: list[dict[str, Any]]) -> dict[str, Any]:
+    refs = problem.reason == "RefNotFound"
+    conds = [
+        Cond("Accepted", refs, "Valid" if refs else "Invalid", "" if refs else problem.message),
+        Cond(
+            "ResolvedRefs",
+            not refs,
+            "AllResolved" if not refs else "RefNotFound",
+            problem.message if refs else "",
+        ),
+        Cond("Programmed", False, problem.reason, problem.message),
+        Cond("Ready", False, problem.reason, problem.message),
+    ]
+    return {
+        "observedGeneration": generation,
+        "phase": "Invalid" if not refs else "Pending",
+        "conditions": merge(prior, conds, generation=generation),
+        "message": problem.message,
+    }
+
+
+def build_status(
+    cr: dict[str, Any],
+    record: ResourceRecord | None,
+    *,
+    problem: Problem | None,
+    accepted_generation: int | None,
+    secret_problems: list[str],
+    tools: list[ToolRecord],
+) -> dict[str, Any]:
+    """The status to write for ``cr``."""
+    generation = int(cr["metadata"].get("generation") or 1)
+    prior = list((cr.get("status") or {}).get("conditions") or [])
+    if record is None or accepted_generation is None:
+        assert problem is not None or record is None
+        return _rejected(problem or Problem("Invalid", "not reconciled yet"), generation, prior)
+    running = accepted_generation
+    conditions = [{**c, "observedGeneration": running} for c in _carry(prior, record.conditions)]
+    status: dict[str, Any] = {
+        "observedGeneration": running,
+        "phase": record.phase,
+        "configHash": record.config_hash,
+        **{k: v for k, v in record.status.items() if k in STATUS_KEYS},
+    }
+    if record.kind == "McpServer":
+        status["tools"] = sorted(t.safe_name for t in tools)
+    if secret_problems:
+        message = "; ".join(secret_problems)
+        conditions = _set(conditions, Cond("ResolvedRefs", False, "SecretNotFound", message), running)
+        status["message"] = message
+    if problem is not None:
+        conditions = _set(conditions, Cond("Accepted", False, problem.reason, problem.message), generation)
+        status["message"] = (
+            f"running generation {running}; generation {generation} refused: {problem.message}"
+        )
+    status["conditions"] = conditions
+    return status
+
+
+def _carry(prior: list[dict[str, Any]], now: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Engine conditions, keeping the cluster's transition times when the status did not change."""
+    before = {c.get("type"): c for c in prior}
+    out = []
+    for cond in now:
+        old = before.get(cond["type"])
+        if old is not None and old.get("status") == cond["status"] and old.get("lastTransitionTime"):
+            cond = {**cond, "lastTransitionTime": old["lastTransitionTime"]}
+        out.append(cond)
+    return out
+
+
+def status_patch(current: dict[str, Any] | None, wanted: dict[str, Any]) -> dict[str, Any] | None:
+    """A merge patch from ``current`` to ``wanted`` over the keys clawplane owns; None if equal."""
+    current = current or {}
+    patch: dict[str, Any] = {k: v for k, v in wanted.items() if current.get(k) != v}
+    for key in STATUS_KEYS:
+        if key in current and key not in wanted:
+            patch[key] = None
+    return patch or None

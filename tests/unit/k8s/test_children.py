@@ -1,0 +1,101 @@
+"""Server Deployments/Services and output ConfigMaps: names, hashes, env, ownership."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from clawplane.k8s.children import (
+    CONFIG_HASH,
+    Owner,
+    UnsupportedInClusterError,
+    config_map,
+    dns_label,
+    server_deployment,
+    server_service,
+    service_url,
+    spec_hash,
+)
+from clawplane.models import McpServerSpec
+
+OWNER = Owner("McpServer", "time", "uid-1")
+DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+def spec(**kw: object) -> McpServerSpec:
+    return McpServerSpec.model_validate(
+        {"transport": "stdio", "command": "uvx", "args": ["mcp-server-time"], **kw}
+    )
+
+
+@pytest.mark.parametrize("name", ["time", "My_Server.v2", "x" * 200, "a..b", "9lives"])
+def test_child_names_are_dns_labels_and_distinct(name: str) -> None:
+    label = dns_label("mcp", name)
+    assert DNS_1035.match(label) and len(label) <= 63
+    assert dns_label("mcp", name) == label
+    assert dns_label("mcp", name + "x") != label
+
+
+def test_plain_names_stay_readable() -> None:
+    assert dns_label("mcp", "time") == "mcp-time"
+    assert dns_label("mcp", "Time") != "mcp-time"  # two names must never share a child
+
+
+def test_deployment_runs_the_bridge_around_the_command() -> None:
+    dep = server_deployment("time", "ns", spec(), owner=OWNER, image="img:1", config_hash="h1")
+    container = dep["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"][:2] == ["clawplane", "bridge"]
+    assert container["command"][-3:] == ["--", "uvx", "mcp-server-time"]
+    assert container["image"] == "img:1"
+    assert dep["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH] == "h1"
+    assert dep["metadata"]["ownerReferences"] == [OWNER.reference()]
+    assert (
+        dep["spec"]["selector"]["matchLabels"].items()
+        <= dep["spec"]["template"]["metadata"]["labels"].items()
+    )
+
+
+def test_config_hash_changes_the_spec_hash_and_nothing_else_does() -> None:
+    a = server_deployment("time", "ns", spec(), owner=OWNER, image="img", config_hash="h1")
+    b = server_deployment("time", "ns", spec(), owner=OWNER, image="img", config_hash="h1")
+    c = server_deployment("time", "ns", spec(), owner=OWNER, image="img", config_hash="h2")
+    assert spec_hash(a) == spec_hash(b) != spec_hash(c)
+
+
+def test_secret_refs_stay_references_and_literals_inline() -> None:
+    env = {"TOKEN": {"valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}, "MODE": "fast"}
+    container = server_deployment("t", "ns", spec(env=env), owner=OWNER, image="i", config_hash="h")["spec"][
+        "template"
+    ]["spec"]["containers"][0]
+    by_name = {e["name"]: e for e in container["env"]}
+    assert by_name["TOKEN"] == {"name": "TOKEN", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}
+    assert by_name["MODE"] == {"name": "MODE", "value": "fast"}
+
+
+def test_operator_env_references_are_refused_with_a_fix() -> None:
+    env = {"TOKEN": {"valueFrom": {"env": "TOKEN"}}}
+    with pytest.raises(UnsupportedInClusterError, match="secretKeyRef"):
+        server_deployment("t", "ns", spec(env=env), owner=OWNER, image="i", config_hash="h")
+
+
+def test_image_and_resources_from_the_spec() -> None:
+    s = spec(image="custom:2", resources={"limits": {"memory": "256Mi"}})
+    container = server_deployment("t", "ns", s, owner=OWNER, image="i", config_hash="h")["spec"]["template"][
+        "spec"
+    ]["containers"][0]
+    assert container["image"] == "custom:2"
+    assert container["resources"] == {"limits": {"memory": "256Mi"}}
+
+
+def test_service_selects_the_deployment_pods() -> None:
+    dep = server_deployment("time", "ns", spec(), owner=OWNER, image="i", config_hash="h")
+    svc = server_service("time", "ns", owner=OWNER)
+    assert svc["spec"]["selector"].items() <= dep["spec"]["template"]["metadata"]["labels"].items()
+    assert service_url("time", "ns") == "http://mcp-time.ns.svc:8080/mcp"
+
+
+def test_config_map_hash_follows_data() -> None:
+    a = config_map("cm", "ns", {"a": "1"}, owner=OWNER, labels={})
+    b = config_map("cm", "ns", {"a": "2"}, owner=OWNER, labels={})
+    assert spec_hash(a) != spec_hash(b)
