@@ -1,0 +1,224 @@
+"""The Helm chart renders, lints, enforces its values schema, and grants least privilege.
+
+Rendering runs in-process through helm-python-sdk (no helm binary, no cluster), see
+shared notes on Helm; every rendered object is validated against the Kubernetes schemas.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import helm_python as helm
+import pytest
+from ruamel.yaml import YAML
+from tests.k8s.helmutil import (
+    CHART,
+    HELM_HOME_VARS,
+    MANIFESTS,
+    RELEASE_NAMESPACE,
+    Doc,
+    kube_problems,
+    least_privilege_problems,
+    of_kind,
+    one,
+    render,
+    render_notes,
+)
+
+import clawplane
+
+IMAGE = f"ghcr.io/clawplane/clawplane:{clawplane.__version__}"
+CLAWPLANE_RESOURCES = {"gateways", "mcpservers", "agents", "channels", "skills"}
+
+VALUE_SETS: dict[str, dict[str, Any]] = {
+    "defaults": {},
+    "namespaced": {"watchNamespaces": ["team-a", "team-b"]},
+    "no-rbac": {"rbac": {"create": False}, "serviceAccount": {"create": False, "name": "ops-sa"}},
+    "e2e": {
+        "image": {"tag": "e2e", "pullPolicy": "Never"},
+        "logFormat": "text",
+        "metrics": {"enabled": False},
+    },
+}
+
+
+@pytest.fixture(autouse=True)
+def helm_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep Helm away from the user's cache, config and data directories."""
+    for var in HELM_HOME_VARS:
+        monkeypatch.setenv(var, str(tmp_path / var.lower()))
+
+
+def container(docs: list[Doc]) -> dict[str, Any]:
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    (only,) = pod["containers"]
+    assert isinstance(only, dict)
+    return only
+
+
+def arg(args: list[str], flag: str) -> str:
+    return args[args.index(flag) + 1]
+
+
+def test_chart_versions_follow_the_package() -> None:
+    meta = YAML(typ="safe").load(CHART / "Chart.yaml")
+    assert meta["apiVersion"] == "v2"
+    assert meta["appVersion"] == clawplane.__version__
+
+
+def test_defaults_render_a_cluster_wide_operator() -> None:
+    docs = render()
+    assert sorted(d["kind"] for d in docs) == [
+        "ClusterRole", "ClusterRoleBinding", "Deployment", "Service", "ServiceAccount",
+    ]  # fmt: skip
+    deploy = one(docs, "Deployment")
+    assert deploy["metadata"]["namespace"] == RELEASE_NAMESPACE
+    assert deploy["spec"]["replicas"] == 1 and deploy["spec"]["strategy"]["type"] == "Recreate"
+    pod = deploy["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == one(docs, "ServiceAccount")["metadata"]["name"]
+    assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] == 65532
+
+    c = container(docs)
+    assert c["image"] == IMAGE
+    args = c["args"]
+    assert args[:3] == ["k8s", "run", "--all-namespaces"] and "--namespace" not in args
+    assert arg(args, "--bridge-image") == IMAGE
+    assert arg(args, "--state-dir") == "/var/lib/clawplane"
+    assert (arg(args, "--metrics-port"), arg(args, "--health-port")) == ("9090", "8081")
+    assert (arg(args, "--resync-interval"), arg(args, "--log-format")) == ("300", "json")
+    ports = {p["name"]: p["containerPort"] for p in c["ports"]}
+    assert ports == {"metrics": 9090, "health": 8081}
+    for probe in ("livenessProbe", "readinessProbe"):
+        assert c[probe]["httpGet"] == {"path": "/healthz", "port": "health"}
+    sc = c["securityContext"]
+    assert sc["readOnlyRootFilesystem"] is True and sc["allowPrivilegeEscalation"] is False
+    assert sc["capabilities"]["drop"] == ["ALL"]
+    assert c["resources"]["requests"] and c["resources"]["limits"]["memory"]
+
+    # The state dir, /tmp and HOME (uv/npm caches) are writable emptyDirs.
+    mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
+    assert set(mounts.values()) == {"/var/lib/clawplane", "/tmp", "/home/clawplane"}
+    assert all("emptyDir" in v for v in pod["volumes"] if v["name"] in mounts)
+
+    svc = one(docs, "Service")
+    assert svc["spec"]["ports"] == [
+        {"name": "metrics", "port": 9090, "targetPort": "metrics", "protocol": "TCP"}
+    ]
+    assert svc["spec"]["selector"] == deploy["spec"]["selector"]["matchLabels"]
+
+    binding = one(docs, "ClusterRoleBinding")
+    assert binding["roleRef"]["name"] == one(docs, "ClusterRole")["metadata"]["name"]
+    assert binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": pod["serviceAccountName"], "namespace": RELEASE_NAMESPACE}
+    ]
+
+
+def test_watch_namespaces_get_a_role_each_and_no_cluster_wide_access() -> None:
+    docs = render(VALUE_SETS["namespaced"])
+    args = container(docs)["args"]
+    assert "--all-namespaces" not in args
+    assert [args[i + 1] for i, a in enumerate(args) if a == "--namespace"] == ["team-a", "team-b"]
+
+    roles = {r["metadata"]["namespace"]: r for r in of_kind(docs, "Role")}
+    bindings = {b["metadata"]["namespace"]: b for b in of_kind(docs, "RoleBinding")}
+    assert set(roles) == set(bindings) == {"team-a", "team-b"}
+    sa = one(docs, "ServiceAccount")["metadata"]["name"]
+    for ns, role in roles.items():
+        assert any(set(r["resources"]) == CLAWPLANE_RESOURCES for r in role["rules"])
+        assert bindings[ns]["roleRef"] == {
+            "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role["metadata"]["name"],
+        }  # fmt: skip
+        assert bindings[ns]["subjects"] == [
+            {"kind": "ServiceAccount", "name": sa, "namespace": RELEASE_NAMESPACE}
+        ]
+
+    # The only cluster-wide grant left is what kopf needs to list: namespaces and CRDs.
+    cluster_rules = one(docs, "ClusterRole")["rules"]
+    assert {res for rule in cluster_rules for res in rule["resources"]} == {
+        "namespaces", "customresourcedefinitions",
+    }  # fmt: skip
+    assert all(set(rule["verbs"]) == {"get", "list", "watch"} for rule in cluster_rules)
+
+
+def test_rbac_and_service_account_can_be_left_to_the_user() -> None:
+    docs = render(VALUE_SETS["no-rbac"])
+    assert sorted(d["kind"] for d in docs) == ["Deployment", "Service"]
+    assert one(docs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "ops-sa"
+    docs = render({"serviceAccount": {"create": False}})
+    assert one(docs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "default"
+    assert "rbac.create is false" in render_notes(VALUE_SETS["no-rbac"])
+
+
+def test_image_overrides_reach_the_operator_and_the_bridge() -> None:
+    docs = render(VALUE_SETS["e2e"])
+    c = container(docs)
+    assert c["image"] == "ghcr.io/clawplane/clawplane:e2e" and c["imagePullPolicy"] == "Never"
+    assert arg(c["args"], "--bridge-image") == "ghcr.io/clawplane/clawplane:e2e"
+    assert arg(c["args"], "--log-format") == "text"
+    assert of_kind(docs, "Service") == []
+
+    c = container(render({"bridgeImage": "registry.example/bridge:1", "metrics": {"port": 9100}}))
+    assert arg(c["args"], "--bridge-image") == "registry.example/bridge:1"
+    assert arg(c["args"], "--metrics-port") == "9100"
+
+
+def test_notes_say_what_is_watched() -> None:
+    assert "every namespace" in render_notes()
+    assert "team-a, team-b" in render_notes(VALUE_SETS["namespaced"])
+
+
+@pytest.mark.parametrize("values", VALUE_SETS.values(), ids=VALUE_SETS.keys())
+def test_strict_lint_is_clean(values: dict[str, Any]) -> None:
+    result = helm.lint(CHART, values, strict=True)
+    serious = [m for m in result["messages"] if m["severity"] >= 2]
+    assert serious == [] and result["errors"] == [], result
+
+
+@pytest.mark.parametrize(
+    ("values", "field"),
+    [
+        ({"replicaCount": 2}, "/replicaCount"),
+        ({"logFormat": "xml"}, "/logFormat"),
+        ({"surprise": True}, "surprise"),
+        ({"image": {"pullPolicy": "Sometimes"}}, "/image/pullPolicy"),
+        ({"watchNamespaces": ["Not A Namespace"]}, "/watchNamespaces/0"),
+        ({"rbac": {"create": True, "extra": 1}}, "/rbac"),
+    ],
+    ids=["replicas", "log-format", "unknown-key", "pull-policy", "namespace-name", "nested-unknown"],
+)
+def test_values_schema_rejects_bad_values(values: dict[str, Any], field: str) -> None:
+    with pytest.raises(helm.HelmValuesError) as info:
+        render(values)
+    assert field in str(info.value)
+    lint = helm.lint(CHART, values, strict=True)
+    assert any(m["severity"] == 3 and field in m["error"] for m in lint["messages"]), lint
+
+
+@pytest.mark.parametrize("values", VALUE_SETS.values(), ids=VALUE_SETS.keys())
+def test_rendered_objects_pass_the_kubernetes_schemas(values: dict[str, Any]) -> None:
+    assert kube_problems(render(values)) == []
+
+
+@pytest.mark.parametrize("values", VALUE_SETS.values(), ids=VALUE_SETS.keys())
+def test_rbac_is_least_privilege(values: dict[str, Any]) -> None:
+    docs = render(values)
+    assert least_privilege_problems(docs) == []
+    secrets = [
+        r
+        for d in docs
+        if d["kind"] in ("Role", "ClusterRole")
+        for r in d["rules"]
+        if "secrets" in r["resources"]
+    ]
+    assert all(sorted(r["verbs"]) == ["get", "list", "watch"] for r in secrets)
+
+
+def test_chart_crds_are_the_generated_crds() -> None:
+    """`clawplane schema` writes the same bytes to manifests/crds/ and the chart's crds/."""
+    with helm.Chart.load(CHART) as chart:
+        crds = {Path(c["name"]).name: c["data"] for c in chart.crds}
+    expected = {p.name: p.read_text(encoding="utf-8") for p in sorted((MANIFESTS / "crds").glob("*.yaml"))}
+    assert len(expected) == 5 and crds == expected
+    on_disk = {p.name: p.read_text(encoding="utf-8") for p in sorted((CHART / "crds").glob("*"))}
+    assert on_disk == expected
