@@ -1,0 +1,156 @@
+"""Running the clawplane operator in-process (kopf's KopfRunner) against the emulator, plus helpers.
+
+``OperatorRun`` builds the same kopf registry ``clawplane k8s run`` uses, logs in with
+the emulator's kubeconfig and exposes the pass counter from the operator's metrics, so
+tests wait for "a pass finished after my change" instead of sleeping.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, TypeVar
+
+from kopf.testing import KopfRunner
+from ruamel.yaml import YAML
+
+from clawplane.k8s.kubeconfig import load_connection
+from clawplane.k8s.operator import OperatorConfig, build_registry
+from clawplane.k8s.reconciler import ClusterSettings
+from clawplane.reconcile.metrics import LoopMetrics
+
+ROOT = Path(__file__).resolve().parents[2]
+CRD_DIR = ROOT / "manifests" / "crds"
+T = TypeVar("T")
+
+
+def wait_for(what: str, probe: Callable[[], T | None], *, timeout: float = 30.0) -> T:
+    """Poll ``probe`` until it returns something truthy (the emulator's store has no event to await)."""
+    deadline = time.monotonic() + timeout
+    last: T | None = None
+    while time.monotonic() < deadline:
+        last = probe()
+        if last:
+            return last
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
+
+
+def load_yaml_docs(path: Path) -> list[dict[str, Any]]:
+    """Every document of a YAML file."""
+    return [d for d in YAML(typ="safe").load_all(path.read_text(encoding="utf-8")) if d]
+
+
+def install_crds(emu: Any) -> None:
+    """Create clawplane's generated CRDs in the emulator."""
+    for path in sorted(CRD_DIR.glob("*.yaml")):
+        for doc in load_yaml_docs(path):
+            emu.apply_object(doc)
+
+
+@contextmanager
+def bridge(*server: str) -> Iterator[str]:
+    """``clawplane bridge`` around a stdio server on a free loopback port; yields its /mcp URL."""
+    cmd = [sys.executable, "-m", "clawplane", "bridge", "--port", "0", "--", *server]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        assert proc.stderr is not None
+        seen: list[str] = []
+        for line in proc.stderr:  # the bridge announces its URL once it is listening
+            seen.append(line)
+            match = re.search(r"serving (http://\S+/mcp)", line)
+            if match is not None:
+                break
+        else:
+            raise AssertionError(f"bridge did not start: {''.join(seen)[-2000:]}")
+        # Keep draining stderr so a chatty server never blocks on a full pipe.
+        threading.Thread(target=proc.stderr.read, daemon=True).start()
+        yield match.group(1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+        if proc.stderr is not None:
+            proc.stderr.close()
+
+
+@dataclass
+class OperatorRun:
+    """The operator running in a thread of this process until ``stop()``."""
+
+    kubeconfig: Path
+    state_dir: Path
+    overrides: dict[str, str] = field(default_factory=dict)
+    bridge_image: str = "ghcr.io/clawplane/clawplane:test"
+    metrics: LoopMetrics = field(default_factory=LoopMetrics)
+    log: str = ""
+    """The operator's whole log, once stopped."""
+    _runner: KopfRunner | None = None
+
+    def start(self) -> OperatorRun:
+        """Start kopf with clawplane's handlers (standalone, all namespaces)."""
+        settings = ClusterSettings(
+            state_dir=self.state_dir, bridge_image=self.bridge_image, endpoint_overrides=self.overrides
+        )
+        config = OperatorConfig(
+            settings,
+            resync_interval=3600,
+            connection=partial(load_connection, str(self.kubeconfig)),
+            metrics=self.metrics,
+        )
+        self._runner = KopfRunner(["run", "--standalone", "-A"], registry=build_registry(config), timeout=60)
+        self._runner.__enter__()
+        return self
+
+    def stop(self) -> None:
+        """Stop kopf (cleanup handlers run) and re-raise anything it failed with."""
+        runner, self._runner = self._runner, None
+        if runner is not None:
+            runner.__exit__(None, None, None)
+            self.log = runner.output
+            assert runner.exception is None, self.log[-4000:]
+
+    def passes(self) -> int:
+        """Reconcile passes finished so far (applied or failed)."""
+        total = 0.0
+        for result in ("applied", "failed"):
+            value = self.metrics.registry.get_sample_value("clawplane_reconciles_total", {"result": result})
+            total += value or 0.0
+        return int(total)
+
+    def wait_pass(self, after: int, timeout: float = 30.0) -> int:
+        """Wait until a pass numbered beyond ``after`` finished; returns the new count."""
+        return wait_for(
+            f"a reconcile pass after #{after}",
+            lambda: self.passes() > after and self.passes(),
+            timeout=timeout,
+        )
+
+    def __enter__(self) -> OperatorRun:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
+    """The condition of type ``kind`` in ``obj``'s status, if any."""
+    for cond in ((obj or {}).get("status") or {}).get("conditions") or []:
+        if cond.get("type") == kind:
+            return dict(cond)
+    return None
+
+
+def is_true(obj: dict[str, Any] | None, kind: str, *, generation: int | None = None) -> bool:
+    """``obj`` has condition ``kind`` True (for ``generation``, when given)."""
+    cond = condition(obj, kind)
+    if cond is None or cond.get("status") != "True":
+        return False
+    return generation is None or cond.get("observedGeneration") == generation
