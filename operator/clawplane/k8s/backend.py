@@ -23,7 +23,7 @@ from clawplane.k8s.children import (
     service_url,
     spec_hash,
 )
-from clawplane.k8s.kubeapi import DEPLOYMENTS, PODS, SECRETS, SERVICES, KubeApi
+from clawplane.k8s.kubeapi import DEPLOYMENTS, PODS, SECRETS, SERVICES, ApiError, Kind, KubeApi
 from clawplane.k8s.secretrefs import SecretReader
 from clawplane.models import McpServerSpec, Transport, ValueFrom
 from clawplane.reconcile.backend import RuntimeReport
@@ -51,6 +51,8 @@ class KubeBackend:
     owners: dict[str, Owner] = field(default_factory=dict)
     secrets: SecretReader | None = None
     _reports: dict[str, RuntimeReport] = field(default_factory=dict)
+    _seen: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    _pods: list[dict[str, Any]] = field(default_factory=list)
 
     async def ensure(
         self, name: str, spec: McpServerSpec, *, safe_name: str, config_hash: str, base_dir: Path
@@ -63,14 +65,11 @@ class KubeBackend:
             )
         except UnsupportedInClusterError as exc:
             return self._remember(name, RuntimeReport(phase="failed", last_error=str(exc)))
-        current = await self.api.update(
-            DEPLOYMENTS, self.namespace, deployment["metadata"]["name"], _wanted(deployment)
-        )
-        service = server_service(name, self.namespace, owner=owner)
-        await self.api.update(SERVICES, self.namespace, service["metadata"]["name"], _wanted(service))
+        current = await self._converge(DEPLOYMENTS, deployment)
+        await self._converge(SERVICES, server_service(name, self.namespace, owner=owner))
         endpoint = service_url(name, self.namespace)
         override = self.endpoint_overrides.get(f"{self.namespace}/{name}")
-        restarts = await self._restarts(name)
+        restarts = self._restarts(name)
         if override is None and not _available(current):
             report = RuntimeReport(
                 phase="starting",
@@ -95,6 +94,9 @@ class KubeBackend:
             resolved = await self._with_secrets(spec)
         except LookupError as exc:
             return RuntimeReport(phase="failed", last_error=str(exc))
+        override = self.endpoint_overrides.get(f"{self.namespace}/{name}")
+        if override is not None and resolved.url is not None:
+            resolved = resolved.model_copy(update={"url": override})
         return await probe_once(
             name, resolved, safe_name=safe_name, base_dir=base_dir, settings=self.settings
         )
@@ -103,6 +105,8 @@ class KubeBackend:
         """Delete the server's Deployment and Service (missing ones are fine)."""
         self._reports.pop(name, None)
         child = server_child_name(name)
+        for seen in self._seen.values():
+            seen.pop(child, None)
         await self.api.delete(DEPLOYMENTS, self.namespace, child)
         await self.api.delete(SERVICES, self.namespace, child)
 
@@ -119,11 +123,34 @@ class KubeBackend:
         self._reports[name] = report
         return report
 
-    async def _restarts(self, name: str) -> int:
-        pods = await self.api.list(PODS, self.namespace, labels=f"{SERVER_LABEL}={server_child_name(name)}")
+    async def begin_pass(self) -> None:
+        """Read the namespace's managed workloads once, instead of once per server."""
+        for kind in (DEPLOYMENTS, SERVICES):
+            found = await self.api.list(kind, self.namespace, labels=SERVER_LABEL)
+            self._seen[kind.plural] = {o["metadata"]["name"]: o for o in found}
+        self._pods = await self.api.list(PODS, self.namespace, labels=SERVER_LABEL)
+
+    async def _converge(self, kind: Kind, wanted: dict[str, Any]) -> dict[str, Any] | None:
+        """The stored object, written first when its spec hash differs from ``wanted``'s."""
+        name = wanted["metadata"]["name"]
+        seen = self._seen.get(kind.plural)
+        current = seen.get(name) if seen is not None else await self.api.get(kind, self.namespace, name)
+        if current is not None and spec_hash(current) == spec_hash(wanted):
+            return current
+        if current is None:
+            try:
+                return await self.api.create(kind, self.namespace, wanted)
+            except ApiError as exc:
+                if exc.status != 409:  # created meanwhile: fall through to a guarded update
+                    raise
+        return await self.api.update(kind, self.namespace, name, _wanted(wanted))
+
+    def _restarts(self, name: str) -> int:
+        child = server_child_name(name)
         return sum(
             int(c.get("restartCount", 0))
-            for pod in pods
+            for pod in self._pods
+            if (pod["metadata"].get("labels") or {}).get(SERVER_LABEL) == child
             for c in (pod.get("status") or {}).get("containerStatuses") or []
         )
 

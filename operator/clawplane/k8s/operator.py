@@ -85,6 +85,7 @@ def build_registry(config: OperatorConfig) -> kopf.OperatorRegistry:
     @kopf.on.startup(registry=registry)
     async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
         configure(settings)
+        logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per API call drowns the log
         state.api = KubeApi(config.connection())
         api = state.api
         state.hub = Hub(lambda ns: NamespaceReconciler(api, ns, config.settings), config.metrics)

@@ -118,6 +118,7 @@ class NamespaceReconciler:
         secret_problems = await self._digests(live, secrets)
         materialized = self.materializer.sync(live)
         self._set_owners(live)
+        await self.backend.begin_pass()
         try:
             await self._plan_and_apply(result)
         except InvalidFolderError as exc:

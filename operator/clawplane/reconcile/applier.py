@@ -23,7 +23,7 @@ import anyio
 from clawplane.desired import DesiredResource, DesiredState, RuntimeMode
 from clawplane.models import McpServer
 from clawplane.planning import ActionType, Change, Plan
-from clawplane.reconcile.backend import RuntimeBackend, RuntimeReport
+from clawplane.reconcile.backend import RuntimeBackend, RuntimeReport, ToolInfo
 from clawplane.reconcile.conditions import Cond, merge
 from clawplane.reconcile.outputs import OutputRenderer
 from clawplane.render.files import write_if_changed
@@ -197,14 +197,14 @@ def _record_runtime(d: DesiredResource, report: RuntimeReport, ctx: ApplyContext
 
 def record_resource(d: DesiredResource, ctx: ApplyContext, report: RuntimeReport | None) -> None:
     """Write the status (phase, conditions, fields) of ``d`` as ``report`` shows it."""
-    prior = store.load_observed(ctx.db).resources.get(d.key)
+    prior = store.load_resource(ctx.db, d.key)
     if (
         isinstance(d.resource, McpServer)
         and report is None
         and prior is not None
         and d.runtime is not RuntimeMode.NONE
     ):
-        report = ctx.backend.report(d.name)
+        report = ctx.backend.report(d.name) or _stored_report(ctx, d.name)
     generation = (prior.generation + (prior.config_hash != d.config_hash)) if prior else 1
     conds, phase, status = _conditions(d, report)
     status["digests"] = dict(d.digests)
@@ -225,6 +225,23 @@ def record_resource(d: DesiredResource, ctx: ApplyContext, report: RuntimeReport
             conditions=merge(prior.conditions if prior else [], conds, generation=generation),
             status=status,
         ),
+    )
+
+
+def _stored_report(ctx: ApplyContext, name: str) -> RuntimeReport | None:
+    """The last recorded state of a runtime nothing touched in this apply (e.g. a probed remote server)."""
+    record, found = store.load_runtime(ctx.db, name)
+    if record is None:
+        return None
+    tools = tuple(ToolInfo(t.raw_name, t.safe_name, t.schema_hash, t.description) for t in found)
+    return RuntimeReport(
+        phase=record.phase,
+        restarts=record.restarts,
+        last_error=record.last_error,
+        protocol_version=record.protocol_version,
+        server_info=record.server_info,
+        endpoint=record.endpoint,
+        tools=tools,
     )
 
 

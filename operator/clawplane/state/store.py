@@ -10,24 +10,43 @@ from clawplane.state.db import StateDB, dumps, utcnow
 from clawplane.state.records import AuditRecord, ObservedState, ResourceRecord, RuntimeRecord, ToolRecord
 
 
+def _resource(r: Any) -> ResourceRecord:
+    return ResourceRecord(
+        key=r["key"],
+        kind=r["kind"],
+        name=r["name"],
+        config_hash=r["config_hash"],
+        generation=r["generation"],
+        observed_generation=r["observed_generation"],
+        spec=json.loads(r["spec_json"]),
+        phase=r["phase"],
+        conditions=json.loads(r["conditions_json"]),
+        status=json.loads(r["status_json"]),
+        updated_at=r["updated_at"],
+    )
+
+
+def load_resource(db: StateDB, key: str) -> ResourceRecord | None:
+    """One resource's record (cheaper than ``load_observed`` when applying many resources)."""
+    rows = db.query("SELECT * FROM resources WHERE key = ?", (key,))
+    return _resource(rows[0]) if rows else None
+
+
+def load_runtime(db: StateDB, name: str) -> tuple[RuntimeRecord | None, tuple[ToolRecord, ...]]:
+    """One runtime's record and its observed tools."""
+    rows = db.query("SELECT * FROM runtimes WHERE name = ?", (name,))
+    tools = db.query(
+        "SELECT * FROM tools WHERE server = ? AND surface = 'observed' ORDER BY raw_name", (name,)
+    )
+    found = tuple(
+        ToolRecord(r["raw_name"], r["safe_name"], r["schema_hash"], r["description"]) for r in tools
+    )
+    return (_runtime(rows[0]) if rows else None), found
+
+
 def load_observed(db: StateDB) -> ObservedState:
     """The whole observed state, read in one pass."""
-    resources = {
-        r["key"]: ResourceRecord(
-            key=r["key"],
-            kind=r["kind"],
-            name=r["name"],
-            config_hash=r["config_hash"],
-            generation=r["generation"],
-            observed_generation=r["observed_generation"],
-            spec=json.loads(r["spec_json"]),
-            phase=r["phase"],
-            conditions=json.loads(r["conditions_json"]),
-            status=json.loads(r["status_json"]),
-            updated_at=r["updated_at"],
-        )
-        for r in db.query("SELECT * FROM resources ORDER BY key")
-    }
+    resources = {r["key"]: _resource(r) for r in db.query("SELECT * FROM resources ORDER BY key")}
     runtimes = {r["name"]: _runtime(r) for r in db.query("SELECT * FROM runtimes ORDER BY name")}
     observed: dict[str, list[ToolRecord]] = {}
     applied: dict[str, list[ToolRecord]] = {}

@@ -1,0 +1,108 @@
+"""The real kubectl drives examples/k8s/ through the operator running against the API emulator.
+
+kubectl applies the CRDs and the example, waits on the status conditions the operator
+writes, rotates the Secret and deletes resources (waiting on the operator's finalizer).
+Tool discovery reaches the independent ``mcp-server-time`` peer behind a real
+``clawplane bridge`` on loopback, through the operator's test-only endpoint override.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.k8s.emulator import EmulatorThread
+from tests.k8s.operator_run import OperatorRun, bridge, load_yaml_docs, wait_for
+from tests.oracles.runners import OracleRunner
+
+ROOT = Path(__file__).resolve().parents[2]
+NS = "clawplane-demo"
+pytestmark = pytest.mark.compat
+
+
+@pytest.fixture(scope="module")
+def time_server_url() -> Iterator[str]:
+    with bridge(sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC") as url:
+        yield url
+
+
+@pytest.fixture
+def kube(
+    kubectl: OracleRunner, tmp_path: Path, time_server_url: str
+) -> Iterator[tuple[OracleRunner, EmulatorThread]]:
+    with EmulatorThread() as emu:
+        kubeconfig = emu.write_kubeconfig(kubectl.env["KUBECONFIG"])
+        kubectl.run("apply", "--validate=false", "-f", str(ROOT / "manifests" / "crds"), check=True)
+        kubectl.run("wait", "--for=condition=Established", "crd", "--all", "--timeout=30s", check=True)
+        overrides = {f"{NS}/time": time_server_url, f"{NS}/time-http": time_server_url}
+        op = OperatorRun(kubeconfig, tmp_path / "state", overrides=overrides).start()
+        try:
+            yield kubectl, emu
+        finally:
+            op.stop()
+
+
+def get_json(kubectl: OracleRunner, *args: str) -> Any:
+    return json.loads(kubectl.run("get", *args, "-n", NS, "-o", "json", check=True).stdout)
+
+
+def template_hash(kubectl: OracleRunner) -> str:
+    out = kubectl.run(
+        "get",
+        "deployment",
+        "mcp-time",
+        "-n",
+        NS,
+        "-o",
+        "jsonpath={.spec.template.metadata.annotations.clawplane\\.dev/config-hash}",
+        check=True,
+    )
+    return out.stdout.strip()
+
+
+def test_examples_converge_roll_and_clean_up(kube: tuple[OracleRunner, EmulatorThread]) -> None:
+    kubectl, _ = kube
+    applied = kubectl.run("apply", "--validate=false", "-R", "-f", str(ROOT / "examples" / "k8s"), check=True)
+    assert "mcpserver.clawplane.dev/time created" in applied.stdout
+
+    for name in ("time", "time-http"):
+        kubectl.run(
+            "wait", "--for=condition=Ready", f"mcpserver/{name}", "-n", NS, "--timeout=60s", check=True
+        )
+    for ref in ("agent/assistant", "gateway/default", "channel/team-telegram", "skill/house-style"):
+        kubectl.run("wait", "--for=condition=Programmed", ref, "-n", NS, "--timeout=60s", check=True)
+
+    time_server = get_json(kubectl, "mcpserver", "time")
+    assert "time__get_current_time" in time_server["status"]["tools"]
+    assert time_server["status"]["observedGeneration"] == time_server["metadata"]["generation"]
+    deployments = [d["metadata"]["name"] for d in get_json(kubectl, "deployments")["items"]]
+    assert deployments == ["mcp-time"]  # the streamable-http server needs no pod
+    config_maps = {c["metadata"]["name"] for c in get_json(kubectl, "configmaps")["items"]}
+    assert {"clawplane-agent-assistant", "clawplane-gateway-default"} <= config_maps
+    agent_cm = get_json(kubectl, "configmap", "clawplane-agent-assistant")
+    assert "house-style" in agent_cm["data"]["skills-prompt.txt"]
+
+    before = template_hash(kubectl)
+    rotated = load_yaml_docs(ROOT / "examples" / "k8s" / "01-secret.yaml")[0]
+    rotated["stringData"]["time-api-token"] = "rotated"
+    kubectl.run("apply", "--validate=false", "-f", "-", input=json.dumps(rotated), check=True)
+    wait_for("the pod template to roll after the Secret rotation", lambda: template_hash(kubectl) != before)
+
+    kubectl.run("delete", "mcpserver", "time-http", "-n", NS, "--timeout=60s", check=True)
+    kubectl.run(
+        "delete",
+        "-R",
+        "-f",
+        str(ROOT / "examples" / "k8s" / "resources"),
+        "--ignore-not-found",
+        "--timeout=60s",
+        check=True,
+    )
+    assert get_json(kubectl, "deployments")["items"] == []
+    assert get_json(kubectl, "services")["items"] == []
+    remaining = [c["metadata"]["name"] for c in get_json(kubectl, "configmaps")["items"]]
+    assert not [n for n in remaining if n.startswith("clawplane-")]

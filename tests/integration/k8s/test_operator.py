@@ -1,0 +1,307 @@
+"""The operator end to end against the API emulator: children, statuses, rollouts, deletion, restarts.
+
+kopf runs in-process (KopfRunner) with clawplane's registry. Tool discovery reaches a
+real ``clawplane bridge`` around a fixture MCP server on loopback, through the operator's
+test-only endpoint override (the emulator runs no pods).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.k8s.emulator import EmulatorThread
+from tests.k8s.operator_run import OperatorRun, bridge, condition, install_crds, is_true, wait_for
+
+NS = "demo"
+SERVER_PY = Path(__file__).resolve().parents[2] / "fixtures" / "servers" / "normal_server.py"
+CONDITIONS = ("Accepted", "ResolvedRefs", "Programmed", "ToolsDiscovered", "Ready")
+CONFIG_HASH = "clawplane.dev/config-hash"
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def secret(token: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "tokens", "namespace": NS},
+        "data": {"token": b64(token)},
+    }
+
+
+def server(name: str = "notes", args: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    spec = {
+        "transport": "stdio",
+        "command": "python3",
+        "args": args or ["server.py"],
+        "env": {"API_TOKEN": {"valueFrom": {"secretKeyRef": {"name": "tokens", "key": "token"}}}},
+        **extra,
+    }
+    return {
+        "apiVersion": "clawplane.dev/v1alpha1",
+        "kind": "McpServer",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": spec,
+    }
+
+
+def agent(servers: list[str], description: str = "helps") -> dict[str, Any]:
+    return {
+        "apiVersion": "clawplane.dev/v1alpha1",
+        "kind": "Agent",
+        "metadata": {"name": "bot", "namespace": NS},
+        "spec": {"mcpServers": servers, "description": description},
+    }
+
+
+GATEWAY = {
+    "apiVersion": "clawplane.dev/v1alpha1",
+    "kind": "Gateway",
+    "metadata": {"name": "default", "namespace": NS},
+    "spec": {},
+}
+
+
+@pytest.fixture(scope="module")
+def mcp_url() -> Iterator[str]:
+    with bridge(sys.executable, str(SERVER_PY)) as url:
+        yield url
+
+
+class Cluster:
+    """The emulator plus one operator run, with helpers over both."""
+
+    def __init__(self, emu: EmulatorThread, tmp: Path, overrides: dict[str, str]) -> None:
+        self.emu, self.tmp, self.overrides = emu, tmp, overrides
+        self.op = self.start_operator()
+
+    def start_operator(self, state: str = "state") -> OperatorRun:
+        assert self.emu.kubeconfig is not None
+        return OperatorRun(self.emu.kubeconfig, self.tmp / state, overrides=self.overrides).start()
+
+    def get(self, plural: str, name: str) -> dict[str, Any] | None:
+        return self.emu.get(plural, NS, name)
+
+    def ready(self, name: str, generation: int = 1) -> dict[str, Any]:
+        return wait_for(
+            f"McpServer {name} Ready at generation {generation}",
+            lambda: (
+                (obj := self.get("mcpservers", name)) is not None
+                and is_true(obj, "Ready", generation=generation)
+                and (obj.get("status") or {}).get("observedGeneration") == generation
+                and obj
+            ),
+        )
+
+    def template_hash(self, name: str = "mcp-notes") -> str:
+        dep = self.get("deployments", name)
+        assert dep is not None
+        return str(dep["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH])
+
+    def child_writes(self) -> int:
+        return sum(len(self.emu.writes(kind, NS)) for kind in ("deployments", "services", "configmaps"))
+
+    def patch_spec(self, plural: str, name: str, spec: dict[str, Any]) -> None:
+        obj = self.get(plural, name)
+        assert obj is not None
+        obj["spec"] = {**obj["spec"], **spec}
+        self.emu.apply_object(obj)
+
+
+@pytest.fixture
+def cluster(emulator: EmulatorThread, tmp_path: Path, mcp_url: str) -> Iterator[Cluster]:
+    emulator.setup_cluster(NS)
+    install_crds(emulator)
+    overrides = {f"{NS}/notes": mcp_url, f"{NS}/other": mcp_url}
+    c = Cluster(emulator, tmp_path, overrides)
+    try:
+        yield c
+    finally:
+        c.op.stop()
+
+
+def apply_all(c: Cluster, *objs: dict[str, Any]) -> None:
+    for obj in objs:
+        c.emu.apply_object(obj)
+
+
+def test_creates_children_and_writes_every_condition(
+    cluster: Cluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    apply_all(cluster, secret("s3cr3t-value"), server(), agent(["notes"]), GATEWAY)
+    obj = cluster.ready("notes")
+    status = obj["status"]
+    assert status["toolCount"] > 0 and "notes__echo" in status["tools"]
+    assert status["configHash"] and status["restarts"] == 0
+    for kind in CONDITIONS:
+        cond = condition(obj, kind)
+        assert cond is not None and cond["status"] == "True", cond
+        assert cond["observedGeneration"] == 1 and cond["lastTransitionTime"] and cond["reason"]
+
+    dep = cluster.get("deployments", "mcp-notes")
+    assert dep is not None
+    container = dep["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"][:2] == ["clawplane", "bridge"] and container["command"][-2:] == [
+        "python3",
+        "server.py",
+    ]
+    assert {
+        "name": "API_TOKEN",
+        "valueFrom": {"secretKeyRef": {"name": "tokens", "key": "token"}},
+    } in container["env"]
+    owner = dep["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["uid"], owner["controller"]) == ("McpServer", obj["metadata"]["uid"], True)
+    assert cluster.get("services", "mcp-notes") is not None
+
+    agent_obj = wait_for(
+        "Agent Ready", lambda: (a := cluster.get("agents", "bot")) and is_true(a, "Ready") and a
+    )
+    cm = wait_for("agent ConfigMap", lambda: cluster.get("configmaps", "clawplane-agent-bot"))
+    assert set(cm["data"]) >= {"skills-prompt.txt", "snapshot.json", "tools.json"}
+    assert any(t["name"] == "notes__echo" for t in json.loads(cm["data"]["tools.json"]))
+    assert cm["metadata"]["ownerReferences"][0]["uid"] == agent_obj["metadata"]["uid"]
+    gw = wait_for("gateway ConfigMap", lambda: cluster.get("configmaps", "clawplane-gateway-default"))
+    rendered = json.loads(gw["data"]["openclaw.json"])
+    assert rendered["mcp"]["servers"]["notes"]["url"] == "http://mcp-notes.demo.svc:8080/mcp"
+
+    everything = json.dumps(
+        [cluster.emu.list(k, NS) for k in ("deployments", "configmaps", "mcpservers", "agents")]
+    )
+    cluster.op.stop()
+    assert "namespace demo: pass ok" in caplog.text
+    assert "s3cr3t-value" not in everything and "s3cr3t-value" not in caplog.text
+
+
+def test_pod_template_rolls_on_spec_or_secret_change_only(cluster: Cluster) -> None:
+    apply_all(cluster, secret("one"), server(), agent(["notes"]), GATEWAY)
+    cluster.ready("notes")
+    first = cluster.template_hash()
+    deployment_writes = len(cluster.emu.writes("deployments", NS))
+
+    cluster.patch_spec("agents", "bot", {"description": "changed"})  # not the server's business
+    wait_for("Agent generation 2", lambda: is_true(cluster.get("agents", "bot"), "Ready", generation=2))
+    labelled = cluster.get("mcpservers", "notes")
+    assert labelled is not None
+    labelled["metadata"].setdefault("labels", {})["team"] = "a"
+    cluster.emu.apply_object(labelled)
+    passes = cluster.op.passes()
+    unrelated = secret("one")
+    unrelated["data"]["unused"] = b64("not referenced by anything")
+    cluster.emu.apply_object(unrelated)  # a Secret event, but no referenced value changed
+    cluster.op.wait_pass(passes)
+    assert cluster.template_hash() == first
+    assert len(cluster.emu.writes("deployments", NS)) == deployment_writes
+
+    cluster.patch_spec("mcpservers", "notes", {"args": ["server.py", "--verbose"]})
+    cluster.ready("notes", generation=2)
+    second = cluster.template_hash()
+    assert second != first
+
+    passes = cluster.op.passes()
+    cluster.emu.apply_object(secret("two"))
+    wait_for("pod template to roll after the Secret changed", lambda: cluster.template_hash() != second)
+    cluster.op.wait_pass(passes)
+    cluster.ready("notes", generation=2)
+
+
+def test_restart_annotation_bounces_the_pods(cluster: Cluster) -> None:
+    apply_all(cluster, secret("x"), server())
+    cluster.ready("notes")
+    before = cluster.template_hash()
+    obj = cluster.get("mcpservers", "notes")
+    assert obj is not None
+    obj["metadata"].setdefault("annotations", {})["clawplane.dev/restartedAt"] = "2026-12-02T10:00:00Z"
+    cluster.emu.apply_object(obj)
+    wait_for("restart to change the pod template", lambda: cluster.template_hash() != before)
+
+
+def test_delete_removes_what_the_resource_owned(cluster: Cluster) -> None:
+    apply_all(cluster, secret("x"), server(), server("other"), agent(["notes", "other"]), GATEWAY)
+    cluster.ready("notes")
+    cluster.ready("other")
+    wait_for("agent ConfigMap", lambda: cluster.get("configmaps", "clawplane-agent-bot"))
+
+    cluster.emu.delete_object("mcpservers", NS, "other")
+    wait_for("McpServer other to be gone", lambda: cluster.get("mcpservers", "other") is None)
+    assert cluster.get("deployments", "mcp-other") is None
+    assert cluster.get("services", "mcp-other") is None
+    assert cluster.get("deployments", "mcp-notes") is not None
+    agent_status = wait_for(
+        "Agent to lose the reference", lambda: condition(cluster.get("agents", "bot"), "ResolvedRefs")
+    )
+    assert agent_status["status"] == "False" and agent_status["reason"] == "RefNotFound"
+
+    cluster.emu.delete_object("agents", NS, "bot")
+    wait_for("Agent to be gone", lambda: cluster.get("agents", "bot") is None)
+    assert cluster.get("configmaps", "clawplane-agent-bot") is None
+    cluster.emu.delete_object("gateways", NS, "default")
+    wait_for(
+        "Gateway ConfigMap to be gone", lambda: cluster.get("configmaps", "clawplane-gateway-default") is None
+    )
+
+
+def test_operator_restart_resumes_without_duplicate_work(cluster: Cluster) -> None:
+    apply_all(cluster, secret("x"), server(), agent(["notes"]), GATEWAY)
+    cluster.ready("notes")
+    wait_for("agent ConfigMap", lambda: cluster.get("configmaps", "clawplane-agent-bot"))
+    cluster.op.stop()
+    writes = cluster.child_writes()
+
+    for state in ("state", "fresh-state"):  # same state dir, then a lost one (emptyDir after a reschedule)
+        cluster.op = cluster.start_operator(state)
+        cluster.op.wait_pass(0)
+        assert is_true(cluster.get("mcpservers", "notes"), "Ready", generation=1)
+        assert cluster.child_writes() == writes, cluster.emu.writes("deployments", NS)
+        cluster.op.stop()
+    cluster.op = cluster.start_operator()
+
+
+def test_conflicts_are_retried(cluster: Cluster) -> None:
+    apply_all(cluster, secret("x"), server())
+    cluster.ready("notes")
+    cluster.emu.inject_conflicts("deployments", 2, verbs=("PUT",))
+    cluster.emu.inject_conflicts("mcpservers", 2, verbs=("PATCH",))
+    cluster.patch_spec("mcpservers", "notes", {"args": ["server.py", "-v"]})
+    cluster.ready("notes", generation=2)
+    dep = cluster.get("deployments", "mcp-notes")
+    assert dep is not None and dep["spec"]["template"]["spec"]["containers"][0]["command"][-1] == "-v"
+
+
+def test_invalid_spec_keeps_the_last_good_one_running(cluster: Cluster) -> None:
+    apply_all(cluster, secret("x"), server())
+    cluster.ready("notes")
+    template = cluster.template_hash()
+    cluster.patch_spec("mcpservers", "notes", {"connectionTimeoutMs": 0})
+    refused = wait_for(
+        "Accepted=False for generation 2",
+        lambda: (
+            (c := condition(cluster.get("mcpservers", "notes"), "Accepted"))
+            and c["status"] == "False"
+            and c["observedGeneration"] == 2
+            and c
+        ),
+    )
+    assert refused["reason"] == "Invalid" and "spec.connectionTimeoutMs" in refused["message"]
+    obj = cluster.get("mcpservers", "notes")
+    assert obj is not None and obj["status"]["observedGeneration"] == 1
+    assert is_true(obj, "Ready") and cluster.template_hash() == template
+
+
+def test_missing_secret_is_reported(cluster: Cluster) -> None:
+    apply_all(cluster, server())
+    cond = wait_for(
+        "ResolvedRefs=False",
+        lambda: (c := condition(cluster.get("mcpservers", "notes"), "ResolvedRefs")) and c,
+    )
+    assert cond["status"] == "False" and cond["reason"] == "SecretNotFound"
+    assert "tokens" in cond["message"]
