@@ -5,7 +5,7 @@ ten servers and deletes one agent in a second commit, then prints:
 - the baseline: two bare ``git show REV:FILE`` reads of every resource file (one process per
   file, as a naive script would do) and two ``git cat-file --batch`` reads (one process per side),
 - ``clawplane diff --from REV1 --to REV2 --format json`` through the CLI (a new process),
-- the same diff in-process (materialize, validate, compile, plan), without interpreter start-up,
+- the same diff in-process (materialize, validate, compile, prompt sizes, plan), without start-up,
 and the ratios against the batch baseline.
 """
 
@@ -62,7 +62,7 @@ def timed(fn: object, runs: int = 5) -> float:
 
 
 def main() -> None:
-    from clawplane.cli.diff import _compile, _side
+    from clawplane.cli.diff import _compile, _prompts, _side
     from clawplane.planning.staticdiff import static_diff
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -98,8 +98,10 @@ def main() -> None:
         def in_process() -> None:
             with tempfile.TemporaryDirectory() as work:
                 cfg, root = repo / "cfg", Path(work)
-                sides = [_compile(_side(rev, cfg, root, f"s{i}")) for i, rev in enumerate(revs)]
-                result = static_diff(sides[0], sides[1], created_at="bench")
+                sides = [_side(rev, cfg, root, f"s{i}") for i, rev in enumerate(revs)]
+                states = [_compile(side) for side in sides]
+                prompts = (_prompts(sides[0], states[0], root), _prompts(sides[1], states[1], root))
+                result = static_diff(states[0], states[1], created_at="bench", prompts=prompts)
                 assert result.plan.summary().change == 10 and result.plan.summary().destroy == 1
 
         t_show, t_batch = timed(git_show), timed(cat_file)

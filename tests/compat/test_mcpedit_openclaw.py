@@ -5,9 +5,11 @@ under an isolated HOME) and to ``clawplane mcp set/unset`` (on a resource folder
 stored server objects (``mcp show NAME --json``, incl. key order) and the verbs' outcomes
 must agree.
 
-Known, deliberate divergence (not exercised here): an unknown ``type`` such as
-``"websocket"`` is kept and accepted by OpenClaw, but clawplane's validation rejects it
-(``mcp.unknown-type``), so ``clawplane mcp set`` refuses it and writes nothing.
+An unknown ``type`` such as ``"weird"`` is kept by both and ignored when choosing the
+transport (command → stdio, else url → sse, as ``openclaw mcp status`` shows); clawplane
+warns (``mcp.unknown-type``). Known, deliberate divergence: ``{"type": "weird"}`` alone
+(no command, no url) is stored by OpenClaw and then skipped at run time; clawplane refuses
+it ("an MCP server needs a command (stdio) or a url") and writes nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from tests.oracles.runners import OpenClawOracle
 from typer.testing import CliRunner
 
 from clawplane.cli.app import app
+from clawplane.validation import validate_paths
 
 runner = CliRunner()
 
@@ -126,3 +129,34 @@ def test_same_edits_same_servers(openclaw: OpenClawOracle, tmp_path: Path) -> No
 
     assert openclaw.run("mcp", "show", "notes", "--json").returncode == 1
     assert runner.invoke(app, ["mcp", "show", str(folder), "notes", "--json"]).exit_code == 1
+
+
+def test_unknown_type_is_kept_and_ignored_like_openclaw(openclaw: OpenClawOracle, tmp_path: Path) -> None:
+    openclaw.write_config({})
+    folder = tmp_path / "resources"
+    folder.mkdir()
+    servers = {
+        "weird-stdio": {"command": "node", "type": "weird"},
+        "weird-remote": {"url": URL, "type": "Weird"},
+    }
+    for name, server in servers.items():
+        assert _openclaw(openclaw, ("set", name, json.dumps(server))) == 0
+        result = runner.invoke(app, ["mcp", "set", str(folder), name, json.dumps(server)])
+        assert result.exit_code == 0, result.output
+        assert "warning[mcp.unknown-type]" in result.output
+        assert _clawplane_json(folder, "show", name) == openclaw.json("mcp", "show", name, "--json") == server
+    status = {s["name"]: s["transport"] for s in openclaw.json("mcp", "status", "--json")["servers"]}
+    assert status == {"weird-stdio": "stdio", "weird-remote": "sse"}
+    loaded = validate_paths([folder])
+    assert not loaded.diagnostics.has_errors
+    ours = {r.resource.name: r.resource.spec.effective_transport for r in loaded.of_kind("McpServer")}
+    assert ours == status
+
+    bad_transport = json.dumps({"url": URL, "transport": "weird"})  # transport is checked by both
+    assert _openclaw(openclaw, ("set", "bad", bad_transport)) == 1
+    assert runner.invoke(app, ["mcp", "set", str(folder), "bad", bad_transport]).exit_code == 1
+
+    alone = json.dumps({"type": "weird"})
+    assert _openclaw(openclaw, ("set", "alone", alone)) == 0  # stored, skipped at run time
+    result = runner.invoke(app, ["mcp", "set", str(folder), "alone", alone])
+    assert result.exit_code == 1 and "needs a command (stdio) or a url" in result.output

@@ -3,7 +3,9 @@
 A revision is read with ``git ls-tree`` and ``git cat-file --batch`` into a temporary
 folder; the working tree is never checked out or touched. Each side is validated and
 compiled, and the ``--from`` side stands in for the observed state (see
-``planning.staticdiff``).
+``planning.staticdiff``). Per-agent prompt sizes are counted as if each side's files lay
+where the folder really is (the working tree for revisions), so temp paths never show up
+as prompt deltas.
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ class Side:
     label: str
     folder: Path
     root: Path
+    real: Path
+    """Where ``root``'s files really live (the repository for a revision, else ``root``)."""
+    real_folder: Path
+    """The resource folder at its real place (its ``.clawplane`` state holds inline skills)."""
 
 
 def _git(args: list[str], cwd: Path, data: bytes | None = None) -> bytes:
@@ -98,12 +104,24 @@ def materialize(rev: str, repo: Path, prefix: str, into: Path) -> Path:
 def _side(value: str, path: Path, tmp: Path, name: str) -> Side:
     candidate = Path(value)
     if candidate.is_dir():
-        return Side(name, value, candidate, candidate.resolve())
+        root = candidate.resolve()
+        return Side(name, value, candidate, root, root, root)
     repo, prefix = _repo_and_prefix(path)
     into = tmp / name
     into.mkdir()
     folder = materialize(value, repo, prefix, into)
-    return Side(name, value, folder, into.resolve())
+    real = repo.resolve()
+    return Side(name, value, folder, into.resolve(), real, real / prefix if prefix else real)
+
+
+def _prompts(side: Side, desired: DesiredState, tmp: Path) -> dict[str, int]:
+    from clawplane.planning.prompts import prompt_chars
+    from clawplane.reconcile.workspace import Workspace
+
+    state = tmp / f"state-{side.which}"  # never the real state dir: diff writes nothing there
+    real_state = Workspace.for_folder(side.real_folder).state_dir
+    relocate = [(str(state), str(real_state)), (str(side.root), str(side.real))]
+    return prompt_chars(desired, state_dir=state, relocate=relocate)
 
 
 def _compile(side: Side) -> DesiredState:
@@ -142,9 +160,10 @@ def diff(
 
     try:
         with tempfile.TemporaryDirectory(prefix="clawplane-diff-") as tmp:
-            before = _compile(_side(from_, path, Path(tmp), "from"))
-            after = _compile(_side(to, path, Path(tmp), "to"))
-            result = static_diff(before, after, created_at=utcnow())
+            old, new = _side(from_, path, Path(tmp), "from"), _side(to, path, Path(tmp), "to")
+            before, after = _compile(old), _compile(new)
+            prompts = (_prompts(old, before, Path(tmp)), _prompts(new, after, Path(tmp)))
+            result = static_diff(before, after, created_at=utcnow(), prompts=prompts)
     except DiffError as exc:
         err.print(f"error: {exc}", markup=False)
         raise typer.Exit(EXIT_INVALID) from None

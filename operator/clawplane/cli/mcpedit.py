@@ -88,8 +88,12 @@ def _target(path: Path, file: str | None) -> Path:
     return target
 
 
-def _write_checked(path: Path, target: Path, new_text: str | None) -> None:
-    """Validate ``path`` with ``target`` replaced by ``new_text`` (None = deleted), then write."""
+def _write_checked(path: Path, target: Path, new_text: str | None, *, warn_for: str = "") -> None:
+    """Validate ``path`` with ``target`` replaced by ``new_text`` (None = deleted), then write.
+
+    Warnings about the resource ``warn_for`` (e.g. an unknown ``type`` kept as OpenClaw keeps
+    it) are printed; the folder's other warnings are not this edit's business.
+    """
     import shutil
     import tempfile
 
@@ -116,6 +120,9 @@ def _write_checked(path: Path, target: Path, new_text: str | None) -> None:
                     err.print(format_text(diagnostic).replace(str(copy), str(root)), markup=False)
             err.print(f"Config invalid after MCP edit; nothing written to {target}.", markup=False)
             raise typer.Exit(EXIT_INVALID)
+        for diagnostic in result.diagnostics.sorted() if result is not None and warn_for else ():
+            if diagnostic.resource == warn_for and not diagnostic.is_error:
+                err.print(format_text(diagnostic).replace(str(copy), str(root)), markup=False)
     if new_text is None:
         target.unlink()
     else:
@@ -149,7 +156,7 @@ def mcp_set(
     existing = _servers(path).get(name)
     target = existing.file if existing is not None else _target(path, file)
     text = target.read_text(encoding="utf-8") if target.exists() else ""
-    _write_checked(path, target, set_server_text(text, name, spec))
+    _write_checked(path, target, set_server_text(text, name, spec), warn_for=f"McpServer/{name}")
     out.print(f'Saved MCP server "{name}" to {target}.', markup=False)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -28,6 +29,9 @@ from clawplane.planning.plan import ActionType, Change, FieldChange, Plan, Reaso
 from clawplane.planning.planner import make_plan
 from clawplane.planning.text import KIND_ORDER, SYMBOLS, VERBS, render_plan
 from clawplane.state import ObservedState, ResourceRecord
+
+PromptSizes = tuple[Mapping[str, int], Mapping[str, int]]
+"""Prompt size per agent before and after; an agent missing from a side has no size there."""
 
 _LIVE_ONLY = frozenset(
     {
@@ -83,7 +87,7 @@ def observed_from(desired: DesiredState) -> ObservedState:
 
 @dataclass(frozen=True)
 class AgentChange:
-    """What changes for one agent beyond its own spec: its servers and its skills allowlist."""
+    """What changes for one agent beyond its own spec: servers, skills allowlist, prompt size."""
 
     agent: str
     status: str  # added | removed | changed
@@ -91,6 +95,17 @@ class AgentChange:
     servers_removed: list[str] = field(default_factory=list)
     skills_before: list[str] | None = None
     skills_after: list[str] | None = None
+    prompt_before: int | None = None
+    """Skills prompt size (UTF-16 units) before; None when the agent is new or sizes were not computed."""
+    prompt_after: int | None = None
+    """Skills prompt size after; None when the agent is removed or sizes were not computed."""
+
+    @property
+    def prompt_delta(self) -> int | None:
+        """``after - before`` (a missing side counts 0); None when no size is known."""
+        if self.prompt_before is None and self.prompt_after is None:
+            return None
+        return (self.prompt_after or 0) - (self.prompt_before or 0)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -101,6 +116,9 @@ class AgentChange:
             "serversRemoved": self.servers_removed,
             "skillsBefore": self.skills_before,
             "skillsAfter": self.skills_after,
+            "promptCharsBefore": self.prompt_before,
+            "promptCharsAfter": self.prompt_after,
+            "promptCharsDelta": self.prompt_delta,
         }
 
 
@@ -114,8 +132,8 @@ class StaticDiff:
 
     @property
     def has_changes(self) -> bool:
-        """True when anything would change."""
-        return self.plan.has_changes
+        """True when anything would change (a skill file outside any resource can change a prompt)."""
+        return self.plan.has_changes or bool(self.agents)
 
     def to_json(self) -> str:
         """The plan JSON plus ``agents`` and ``renames``."""
@@ -136,7 +154,7 @@ def _static(change: Change, before: DesiredState) -> Change:
     return change.model_copy(update={"reasons": reasons})
 
 
-def _agent_changes(before: DesiredState, after: DesiredState) -> list[AgentChange]:
+def _agent_changes(before: DesiredState, after: DesiredState, prompts: PromptSizes) -> list[AgentChange]:
     out: list[AgentChange] = []
     for agent in sorted(before.agents.keys() | after.agents.keys()):
         old, new = before.agents.get(agent), after.agents.get(agent)
@@ -144,8 +162,10 @@ def _agent_changes(before: DesiredState, after: DesiredState) -> list[AgentChang
         new_servers = set(new.servers) if new else set()
         old_skills = list(old.skills_filter) if old and old.skills_filter is not None else None
         new_skills = list(new.skills_filter) if new and new.skills_filter is not None else None
+        old_prompt, new_prompt = prompts[0].get(agent), prompts[1].get(agent)
         status = "added" if old is None else "removed" if new is None else "changed"
-        if status == "changed" and old_servers == new_servers and old_skills == new_skills:
+        same = old_servers == new_servers and old_skills == new_skills and old_prompt == new_prompt
+        if status == "changed" and same:
             continue
         out.append(
             AgentChange(
@@ -155,6 +175,8 @@ def _agent_changes(before: DesiredState, after: DesiredState) -> list[AgentChang
                 sorted(old_servers - new_servers),
                 old_skills,
                 new_skills,
+                old_prompt,
+                new_prompt,
             )
         )
     return out
@@ -175,18 +197,23 @@ def _renames(before: DesiredState, after: DesiredState, plan: Plan) -> list[tupl
     return found
 
 
-def static_diff(before: DesiredState, after: DesiredState, *, created_at: str) -> StaticDiff:
-    """What moving from ``before`` to ``after`` implies, computed without any live state."""
+def static_diff(
+    before: DesiredState, after: DesiredState, *, created_at: str, prompts: PromptSizes = ({}, {})
+) -> StaticDiff:
+    """What moving from ``before`` to ``after`` implies, computed without any live state.
+
+    ``prompts`` holds each side's prompt size per agent (see ``planning.prompts``).
+    """
     plan = make_plan(after, observed_from(before), outputs={}, created_at=created_at)
     plan = plan.model_copy(update={"changes": [_static(c, before) for c in plan.changes], "outputs": []})
-    return StaticDiff(plan, _agent_changes(before, after), _renames(before, after, plan))
+    return StaticDiff(plan, _agent_changes(before, after, prompts), _renames(before, after, plan))
 
 
 def render_text(diff: StaticDiff) -> str:
     """The plan as ``clawplane plan`` prints it, then the agent changes."""
-    text = render_plan(diff.plan, show_outputs=False)
-    if not diff.plan.has_changes:
+    if not diff.has_changes:
         return "No changes between the two sides."
+    text = render_plan(diff.plan, show_outputs=False) if diff.plan.has_changes else "No resource changes."
     lines = [text]
     if diff.renames:
         lines.append("")
@@ -206,7 +233,14 @@ def _agent_line(a: AgentChange) -> str:
         parts.append("servers -" + ", -".join(a.servers_removed))
     if a.skills_before != a.skills_after:
         parts.append(f"skills {_skills(a.skills_before)} -> {_skills(a.skills_after)}")
+    if a.prompt_before != a.prompt_after and a.prompt_delta is not None:
+        parts.append(_prompt(a.prompt_before, a.prompt_after, a.prompt_delta))
     return f"{a.agent} ({a.status})" + (": " + "; ".join(parts) if parts else "")
+
+
+def _prompt(before: int | None, after: int | None, delta: int) -> str:
+    sides = [str(v) if v is not None else "none" for v in (before, after)]
+    return f"prompt {sides[0]} -> {sides[1]} chars ({delta:+d})"
 
 
 def _skills(value: list[str] | None) -> str:
@@ -230,18 +264,17 @@ def render_markdown(diff: StaticDiff, *, title: str = "clawplane diff") -> str:
     plan = diff.plan
     s = plan.summary()
     lines = [f"### {title}", ""]
-    if not plan.has_changes:
+    if not diff.has_changes:
         lines.append("No changes.")
         return "\n".join(lines) + "\n"
     lines += [
         f"**Plan:** {s.add} to add, {s.change} to change, {s.destroy} to destroy ({s.unchanged} unchanged).",
-        "",
-        "| Action | Kind | Name | Reason |",
-        "|---|---|---|---|",
     ]
     actionable = [
         c for kind in KIND_ORDER for c in plan.changes if c.kind == kind and c.action is not ActionType.NOOP
     ]
+    if actionable:
+        lines += ["", "| Action | Kind | Name | Reason |", "|---|---|---|---|"]
     for c in actionable:
         why = "; ".join(r.message for r in c.reasons)
         lines.append(f"| `{SYMBOLS[c.action]}` {c.action.value} | {c.kind} | `{_md(c.name)}` | {_md(why)} |")
@@ -251,7 +284,7 @@ def render_markdown(diff: StaticDiff, *, title: str = "clawplane diff") -> str:
         lines += ["", *(f"- Likely rename: `{a}` → `{b}`" for a, b in diff.renames)]
     if diff.agents:
         lines += ["", "#### Agents", "", *(f"- {_agent_line(a)}" for a in diff.agents)]
-    lines += ["", "#### Details", ""]
+    lines += ["", "#### Details", ""] if actionable else [""]
     for c in actionable:
         lines.append("<details>")
         lines.append(f"<summary><code>{SYMBOLS[c.action]} {c.key}</code> {VERBS[c.action]}</summary>")
@@ -268,6 +301,7 @@ def render_markdown(diff: StaticDiff, *, title: str = "clawplane diff") -> str:
 
 __all__ = [
     "AgentChange",
+    "PromptSizes",
     "StaticDiff",
     "observed_from",
     "portable",

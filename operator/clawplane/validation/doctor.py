@@ -6,6 +6,10 @@ when it can be fixed mechanically, what the fix does. Fixes are text splices at 
 positions ruamel.yaml recorded (see ``validation.fixes``), applied only to offending
 nodes; a second run over fixed files finds nothing to fix.
 
+``plugins.allow`` entries are checked against the plugins OpenClaw bundles (shipped data,
+``validation.plugins``); with ``plugins.load.paths`` set, unknown ids may be real, so they
+are only noted. A leading UTF-8 byte order mark is reported and the fix drops exactly it.
+
 Legacy timeout keys (``connectTimeout``, ``connect_timeout``, ``connectionTimeout``,
 ``timeout``) are in seconds, like OpenClaw's ``mcp configure --timeout`` flags; the fix
 multiplies them by 1000 into the ``...Ms`` keys.
@@ -27,8 +31,15 @@ from clawplane.diagnostics import Diagnostics
 from clawplane.loading.sources import discover_files
 from clawplane.models.mcpserver import LEGACY_TYPE_ALIASES
 from clawplane.naming import assign_server_names, is_sensitive_key
-from clawplane.validation.fixes import Splice, Text, apply_splices, load_documents, scalar_like
-from clawplane.validation.legacy import LEGACY_CODEX_KEYS, LEGACY_SERVER_KEYS, SECONDS_KEYS
+from clawplane.validation.fixes import BOM, Splice, Text, apply_splices, load_documents, scalar_like
+from clawplane.validation.legacy import (
+    LEGACY_CODEX_KEYS,
+    LEGACY_SERVER_KEYS,
+    SECONDS_KEYS,
+    inferred_transport,
+    unknown_type_message,
+)
+from clawplane.validation.plugins import bundled_plugins
 
 
 @dataclass
@@ -38,7 +49,7 @@ class Finding:
     file: str
     line: int
     column: int
-    severity: str  # error | warning
+    severity: str  # error | warning | info
     code: str
     message: str
     resource: str = ""
@@ -108,6 +119,13 @@ def _is_seq(value: Any) -> bool:
 
 def _flow(node: Any) -> bool:
     return bool(node.fa.flow_style())
+
+
+def _load_paths(plugins: Any) -> bool:
+    """Whether a ``plugins`` block loads plugins from paths (``load.paths`` not empty)."""
+    load: Any = plugins.get("load") if _is_map(plugins) else None
+    paths: Any = load.get("paths") if _is_map(load) else None
+    return _is_seq(paths) and len(paths) > 0
 
 
 class _Checker:
@@ -220,6 +238,7 @@ class _Checker:
                 defaults: Any = agents.get("defaults") if _is_map(agents) else None
                 if _is_map(defaults):
                     self.skills(doc, defaults.get("skills"), "spec.agents.defaults.skills")
+                self.plugins(doc, spec)
         self.collisions()
         return self.findings
 
@@ -288,9 +307,7 @@ class _Checker:
             pos = spec.lc.key("type")
             mapped = LEGACY_TYPE_ALIASES.get(legacy_type.strip().lower())
             if mapped is None:
-                self.add(
-                    doc, pos, "error", "mcp.unknown-type", f'unknown server type "{legacy_type}"', "spec.type"
-                )
+                self.unknown_type(doc, spec, legacy_type, present)
             elif "transport" in present:
                 self.add(
                     doc, pos, "warning", "mcp.legacy-type", f'"type: {legacy_type}" is a legacy alias',
@@ -302,6 +319,20 @@ class _Checker:
                     "spec.type", f"type: {legacy_type} -> transport: {mapped.value}",
                     self.rename(doc, spec, "type", "transport", mapped.value),
                 )  # fmt: skip
+
+    def unknown_type(self, doc: _Doc, spec: Any, legacy_type: str, present: set[str]) -> None:
+        """A ``type`` OpenClaw ignores: drop it, or make the transport it infers explicit."""
+        pos = spec.lc.key("type")
+        message = unknown_type_message(legacy_type, spec)
+        inferred = inferred_transport(spec)
+        if "transport" in present:
+            fix, splices = "remove type (transport wins)", self.delete(doc, spec, "type")
+        elif inferred is not None:
+            fix = f"type: {legacy_type} -> transport: {inferred}"
+            splices = self.rename(doc, spec, "type", "transport", inferred)
+        else:
+            fix, splices = None, None
+        self.add(doc, pos, "warning", "mcp.unknown-type", message, "spec.type", fix, splices)
 
     def server_runtime(self, doc: _Doc, spec: Any) -> None:
         if spec.get("enabled") is False or spec.get("disabled") is True:
@@ -373,16 +404,61 @@ class _Checker:
         for i, value in enumerate(seq):
             if not isinstance(value, str) or value.strip() in self.known_skills:
                 continue
-            close = sorted(difflib.get_close_matches(value.strip(), known, n=2, cutoff=0.6))
             message = f"skill {value.strip()!r} is not found in any skill root or inline Skill"
-            if len(close) == 1:
-                self.add(
-                    doc, seq.lc.item(i), "warning", "skills.unknown", message, f"{path}[{i}]",
-                    f"{value} -> {close[0]}", self.replace_value(doc, seq, i, close[0]),
+            self.unknown_item(doc, seq, i, known, "warning", "skills.unknown", message, f"{path}[{i}]")
+
+    def plugins(self, doc: _Doc, spec: Any) -> None:
+        """``plugins.allow`` entries that name no bundled plugin (exact ids, as OpenClaw matches them)."""
+        config = spec.get("config")
+        blocks = [(spec.get("plugins"), "spec.plugins")]
+        if _is_map(config):
+            blocks.append((config.get("plugins"), "spec.config.plugins"))
+        # Plugins loaded from paths bring ids no catalog knows: report softly, never rewrite.
+        opaque = any(_load_paths(node) for node, _ in blocks)
+        catalog = bundled_plugins()
+        known = sorted(catalog.ids)
+        for node, base in blocks:
+            seq: Any = node.get("allow") if _is_map(node) else None
+            if not _is_seq(seq):
+                continue
+            for i, value in enumerate(seq):
+                if not isinstance(value, str) or value in catalog.ids:
+                    continue
+                message = (
+                    f"plugin {value!r} is not bundled with OpenClaw {catalog.openclaw_version}; "
+                    "OpenClaw ignores the entry (plugin not found)"
+                )
+                if opaque:
+                    message += " unless plugins.load.paths provides it"
+                self.unknown_item(
+                    doc, seq, i, known, "info" if opaque else "warning", "plugins.unknown", message,
+                    f"{base}.allow[{i}]", fixable=not opaque,
                 )  # fmt: skip
-            else:
-                hint = f" (candidates: {', '.join(close)})" if close else ""
-                self.add(doc, seq.lc.item(i), "warning", "skills.unknown", message + hint, f"{path}[{i}]")
+
+    def unknown_item(
+        self,
+        doc: _Doc,
+        seq: Any,
+        i: int,
+        known: list[str],
+        severity: str,
+        code: str,
+        message: str,
+        path: str,
+        *,
+        fixable: bool = True,
+    ) -> None:
+        """Report ``seq[i]``; rewrite it only when exactly one known name is close."""
+        value = seq[i]
+        close = sorted(difflib.get_close_matches(value.strip(), known, n=2, cutoff=0.6))
+        if fixable and len(close) == 1:
+            self.add(
+                doc, seq.lc.item(i), severity, code, message, path,
+                f"{value} -> {close[0]}", self.replace_value(doc, seq, i, close[0]),
+            )  # fmt: skip
+            return
+        hint = f" (candidates: {', '.join(close)})" if close else ""
+        self.add(doc, seq.lc.item(i), severity, code, message + hint, path)
 
     def collisions(self) -> None:
         servers = [d for d in self.docs if d.kind == "McpServer"]
@@ -398,6 +474,14 @@ class _Checker:
                 )  # fmt: skip
 
 
+def _bom_finding(path: Path) -> Finding:
+    """A leading UTF-8 byte order mark; the fix drops exactly those three bytes."""
+    return Finding(
+        str(path), 1, 1, "warning", "doctor.bom", "file starts with a UTF-8 byte order mark",
+        fix="remove the byte order mark", splices=[Splice(0, len(BOM), "")],
+    )  # fmt: skip
+
+
 def _load(path: Path, report: DoctorReport) -> tuple[str, list[_Doc]] | None:
     try:
         raw = path.read_bytes().decode("utf-8")
@@ -406,6 +490,8 @@ def _load(path: Path, report: DoctorReport) -> tuple[str, list[_Doc]] | None:
         report.findings.append(Finding(str(path), 1, 1, "error", "yaml.invalid", f"cannot read: {exc}"))
         return None
     text = Text(raw)
+    if raw.startswith(BOM):
+        report.findings.append(_bom_finding(path))
     docs = []
     for item in data:
         if not _is_map(item) or not isinstance(item.get("kind"), str):
@@ -443,8 +529,9 @@ def doctor_paths(
     found = _Checker(docs, known_skills).run()
     report.findings.extend(found)
     if fix:
+        fixable = [f for f in report.findings if f.splices]
         for path, original in texts.items():
-            mine = [f for f in found if f.file == str(path) and f.splices]
+            mine = [f for f in fixable if f.file == str(path)]
             if not mine:
                 continue
             updated = apply_splices(original, [s for f in mine for s in f.splices])

@@ -16,6 +16,8 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+BOM = "\ufeff"
+
 
 def rt_yaml() -> YAML:
     """A round-trip YAML instance that keeps quotes and never re-wraps lines."""
@@ -44,7 +46,8 @@ class Text:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.starts = [0]
+        # ruamel.yaml does not count a leading BOM in columns: line 0 starts after it.
+        self.starts = [len(BOM) if text.startswith(BOM) else 0]
         for i, ch in enumerate(text):
             if ch == "\n":
                 self.starts.append(i + 1)
@@ -142,4 +145,4 @@ def apply_splices(text: str, splices: list[Splice]) -> str:
     return out
 
 
-__all__ = ["Splice", "Text", "apply_splices", "load_documents", "rt_yaml", "scalar_like"]
+__all__ = ["BOM", "Splice", "Text", "apply_splices", "load_documents", "rt_yaml", "scalar_like"]

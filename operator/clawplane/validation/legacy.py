@@ -1,12 +1,14 @@
 """OpenClaw's legacy MCP server spellings: reported with the canonical key to use.
 
-``type`` is accepted with a warning (it is a documented alias of ``transport``);
+``type`` is accepted with a warning (it is a documented alias of ``transport``); an
+unknown ``type`` value too, since OpenClaw keeps it and infers the transport without it;
 ``disabled`` and snake_case or renamed keys are errors, because a declarative config
 should say exactly one thing. ``clawplane doctor --fix`` rewrites all of them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from clawplane.diagnostics import Diagnostic, Location, Severity
@@ -99,11 +101,35 @@ def check_legacy_mcp_spec(
                 f"write transport: {mapped.value} instead of type: {legacy_type}",
             )
         else:
+            # OpenClaw keeps an unknown type and ignores it when choosing the transport.
             report(
                 ("spec", "type"),
-                Severity.ERROR,
+                Severity.WARNING,
                 "mcp.unknown-type",
-                f'unknown server type "{legacy_type}"',
-                "remove type and set transport: stdio, sse or streamable-http",
+                unknown_type_message(legacy_type, clean),
+                "remove type, or set transport: stdio, sse or streamable-http "
+                "(clawplane doctor --fix does this)",
             )
     return clean, found
+
+
+def inferred_transport(spec: Mapping[str, Any]) -> str | None:
+    """The transport a spec without a usable ``type`` gets: command → stdio, else url → sse."""
+    command, url = spec.get("command"), spec.get("url")
+    if isinstance(command, str) and command.strip():
+        return "stdio"
+    if isinstance(url, str) and url.strip():
+        return "sse"
+    return None
+
+
+def unknown_type_message(legacy_type: str, spec: Mapping[str, Any]) -> str:
+    """What an unknown ``type`` value means: nothing, the transport comes from elsewhere."""
+    head = f'unknown server type "{legacy_type}" is ignored'
+    if isinstance(spec.get("transport"), str):
+        return f"{head} (transport is set)"
+    inferred = inferred_transport(spec)
+    if inferred is None:
+        return head
+    source = "command" if inferred == "stdio" else "url"
+    return f"{head}; the transport is {inferred} (from {source}), as in OpenClaw"

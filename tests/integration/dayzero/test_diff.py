@@ -157,6 +157,9 @@ def test_changed_skill_and_agent_view(repo: dict[str, str]) -> None:
             "serversRemoved": [],
             "skillsBefore": ["a", "b"],
             "skillsAfter": ["a", "c"],
+            "promptCharsBefore": 0,  # no skill roots: an empty catalog
+            "promptCharsAfter": 0,
+            "promptCharsDelta": 0,
         }
     ]
 
@@ -226,3 +229,109 @@ def test_cwd_relative_hashes_do_not_depend_on_the_temp_folder(repo: dict[str, st
     assert code == 0, text
     code, text = run("--from", one, "--to", "cfg", "cfg", "--detailed-exitcode")
     assert code == 0, text
+
+
+# --- per-agent prompt sizes ----------------------------------------------------------------
+GATEWAY = """\
+apiVersion: clawplane.dev/v1alpha1
+kind: Gateway
+metadata:
+  name: default
+spec:
+  skills:
+    load:
+      extraDirs: [./skills]   # relative to this file
+"""
+SKILL_MD = "---\nname: {name}\ndescription: {description}\n---\n# {name}\n\nBody.\n"
+LONGER = "Helps with git: rebase, bisect & blame 🚀"  # & is escaped, 🚀 is 2 UTF-16 units
+
+
+def utf16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+@pytest.fixture()
+def skills_repo(repo: dict[str, str]) -> dict[str, str]:
+    """The repo plus a Gateway whose skill folder holds the skills the agent allows."""
+    root = Path.cwd()
+    revs = dict(repo)
+    revs["skills"] = commit(
+        root,
+        {
+            "gateway.yaml": GATEWAY,
+            "agents.yaml": AGENT.format(name="coder", skills="git-helper, notes"),
+            "skills/git-helper/SKILL.md": SKILL_MD.format(name="git-helper", description="Helps with git."),
+            "skills/notes/SKILL.md": SKILL_MD.format(name="notes", description="Takes notes."),
+        },
+        "skills",
+    )
+    revs["described"] = commit(
+        root,
+        {"skills/git-helper/SKILL.md": SKILL_MD.format(name="git-helper", description=LONGER)},
+        "describe",
+    )
+    unrelated = (SERVERS + EXTRA_SERVER).replace("/srv/notes", "/srv/elsewhere")
+    revs["unrelated"] = commit(root, {"servers.yaml": unrelated}, "args")
+    return revs
+
+
+def engine_chars(folder: Path, agent: str) -> int:
+    """The skills engine's own ``snapshot.prompt.chars`` for the folder as it lies on disk."""
+    from clawplane.skills import GatewaySkills, Host, Placed, SkillsEngine
+    from clawplane.validation import validate_paths
+
+    result = validate_paths([folder])
+    assert result.ok
+
+    def placed(kind: str) -> list[Placed[object]]:
+        return [Placed(r.resource, Path(r.source.file).resolve().parent) for r in result.of_kind(kind)]
+
+    gateway = placed("Gateway")
+    setup = GatewaySkills.from_resources(gateway[0], placed("Agent"), placed("Skill"), folder / ".clawplane")  # type: ignore[arg-type]
+    inputs, _ = setup.inputs_for(agent, Host.current())
+    return SkillsEngine().evaluate(inputs).snapshot.prompt.chars
+
+
+def test_changed_skill_description_changes_the_prompt_size(skills_repo: dict[str, str]) -> None:
+    doc = plan_of(skills_repo["skills"], skills_repo["described"])
+    assert actions(doc) == {}  # a SKILL.md is no resource: only the agent view says what changed
+    (agent,) = doc["agents"]  # type: ignore[misc]
+    delta = utf16(LONGER.replace("&", "&amp;")) - utf16("Helps with git.")
+    assert agent["agent"] == "coder" and agent["status"] == "changed"
+    assert agent["skillsBefore"] == agent["skillsAfter"] == ["git-helper", "notes"]
+    assert agent["promptCharsAfter"] - agent["promptCharsBefore"] == agent["promptCharsDelta"] == delta
+    assert agent["promptCharsBefore"] > 370  # the catalog lists both skills
+
+    code, text = run(
+        "--from", skills_repo["skills"], "--to", skills_repo["described"], "cfg", "--detailed-exitcode"
+    )
+    before, after = agent["promptCharsBefore"], agent["promptCharsAfter"]
+    assert code == 2, text
+    assert f"coder (changed): prompt {before} -> {after} chars (+{delta})" in text
+    code, text = run(
+        "--from", skills_repo["skills"], "--to", skills_repo["described"], "cfg", "-f", "markdown"
+    )
+    assert code == 0 and f"- coder (changed): prompt {before} -> {after} chars (+{delta})" in text
+    code, text = run("--from", skills_repo["described"], "--to", skills_repo["skills"], "cfg")
+    assert f"prompt {after} -> {before} chars (-{delta})" in text
+
+
+def test_unrelated_change_shows_no_prompt_delta(skills_repo: dict[str, str]) -> None:
+    doc = plan_of(skills_repo["described"], skills_repo["unrelated"])
+    assert actions(doc) == {"McpServer/notes": "replace"}
+    assert doc["agents"] == []
+    code, text = run(
+        "--from", skills_repo["described"], "--to", skills_repo["unrelated"], "cfg", "-f", "markdown"
+    )
+    assert code == 0 and "#### Agents" not in text and "prompt" not in text
+
+
+def test_prompt_sizes_are_counted_where_the_files_really_are(skills_repo: dict[str, str]) -> None:
+    # HEAD's files in a temp folder and the same files in the working tree: same prompt, no delta
+    code, text = run("--from", skills_repo["unrelated"], "--to", "cfg", "cfg", "--detailed-exitcode")
+    assert code == 0, text
+    doc = plan_of(skills_repo["skills"], "cfg")
+    (agent,) = doc["agents"]  # type: ignore[misc]
+    assert agent["promptCharsAfter"] == engine_chars(Path.cwd() / "cfg", "coder")
+    git(Path.cwd(), "checkout", "-q", skills_repo["skills"], "--", "cfg")
+    assert agent["promptCharsBefore"] == engine_chars(Path.cwd() / "cfg", "coder")

@@ -186,3 +186,135 @@ def test_skill_allowlist_entries_naming_no_known_skill(tmp_path: Path) -> None:
     doctor_paths([tmp_path], fix=True, known_skills={"git-helper", "house-style"})
     assert path.read_text() == original.replace("git-helpr", "git-helper")
     assert doctor_paths([tmp_path]).findings == []  # without known skills the check is off
+
+
+# --- plugins.allow against the shipped catalog of bundled OpenClaw plugins -----------------
+PLUGINS = """\
+apiVersion: clawplane.dev/v1alpha1
+kind: Gateway
+metadata:
+  name: default
+spec:
+  plugins:
+    # only these load
+    allow:
+      - anthropik     # typo, one close id
+      - 'telegrm'     # two close ids: deepgram, telegram
+      - browser
+      - zzzz
+"""
+
+
+def test_catalog_is_the_pinned_openclaw() -> None:
+    from tests.oracles import locate
+
+    from clawplane.validation.plugins import bundled_plugins
+
+    catalog = bundled_plugins()
+    assert catalog.openclaw_version == locate.pins()["OPENCLAW_VERSION"]
+    assert {"anthropic", "browser", "telegram", "memory-core"} <= catalog.ids and len(catalog.ids) > 50
+
+
+def test_plugins_allow_entries_naming_no_bundled_plugin(tmp_path: Path) -> None:
+    path = write(tmp_path, PLUGINS)
+    report = doctor_paths([tmp_path])
+    found = [(f.severity, f.code, f.path, f.fix) for f in report.findings]
+    assert found == [
+        ("warning", "plugins.unknown", "spec.plugins.allow[0]", "anthropik -> anthropic"),
+        ("warning", "plugins.unknown", "spec.plugins.allow[1]", None),
+        ("warning", "plugins.unknown", "spec.plugins.allow[3]", None),
+    ]
+    assert "candidates: deepgram, telegram" in report.findings[1].message
+    assert not report.has_errors  # OpenClaw ignores unknown entries: valid config, with a warning
+    fixed = doctor_paths([tmp_path], fix=True)
+    assert path.read_text() == PLUGINS.replace("anthropik", "anthropic")
+    assert [f.fixed for f in fixed.findings] == [True, False, False]
+    again = doctor_paths([tmp_path], fix=True)
+    assert not again.written and [f.path for f in again.findings] == [
+        "spec.plugins.allow[1]",
+        "spec.plugins.allow[3]",
+    ]
+
+
+def test_plugins_loaded_from_paths_make_unknown_ids_info_and_never_fixed(tmp_path: Path) -> None:
+    text = (
+        PLUGINS
+        + "  config:\n    plugins:\n      load:\n        paths: [./my-plugins]\n      allow: [my-own]\n"
+    )
+    path = write(tmp_path, text)
+    report = doctor_paths([tmp_path], fix=True)
+    assert path.read_text() == text and not report.written
+    found = [(f.severity, f.path, f.fix) for f in report.findings]
+    assert found == [
+        ("info", "spec.plugins.allow[0]", None),
+        ("info", "spec.plugins.allow[1]", None),
+        ("info", "spec.plugins.allow[3]", None),
+        ("info", "spec.config.plugins.allow[0]", None),
+    ]
+    assert "unless plugins.load.paths provides it (candidates: anthropic)" in report.findings[0].message
+
+
+# --- UTF-8 byte order marks ------------------------------------------------------------------
+BOM = b"\xef\xbb\xbf"
+FLOW = (
+    '{apiVersion: clawplane.dev/v1alpha1, kind: McpServer, metadata: {name: s}, spec: {type: sse, url: "https://x.example.com/mcp"}}'
+    "  # one line\r\n"
+)
+
+
+def test_bom_is_reported_and_left_alone_without_fix(tmp_path: Path) -> None:
+    path = tmp_path / "clean.yaml"
+    path.write_bytes(
+        BOM
+        + b"apiVersion: clawplane.dev/v1alpha1\nkind: McpServer\nmetadata:\n  name: s\nspec:\n  command: sh\n"
+    )
+    before = path.read_bytes()
+    report = doctor_paths([tmp_path])
+    assert [(f.code, f.line, f.column, f.severity, f.fix) for f in report.findings] == [
+        ("doctor.bom", 1, 1, "warning", "remove the byte order mark")
+    ]
+    assert path.read_bytes() == before
+
+
+def test_bom_fix_removes_exactly_three_bytes_and_combines_with_other_fixes(tmp_path: Path) -> None:
+    odd, flow, clean = tmp_path / "odd.yaml", tmp_path / "flow.yaml", tmp_path / "clean.yaml"
+    odd.write_bytes(BOM + ODD.encode())
+    flow.write_bytes(BOM + FLOW.encode())  # a fix on the BOM's own line
+    clean_bytes = "# ünïcode comment\r\napiVersion: clawplane.dev/v1alpha1\r\nkind: McpServer\r\nmetadata: {name: c}\r\nspec: {command: sh}\r\n".encode()
+    clean.write_bytes(BOM + clean_bytes)
+    report = doctor_paths([tmp_path], fix=True)
+    assert odd.read_bytes() == FIXED.encode()
+    assert flow.read_bytes() == FLOW.replace("type: sse", "transport: sse").encode()
+    assert clean.read_bytes() == clean_bytes
+    assert sorted(report.written) == sorted(map(str, (clean, flow, odd)))
+    boms = [f for f in report.findings if f.code == "doctor.bom"]
+    assert len(boms) == 3 and all(f.fixed for f in boms)
+    again = doctor_paths([tmp_path], fix=True)
+    assert not again.written and not any(f.code == "doctor.bom" or f.fix for f in again.findings)
+    assert clean.read_bytes() == clean_bytes
+
+
+# --- unknown ``type`` values: ignored by OpenClaw, a warning here -------------------------
+def test_unknown_type_is_a_warning_and_the_fix_makes_the_inferred_transport_explicit(tmp_path: Path) -> None:
+    head = "apiVersion: clawplane.dev/v1alpha1\nkind: McpServer\nmetadata:\n  name: {name}\nspec:\n"
+    text = "---\n".join(
+        [
+            head.format(name="a") + "  command: sh\n  type: weird   # ?\n",
+            head.format(name="b") + "  url: https://x.example.com/mcp\n  type: 'WebSocket'\n",
+            head.format(name="c")
+            + "  url: https://x.example.com/mcp\n  transport: streamable-http\n  type: weird\n",
+        ]
+    )
+    path = write(tmp_path, text)
+    report = doctor_paths([tmp_path], fix=True)
+    assert [(f.severity, f.code, f.fix) for f in report.findings] == [
+        ("warning", "mcp.unknown-type", "type: weird -> transport: stdio"),
+        ("warning", "mcp.unknown-type", "type: WebSocket -> transport: sse"),
+        ("warning", "mcp.unknown-type", "remove type (transport wins)"),
+    ]
+    assert "the transport is stdio (from command), as in OpenClaw" in report.findings[0].message
+    assert path.read_text() == (
+        text.replace("type: weird   # ?", "transport: stdio   # ?")
+        .replace("type: 'WebSocket'", "transport: 'sse'")
+        .replace("  type: weird\n", "")
+    )

@@ -175,3 +175,24 @@ def test_cli_set_refuses_invalid_result(tmp_path: Path) -> None:
     assert code == 1 and "MCP server config must be a JSON object." in output
     code, output = _cli("set", str(folder), "bad", "{nope")
     assert code == 1
+
+
+def test_cli_set_keeps_an_unknown_type_like_openclaw_and_warns(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    code, output = _cli("set", str(folder), "odd", '{"url":"https://x.example.com/mcp","type":"weird"}')
+    assert code == 0, output
+    assert (
+        'warning[mcp.unknown-type]: unknown server type "weird" is ignored; the transport is sse (from url)'
+        in output
+    )
+    assert f"{folder / 'mcp-servers.yaml'}:" in output  # the real file, not the validated temp copy
+    assert json.loads(_cli("show", str(folder), "odd", "--json")[1]) == {
+        "url": "https://x.example.com/mcp",
+        "type": "weird",
+    }
+    code, output = _cli("set", str(folder), "quiet", '{"command":"echo"}')
+    assert code == 0 and "warning" not in output  # other servers' warnings are not this edit's
+    before = (folder / "mcp-servers.yaml").read_text()
+    code, output = _cli("set", str(folder), "empty", '{"type":"weird"}')
+    assert code == 1 and "needs a command (stdio) or a url" in output and "nothing written" in output
+    assert (folder / "mcp-servers.yaml").read_text() == before
