@@ -88,6 +88,8 @@ class OperatorRun:
     kubeconfig: Path
     state_dir: Path
     overrides: dict[str, str] = field(default_factory=dict)
+    namespaces: tuple[str, ...] = ()
+    """Watch only these (like ``clawplane k8s run -n``); empty: all namespaces."""
     bridge_image: str = "ghcr.io/clawplane/clawplane:test"
     metrics: LoopMetrics = field(default_factory=LoopMetrics)
     log: str = ""
@@ -95,7 +97,7 @@ class OperatorRun:
     _runner: KopfRunner | None = None
 
     def start(self) -> OperatorRun:
-        """Start kopf with clawplane's handlers (standalone, all namespaces)."""
+        """Start kopf with clawplane's handlers (standalone)."""
         settings = ClusterSettings(
             state_dir=self.state_dir, bridge_image=self.bridge_image, endpoint_overrides=self.overrides
         )
@@ -105,7 +107,10 @@ class OperatorRun:
             connection=partial(load_connection, str(self.kubeconfig)),
             metrics=self.metrics,
         )
-        self._runner = KopfRunner(["run", "--standalone", "-A"], registry=build_registry(config), timeout=60)
+        scope = [arg for ns in self.namespaces for arg in ("-n", ns)] or ["-A"]
+        self._runner = KopfRunner(
+            ["run", "--standalone", *scope], registry=build_registry(config), timeout=60
+        )
         self._runner.__enter__()
         return self
 

@@ -26,6 +26,7 @@ from clawplane.cli import validate as validate_cmd
 app = typer.Typer(
     name="clawplane",
     help="Declarative control plane for OpenClaw-style AI agent gateways.",
+    epilog="The Kubernetes operator is `clawplane k8s run` (see `clawplane k8s run --help`).",
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,

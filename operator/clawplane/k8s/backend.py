@@ -113,7 +113,12 @@ class KubeBackend:
     def report(self, name: str) -> RuntimeReport | None:
         """The last ready report; None otherwise, so the engine checks a server again until it is ready."""
         report = self._reports.get(name)
-        return report if report is not None and report.phase == "ready" else None
+        if report is None or report.phase != "ready":
+            return None
+        deployments = self._seen.get(DEPLOYMENTS.plural)
+        if deployments is not None and server_child_name(name) not in deployments:
+            return None  # its Deployment is gone (drift): the engine must ensure it again
+        return report
 
     def forget(self) -> None:
         """Drop every remembered report (the next pass re-discovers tools)."""

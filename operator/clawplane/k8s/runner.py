@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -52,7 +53,7 @@ def run_operator(options: RunOptions) -> int:
         load_connection(options.kubeconfig)
         options.state_dir.mkdir(parents=True, exist_ok=True)
     except (KubeConfigError, OSError) as exc:
-        print(f"clawplane k8s: {exc}", flush=True)
+        print(f"clawplane k8s: {exc}", file=sys.stderr, flush=True)
         return 2
     kopf.configure(log_format=kopf.LogFormat.JSON if options.log_format == "json" else kopf.LogFormat.FULL)
     logging.getLogger("clawplane").setLevel(logging.INFO)

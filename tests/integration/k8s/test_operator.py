@@ -305,3 +305,38 @@ def test_missing_secret_is_reported(cluster: Cluster) -> None:
     )
     assert cond["status"] == "False" and cond["reason"] == "SecretNotFound"
     assert "tokens" in cond["message"]
+
+
+def test_namespaced_operator_leaves_other_namespaces_alone(
+    emulator: EmulatorThread, tmp_path: Path, mcp_url: str
+) -> None:
+    emulator.setup_cluster(NS, "elsewhere")
+    install_crds(emulator)
+    assert emulator.kubeconfig is not None
+    op = OperatorRun(
+        emulator.kubeconfig, tmp_path / "state", overrides={f"{NS}/notes": mcp_url}, namespaces=(NS,)
+    )
+    with op:
+        outside = server()
+        outside["metadata"]["namespace"] = "elsewhere"
+        emulator.apply_object(outside)
+        emulator.apply_object(secret("x"))
+        emulator.apply_object(server())
+        wait_for(
+            "Ready in the watched namespace",
+            lambda: is_true(emulator.get("mcpservers", NS, "notes"), "Ready"),
+        )
+        assert (emulator.get("mcpservers", "elsewhere", "notes") or {}).get("status") is None
+        assert emulator.list("deployments", "elsewhere") == []
+
+
+def test_a_deleted_child_is_recreated(cluster: Cluster) -> None:
+    apply_all(cluster, secret("x"), server())
+    cluster.ready("notes")
+    first_uid = (cluster.get("deployments", "mcp-notes") or {})["metadata"]["uid"]
+    cluster.emu.delete_object("deployments", NS, "mcp-notes")  # drift: someone removed what we own
+    recreated = wait_for(
+        "the Deployment to come back",
+        lambda: (d := cluster.get("deployments", "mcp-notes")) and d["metadata"]["uid"] != first_uid and d,
+    )
+    assert recreated["spec"]["template"]["metadata"]["annotations"][CONFIG_HASH]
