@@ -67,6 +67,8 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
     gc: bool = False
     builtins: bool = True
     history_limit: int = 10000
+    request_log_limit: int = 100
+    """kmock matches each request against every request kept before it; keeping all makes a run quadratic."""
 
     _rv: int = attrs.field(default=0, init=False)
     _events: dict[kmock.resource, list[_Event]] = attrs.field(factory=lambda: defaultdict(list), init=False)
@@ -77,6 +79,7 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
     _injections: list[_Injection] = attrs.field(factory=list, init=False)
     _write_log: list[WriteRecord] = attrs.field(factory=list, init=False)
     _crd_resources: dict[str, list[kmock.resource]] = attrs.field(factory=dict, init=False)
+    _request_count: int = attrs.field(default=0, init=False)
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -150,7 +153,10 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
         raw_response: aiohttp.web.StreamResponse | None = None
         try:
             request = await self._parse(raw_request)
+            self._request_count += 1
             self._requests.append(request)
+            if len(self._requests) > 2 * self.request_log_limit:
+                del self._requests[: -self.request_log_limit]
             try:
                 return await self._handle(request)
             except rendering.StreamingError as exc:
@@ -176,7 +182,7 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
             resource = kmock.resource(group=k8s.group, version=k8s.version, plural=k8s.plural)
         method = enums.method(raw.method)
         return rendering.Request(
-            id=len(self._requests),
+            id=self._request_count,
             raw_request=raw,
             url=raw.url,
             method=method,
