@@ -1,9 +1,11 @@
-"""``clawplane mcp list|show|set|unset PATH …``: ``openclaw mcp …`` verbs over McpServer resources.
+"""``clawplane mcp list|show|set|unset|tools PATH …``: ``openclaw mcp …`` verbs over McpServer resources.
 
 Same verbs, messages and JSON shapes as OpenClaw's, but the "config" is a resource folder:
 ``set`` canonicalizes like ``openclaw mcp set``, replaces the named server's spec in place
 (or appends a document to ``--file``), validates the whole folder in a temporary copy and
 writes nothing when the result would not validate. ``unset`` removes the document.
+``tools`` edits ``toolFilter`` as ``openclaw mcp tools`` does: comma lists, trimmed,
+de-duplicated and sorted; an empty list drops its key, ``--clear`` drops the filter.
 """
 
 from __future__ import annotations
@@ -178,3 +180,58 @@ def mcp_unset(
         raise typer.Exit(EXIT_INVALID)
     _write_checked(path, existing.file, new_text if has_documents(new_text) else None)
     out.print(f'Removed MCP server "{name}" from {existing.file}.', markup=False)
+
+
+def _csv(value: str) -> list[str]:
+    """OpenClaw's list option: split on commas, trim, drop empties, de-duplicate, sort."""
+    return sorted({part.strip() for part in value.split(",") if part.strip()})
+
+
+def tool_filter(current: Any, include: str | None, exclude: str | None, clear: bool) -> dict[str, Any]:
+    """The toolFilter after an ``mcp tools`` edit (empty: no filter at all)."""
+    if clear:
+        return {}
+    updated = dict(current) if isinstance(current, dict) else {}
+    for key, value in (("include", include), ("exclude", exclude)):
+        if value is None:
+            continue
+        items = _csv(value)
+        if items:
+            updated[key] = items
+        else:
+            updated.pop(key, None)
+    return updated
+
+
+def mcp_tools(
+    path: Annotated[Path, typer.Argument(help="Resource folder (or file) declaring McpServer resources.")],
+    name: Annotated[str, typer.Argument(help="Server name.")],
+    include: Annotated[
+        str | None, typer.Option("--include", help="Comma-separated MCP tool names or '*' globs to expose.")
+    ] = None,
+    exclude: Annotated[
+        str | None, typer.Option("--exclude", help="Comma-separated MCP tool names or '*' globs to hide.")
+    ] = None,
+    clear: Annotated[bool, typer.Option("--clear", help="Clear this server's MCP tool filter.")] = False,
+) -> None:
+    """Update a server's tool include/exclude filter (like `openclaw mcp tools NAME`)."""
+    from clawplane.validation.mcpedit import set_server_text, to_plain
+
+    if include is None and exclude is None and not clear:
+        err.print("Specify --include, --exclude, or --clear.", markup=False)
+        raise typer.Exit(EXIT_INVALID)
+    existing = _servers(path).get(name)
+    if existing is None:
+        err.print(
+            f'No MCP server named "{name}" in {path}. Run clawplane mcp list to see configured servers.',
+            markup=False,
+        )
+        raise typer.Exit(EXIT_INVALID)
+    spec = dict(to_plain(existing.spec))
+    updated = tool_filter(spec.get("toolFilter"), include, exclude, clear)
+    spec.pop("toolFilter", None)
+    if updated:
+        spec["toolFilter"] = updated
+    text = existing.file.read_text(encoding="utf-8")
+    _write_checked(path, existing.file, set_server_text(text, name, spec), warn_for=f"McpServer/{name}")
+    out.print(f'Updated MCP tool selection for "{name}" in {existing.file}.', markup=False)

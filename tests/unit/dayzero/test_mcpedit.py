@@ -196,3 +196,18 @@ def test_cli_set_keeps_an_unknown_type_like_openclaw_and_warns(tmp_path: Path) -
     code, output = _cli("set", str(folder), "empty", '{"type":"weird"}')
     assert code == 1 and "needs a command (stdio) or a url" in output and "nothing written" in output
     assert (folder / "mcp-servers.yaml").read_text() == before
+
+
+def test_cli_tools_edits_the_filter_like_openclaw(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    code, output = _cli("tools", str(folder), "docs", "--include", "read_*, list,read_*", "--exclude", " x,,")
+    assert code == 0 and 'Updated MCP tool selection for "docs"' in output
+    code, output = _cli("show", str(folder), "docs", "--json")
+    assert json.loads(output)["toolFilter"] == {"include": ["list", "read_*"], "exclude": ["x"]}
+    code, _ = _cli("tools", str(folder), "docs", "--include", "")
+    assert json.loads(_cli("show", str(folder), "docs", "--json")[1])["toolFilter"] == {"exclude": ["x"]}
+    code, _ = _cli("tools", str(folder), "docs", "--clear")
+    assert "toolFilter" not in json.loads(_cli("show", str(folder), "docs", "--json")[1])
+    assert _cli("tools", str(folder), "docs")[0] == 1
+    assert _cli("tools", str(folder), "nope", "--clear")[0] == 1
+    assert (folder / "servers.yaml").read_text(encoding="utf-8") == TWO  # comments and layout survive
