@@ -93,6 +93,7 @@ class NamespaceReconciler:
         self.engine = ClusterEngine(self.ws, environ={})
         self.engine.digests = {}
         self.materializer = Materializer(self.ws.folder)
+        self._render_problems: set[str] = set()
         self.db = StateDB.open(self.ws.state_dir)
         self.backend = KubeBackend(
             api,
@@ -197,6 +198,14 @@ class NamespaceReconciler:
         applied = await apply_plan(planned.plan, ctx, allow_mass_delete=True, emit=emit)
         result.ok = applied.ok
         result.results = applied.results
+        self._report_render_problems()
+
+    def _report_render_problems(self) -> None:
+        """Log rendering problems (e.g. a value openclaw.json cannot reference) once, not every pass."""
+        problems = {f"{d.resource}: {d.message}" for d in self.engine.renderer.diagnostics if d.is_error}
+        for problem in sorted(problems - self._render_problems):
+            log.warning("%s/%s", self.namespace, problem)
+        self._render_problems = problems
 
     def _unsettled(self, live: list[dict[str, Any]]) -> bool:
         records = store.load_observed(self.db).resources
