@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from tests.k8s.emulator import EmulatorThread
 from tests.k8s.operator_run import OperatorRun, bridge, load_yaml_docs, wait_for
-from tests.oracles.runners import OracleRunner
+from tests.oracles.runners import OpenClawOracle, OracleRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 NS = "clawplane-demo"
@@ -64,7 +64,10 @@ def template_hash(kubectl: OracleRunner) -> str:
     return out.stdout.strip()
 
 
-def test_examples_converge_roll_and_clean_up(kube: tuple[OracleRunner, EmulatorThread]) -> None:
+@pytest.mark.timeout(240)  # kubectl and OpenClaw each take seconds to start here
+def test_examples_converge_roll_and_clean_up(
+    kube: tuple[OracleRunner, EmulatorThread], openclaw: OpenClawOracle, tmp_path: Path
+) -> None:
     kubectl, _ = kube
     applied = kubectl.run("apply", "--validate=false", "-R", "-f", str(ROOT / "examples" / "k8s"), check=True)
     assert "mcpserver.clawplane.dev/time created" in applied.stdout
@@ -85,6 +88,19 @@ def test_examples_converge_roll_and_clean_up(kube: tuple[OracleRunner, EmulatorT
     assert {"clawplane-agent-assistant", "clawplane-gateway-default"} <= config_maps
     agent_cm = get_json(kubectl, "configmap", "clawplane-agent-assistant")
     assert "house-style" in agent_cm["data"]["skills-prompt.txt"]
+    gateway_cm = get_json(kubectl, "configmap", "clawplane-gateway-default")["data"]
+    secret_env = {
+        e["name"]: e["valueFrom"]["secretKeyRef"] for e in json.loads(gateway_cm["secret-env.json"])
+    }
+    assert {"name": "demo-tokens", "key": "telegram-bot-token"} in secret_env.values()
+    token_ref = json.loads(gateway_cm["openclaw.json"])["channels"]["telegram"]["botToken"]
+    assert token_ref["source"] == "env" and token_ref["id"] in secret_env
+    assert "123456:replace-me" not in json.dumps(gateway_cm)
+    config = tmp_path / "openclaw.json"
+    config.write_text(gateway_cm["openclaw.json"], encoding="utf-8")
+    openclaw.use_config(config)
+    checked = openclaw.run("config", "validate", "--json")
+    assert checked.returncode == 0 and json.loads(checked.stdout)["valid"], checked.stdout + checked.stderr
 
     before = template_hash(kubectl)
     rotated = load_yaml_docs(ROOT / "examples" / "k8s" / "01-secret.yaml")[0]

@@ -53,6 +53,9 @@ def wanted_config_maps(
     if gateway is not None and openclaw.exists():
         name = gateway_config_map_name(gateway.name)
         data = {"openclaw.json": openclaw.read_text(encoding="utf-8")}
+        secret_env = out_dir / "gateway-secret-env.json"
+        if secret_env.exists():  # the gateway pod's `env` entries for the Secret keys openclaw.json uses
+            data["secret-env.json"] = secret_env.read_text(encoding="utf-8")
         wanted[name] = config_map(name, namespace, data, owner=gateway, labels={GATEWAY_LABEL: name})
     return wanted
 

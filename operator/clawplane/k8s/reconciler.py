@@ -92,6 +92,7 @@ class NamespaceReconciler:
         self.ws.state_dir.mkdir(parents=True, exist_ok=True)
         self.engine = ClusterEngine(self.ws, environ={})
         self.engine.digests = {}
+        self.engine.renderer.secret_key_refs_as_env = True
         self.materializer = Materializer(self.ws.folder)
         self._render_problems: set[str] = set()
         self.db = StateDB.open(self.ws.state_dir)

@@ -38,6 +38,8 @@ class OutputRenderer:
 
     ws: Workspace
     environ: Mapping[str, str] | None = None
+    secret_key_refs_as_env: bool = False
+    """Kubernetes: render secretKeyRefs as env references and list them in ``gateway-secret-env.json``."""
     engine: SkillsEngine = field(default_factory=SkillsEngine)
     snapshots: dict[str, AgentSnapshot] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -49,6 +51,7 @@ class OutputRenderer:
         base_dirs = {key: r.base_dir for key, r in desired.resources.items()}
         hosted = {name: rt.endpoint for name, rt in observed.runtimes.items() if rt.endpoint}
         servers: list[McpServer] = desired.servers
+        secret_env: dict[str, tuple[str, str]] | None = {} if self.secret_key_refs_as_env else None
         rendered = render_openclaw_config(
             gateway=desired.gateway,
             servers=servers,
@@ -57,9 +60,16 @@ class OutputRenderer:
             hosted_urls=hosted,
             base_dirs=base_dirs,
             environ=self.environ,
+            secret_env=secret_env,
         )
         self.diagnostics.extend(rendered.diagnostics)
         files = {"openclaw.json": _json(rendered.config)}
+        if secret_env:
+            env = [
+                {"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}
+                for name, (secret, key) in sorted(secret_env.items())
+            ]
+            files["gateway-secret-env.json"] = _json(env)
         self.snapshots = self._snapshots(desired)
         views = {name.lower(): view for name, view in desired.agents.items()}
         by_name = {s.name: s for s in servers}

@@ -46,10 +46,15 @@ def render_openclaw_config(
     base_dirs: Mapping[str, Path],
     resolve_secrets: bool = False,
     environ: Mapping[str, str] | None = None,
+    secret_env: dict[str, tuple[str, str]] | None = None,
 ) -> RenderedConfig:
-    """Render openclaw.json; ``hosted_urls`` by server name, ``base_dirs`` by ``Kind/name``."""
+    """Render openclaw.json; ``hosted_urls`` by server name, ``base_dirs`` by ``Kind/name``.
+
+    With ``secret_env`` (Kubernetes), secretKeyRefs become env references and the dict is
+    filled with variable → (Secret, key) for the gateway pod's ``env``.
+    """
     diagnostics: list[Diagnostic] = []
-    secrets = SecretRenderer(resolve_secrets=resolve_secrets, environ=environ)
+    secrets = SecretRenderer(resolve_secrets=resolve_secrets, environ=environ, secret_env=secret_env)
     config: dict[str, Any] = {}
     if gateway is not None:
         config = render_gateway(

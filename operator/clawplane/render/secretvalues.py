@@ -12,13 +12,16 @@ Decisions (OpenClaw 2026.9.6):
   when the caller passes ``resolve_secrets=True``.
 - ``valueFrom.secretKeyRef`` and lower-case env names have no OpenClaw form either: resolved
   with ``resolve_secrets=True`` (secretKeyRef never resolves outside Kubernetes), otherwise
-  left out with an error diagnostic.
+  left out with an error diagnostic. The Kubernetes driver instead passes ``secret_env``: a
+  secretKeyRef then becomes an environment reference to a derived variable name, and the
+  name → Secret key mapping is collected for the gateway pod's ``env``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,6 +34,17 @@ from clawplane.render.envsubst import ENV_NAME_RE, SECRET_REF_ENV_ID_RE
 from clawplane.secrets import SecretError, resolve_value
 
 FILE_PROVIDER_PREFIX = "clawplane-file-"
+SECRET_ENV_PREFIX = "CLAWPLANE_SECRET_"
+
+
+def secret_env_name(secret: str, key: str) -> str:
+    """The environment variable a Kubernetes Secret key is passed to the gateway as (stable, unique)."""
+
+    def part(text: str) -> str:
+        return re.sub(r"[^A-Z0-9]+", "_", text.upper()).strip("_")
+
+    digest = hashlib.sha256(f"{secret}\0{key}".encode()).hexdigest()[:6].upper()
+    return f"{SECRET_ENV_PREFIX}{part(secret)}_{part(key)}_{digest}"[:128]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +69,8 @@ class SecretRenderer:
     environ: Mapping[str, str] | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     providers: dict[str, dict[str, str]] = field(default_factory=dict)
+    secret_env: dict[str, tuple[str, str]] | None = None
+    """When set, secretKeyRefs render as env references; variable → (Secret name, key)."""
 
     def render(
         self, value: SecretValue, *, base_dir: Path, secret_input: bool, resource: str, path: str
@@ -73,6 +89,15 @@ class SecretRenderer:
             if secret_input:
                 return self._file_ref(source.file, base_dir=base_dir, resource=resource, path=path)
             why = "OpenClaw has no file reference for this field"
+        elif self.secret_env is not None and source.secret_key_ref is not None:
+            ref = source.secret_key_ref
+            name = secret_env_name(ref.name, ref.key)
+            self.secret_env[name] = (ref.name, ref.key)
+            return (
+                Verbatim({"source": "env", "provider": "default", "id": name})
+                if secret_input
+                else EnvRef(name)
+            )
         else:
             why = "a Kubernetes Secret cannot be referenced from openclaw.json"
         if not self.resolve_secrets:

@@ -100,3 +100,25 @@ def test_literal_values_are_escaped_everywhere(tmp_path: Path) -> None:
     config, _ = _render(tmp_path, channels=[tg])
     assert config["channels"]["telegram"]["allowFrom"] == ["$${NOT_A_VAR}"]
     assert config["channels"]["telegram"]["botToken"] == "lit$${X}"
+
+
+def test_kubernetes_secret_refs_become_env_references_with_a_mapping(tmp_path: Path) -> None:
+    ref = {"valueFrom": {"secretKeyRef": {"name": "demo-tokens", "key": "bot-token"}}}
+    tg = channel("tg", type="telegram", credentials={"botToken": ref})
+    srv = _consumer(K=ref)
+    secret_env: dict[str, tuple[str, str]] = {}
+    config, diagnostics = _render(tmp_path, servers=[srv], channels=[tg], secret_env=secret_env)
+    assert diagnostics == []
+    [(name, target)] = secret_env.items()
+    assert target == ("demo-tokens", "bot-token") and name.startswith(
+        "CLAWPLANE_SECRET_DEMO_TOKENS_BOT_TOKEN_"
+    )
+    assert config["channels"]["telegram"]["botToken"] == {"source": "env", "provider": "default", "id": name}
+    assert config["mcp"]["servers"]["s"]["env"] == {"K": "${" + name + "}"}
+    other: dict[str, tuple[str, str]] = {}
+    _render(
+        tmp_path,
+        servers=[_consumer(K={"valueFrom": {"secretKeyRef": {"name": "demo.tokens", "key": "bot-token"}}})],
+        secret_env=other,
+    )
+    assert list(other) != [name]  # names that sanitize alike still get distinct variables
