@@ -7,6 +7,7 @@ managed ConfigMaps that no longer have an owner.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,12 @@ from clawplane.k8s.children import (
 )
 from clawplane.k8s.kubeapi import CONFIGMAPS, KubeApi
 
+log = logging.getLogger("clawplane.k8s")
+
 AGENT_FILES = ("skills-prompt.txt", "snapshot.json", "tools.json")
+MAX_DATA_BYTES = 900_000
+"""Below the API server's 1 MiB object limit, with room for metadata."""
+LARGEST_FIRST = ("snapshot.json", "tools.json")
 
 
 def agent_config_map_name(agent: str) -> str:
@@ -47,6 +53,7 @@ def wanted_config_maps(
         if codex.exists():
             data["codex-config.toml"] = codex.read_text(encoding="utf-8")
         name = agent_config_map_name(owner.name)
+        _fit(data, name)
         labels = {AGENT_LABEL: name}
         wanted[name] = config_map(name, namespace, data, owner=owner, labels=labels)
     openclaw = out_dir / "openclaw.json"
@@ -85,3 +92,14 @@ async def sync_config_maps(api: KubeApi, namespace: str, wanted: dict[str, dict[
 
 def _managed_selector() -> str:
     return ",".join(f"{k}={v}" for k, v in MANAGED_BY.items())
+
+
+def _fit(data: dict[str, str], name: str) -> None:
+    """Drop the bulkiest files (with a note) until the data fits: an oversized ConfigMap fails every pass."""
+    for key in LARGEST_FIRST:
+        size = sum(len(v.encode("utf-8")) for v in data.values())
+        if size <= MAX_DATA_BYTES or key not in data:
+            continue
+        dropped = len(data.pop(key).encode("utf-8"))
+        data[f"{key}.omitted"] = f"{key} ({dropped} bytes) does not fit in ConfigMap {name} (1 MiB limit)\n"
+        log.warning("ConfigMap %s: %s left out (%d bytes, over the 1 MiB limit)", name, key, dropped)

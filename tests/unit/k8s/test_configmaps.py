@@ -1,0 +1,42 @@
+"""Rendered files → ConfigMaps: grouping per owner, and staying under the 1 MiB object limit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clawplane.k8s.children import Owner
+from clawplane.k8s.configmaps import MAX_DATA_BYTES, agent_config_map_name, wanted_config_maps
+
+
+def write(out: Path, rel: str, text: str) -> None:
+    path = out / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_agent_and_gateway_files_are_grouped(tmp_path: Path) -> None:
+    write(tmp_path, "agents/bot/skills-prompt.txt", "prompt")
+    write(tmp_path, "agents/bot/tools.json", "[]")
+    write(tmp_path, "codex/bot/config.toml", "[mcp_servers.a]\n")
+    write(tmp_path, "openclaw.json", "{}")
+    wanted = wanted_config_maps(
+        tmp_path, "ns", agents={"Bot": Owner("Agent", "Bot", "u1")}, gateway=Owner("Gateway", "default", "u2")
+    )
+    # "Bot" is not a DNS label as is: a hash suffix keeps "Bot" and "bot" from sharing a ConfigMap.
+    assert agent_config_map_name("Bot") != agent_config_map_name("bot")
+    assert set(wanted) == {agent_config_map_name("Bot"), "clawplane-gateway-default"}
+    agent = wanted[agent_config_map_name("Bot")]
+    assert set(agent["data"]) == {"skills-prompt.txt", "tools.json", "codex-config.toml"}
+    assert wanted["clawplane-gateway-default"]["data"] == {"openclaw.json": "{}"}
+
+
+def test_oversized_snapshot_is_left_out_with_a_note(tmp_path: Path) -> None:
+    write(tmp_path, "agents/bot/skills-prompt.txt", "prompt")
+    write(tmp_path, "agents/bot/snapshot.json", "x" * (MAX_DATA_BYTES + 10))
+    write(tmp_path, "agents/bot/tools.json", "[]")
+    [cm] = wanted_config_maps(
+        tmp_path, "ns", agents={"bot": Owner("Agent", "bot", "u")}, gateway=None
+    ).values()
+    assert "snapshot.json" not in cm["data"] and cm["data"]["skills-prompt.txt"] == "prompt"
+    assert "does not fit" in cm["data"]["snapshot.json.omitted"]
+    assert sum(len(v) for v in cm["data"].values()) <= MAX_DATA_BYTES
