@@ -33,7 +33,7 @@ T = TypeVar("T")
 
 
 def wait_for(what: str, probe: Callable[[], T | None], *, timeout: float = 30.0) -> T:
-    """Poll ``probe`` until it returns something truthy (the emulator's store has no event to await)."""
+    """Poll ``probe`` (HTTP, subprocesses, counters: things with no event to await) until truthy."""
     deadline = time.monotonic() + timeout
     last: T | None = None
     while time.monotonic() < deadline:
@@ -42,6 +42,15 @@ def wait_for(what: str, probe: Callable[[], T | None], *, timeout: float = 30.0)
             return last
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
+
+
+def until(emu: Any, what: str, probe: Callable[[], T | None], *, timeout: float = 30.0) -> T:
+    """Wait for ``probe`` (reading only the emulator) to be truthy; re-checked on every store change."""
+    try:
+        result: T = emu.wait_for(probe, timeout)
+    except TimeoutError:
+        raise AssertionError(f"timed out after {timeout}s waiting for {what}") from None
+    return result
 
 
 def load_yaml_docs(path: Path) -> list[dict[str, Any]]:

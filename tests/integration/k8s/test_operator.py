@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from tests.k8s.emulator import EmulatorThread
-from tests.k8s.operator_run import OperatorRun, bridge, condition, install_crds, is_true, wait_for
+from tests.k8s.operator_run import OperatorRun, bridge, condition, install_crds, is_true, until
 
 NS = "demo"
 SERVER_PY = Path(__file__).resolve().parents[2] / "fixtures" / "servers" / "normal_server.py"
@@ -92,7 +92,8 @@ class Cluster:
         return self.emu.get(plural, NS, name)
 
     def ready(self, name: str, generation: int = 1) -> dict[str, Any]:
-        return wait_for(
+        return until(
+            self.emu,
             f"McpServer {name} Ready at generation {generation}",
             lambda: (
                 (obj := self.get("mcpservers", name)) is not None
@@ -163,14 +164,16 @@ def test_creates_children_and_writes_every_condition(
     assert (owner["kind"], owner["uid"], owner["controller"]) == ("McpServer", obj["metadata"]["uid"], True)
     assert cluster.get("services", "mcp-notes") is not None
 
-    agent_obj = wait_for(
-        "Agent Ready", lambda: (a := cluster.get("agents", "bot")) and is_true(a, "Ready") and a
+    agent_obj = until(
+        cluster.emu, "Agent Ready", lambda: (a := cluster.get("agents", "bot")) and is_true(a, "Ready") and a
     )
-    cm = wait_for("agent ConfigMap", lambda: cluster.get("configmaps", "clawplane-agent-bot"))
+    cm = until(cluster.emu, "agent ConfigMap", lambda: cluster.get("configmaps", "clawplane-agent-bot"))
     assert set(cm["data"]) >= {"skills-prompt.txt", "snapshot.json", "tools.json"}
     assert any(t["name"] == "notes__echo" for t in json.loads(cm["data"]["tools.json"]))
     assert cm["metadata"]["ownerReferences"][0]["uid"] == agent_obj["metadata"]["uid"]
-    gw = wait_for("gateway ConfigMap", lambda: cluster.get("configmaps", "clawplane-gateway-default"))
+    gw = until(
+        cluster.emu, "gateway ConfigMap", lambda: cluster.get("configmaps", "clawplane-gateway-default")
+    )
     rendered = json.loads(gw["data"]["openclaw.json"])
     assert rendered["mcp"]["servers"]["notes"]["url"] == "http://mcp-notes.demo.svc:8080/mcp"
 
@@ -189,7 +192,11 @@ def test_pod_template_rolls_on_spec_or_secret_change_only(cluster: Cluster) -> N
     deployment_writes = len(cluster.emu.writes("deployments", NS))
 
     cluster.patch_spec("agents", "bot", {"description": "changed"})  # not the server's business
-    wait_for("Agent generation 2", lambda: is_true(cluster.get("agents", "bot"), "Ready", generation=2))
+    until(
+        cluster.emu,
+        "Agent generation 2",
+        lambda: is_true(cluster.get("agents", "bot"), "Ready", generation=2),
+    )
     labelled = cluster.get("mcpservers", "notes")
     assert labelled is not None
     labelled["metadata"].setdefault("labels", {})["team"] = "a"
@@ -209,7 +216,11 @@ def test_pod_template_rolls_on_spec_or_secret_change_only(cluster: Cluster) -> N
 
     passes = cluster.op.passes()
     cluster.emu.apply_object(secret("two"))
-    wait_for("pod template to roll after the Secret changed", lambda: cluster.template_hash() != second)
+    until(
+        cluster.emu,
+        "pod template to roll after the Secret changed",
+        lambda: cluster.template_hash() != second,
+    )
     cluster.op.wait_pass(passes)
     cluster.ready("notes", generation=2)
 
@@ -222,38 +233,42 @@ def test_restart_annotation_bounces_the_pods(cluster: Cluster) -> None:
     assert obj is not None
     obj["metadata"].setdefault("annotations", {})["clawplane.dev/restartedAt"] = "2026-12-02T10:00:00Z"
     cluster.emu.apply_object(obj)
-    wait_for("restart to change the pod template", lambda: cluster.template_hash() != before)
+    until(cluster.emu, "restart to change the pod template", lambda: cluster.template_hash() != before)
 
 
 def test_delete_removes_what_the_resource_owned(cluster: Cluster) -> None:
     apply_all(cluster, secret("x"), server(), server("other"), agent(["notes", "other"]), GATEWAY)
     cluster.ready("notes")
     cluster.ready("other")
-    wait_for("agent ConfigMap", lambda: cluster.get("configmaps", "clawplane-agent-bot"))
+    until(cluster.emu, "agent ConfigMap", lambda: cluster.get("configmaps", "clawplane-agent-bot"))
 
     cluster.emu.delete_object("mcpservers", NS, "other")
-    wait_for("McpServer other to be gone", lambda: cluster.get("mcpservers", "other") is None)
+    until(cluster.emu, "McpServer other to be gone", lambda: cluster.get("mcpservers", "other") is None)
     assert cluster.get("deployments", "mcp-other") is None
     assert cluster.get("services", "mcp-other") is None
     assert cluster.get("deployments", "mcp-notes") is not None
-    agent_status = wait_for(
-        "Agent to lose the reference", lambda: condition(cluster.get("agents", "bot"), "ResolvedRefs")
+    agent_status = until(
+        cluster.emu,
+        "Agent to lose the reference",
+        lambda: condition(cluster.get("agents", "bot"), "ResolvedRefs"),
     )
     assert agent_status["status"] == "False" and agent_status["reason"] == "RefNotFound"
 
     cluster.emu.delete_object("agents", NS, "bot")
-    wait_for("Agent to be gone", lambda: cluster.get("agents", "bot") is None)
+    until(cluster.emu, "Agent to be gone", lambda: cluster.get("agents", "bot") is None)
     assert cluster.get("configmaps", "clawplane-agent-bot") is None
     cluster.emu.delete_object("gateways", NS, "default")
-    wait_for(
-        "Gateway ConfigMap to be gone", lambda: cluster.get("configmaps", "clawplane-gateway-default") is None
+    until(
+        cluster.emu,
+        "Gateway ConfigMap to be gone",
+        lambda: cluster.get("configmaps", "clawplane-gateway-default") is None,
     )
 
 
 def test_operator_restart_resumes_without_duplicate_work(cluster: Cluster) -> None:
     apply_all(cluster, secret("x"), server(), agent(["notes"]), GATEWAY)
     cluster.ready("notes")
-    wait_for("agent ConfigMap", lambda: cluster.get("configmaps", "clawplane-agent-bot"))
+    until(cluster.emu, "agent ConfigMap", lambda: cluster.get("configmaps", "clawplane-agent-bot"))
     cluster.op.stop()
     writes = cluster.child_writes()
 
@@ -282,7 +297,8 @@ def test_invalid_spec_keeps_the_last_good_one_running(cluster: Cluster) -> None:
     cluster.ready("notes")
     template = cluster.template_hash()
     cluster.patch_spec("mcpservers", "notes", {"connectionTimeoutMs": 0})
-    refused = wait_for(
+    refused = until(
+        cluster.emu,
         "Accepted=False for generation 2",
         lambda: (
             (c := condition(cluster.get("mcpservers", "notes"), "Accepted"))
@@ -299,7 +315,8 @@ def test_invalid_spec_keeps_the_last_good_one_running(cluster: Cluster) -> None:
 
 def test_missing_secret_is_reported(cluster: Cluster) -> None:
     apply_all(cluster, server())
-    cond = wait_for(
+    cond = until(
+        cluster.emu,
         "ResolvedRefs=False",
         lambda: (c := condition(cluster.get("mcpservers", "notes"), "ResolvedRefs")) and c,
     )
@@ -322,7 +339,8 @@ def test_namespaced_operator_leaves_other_namespaces_alone(
         emulator.apply_object(outside)
         emulator.apply_object(secret("x"))
         emulator.apply_object(server())
-        wait_for(
+        until(
+            emulator,
             "Ready in the watched namespace",
             lambda: is_true(emulator.get("mcpservers", NS, "notes"), "Ready"),
         )
@@ -335,7 +353,8 @@ def test_a_deleted_child_is_recreated(cluster: Cluster) -> None:
     cluster.ready("notes")
     first_uid = (cluster.get("deployments", "mcp-notes") or {})["metadata"]["uid"]
     cluster.emu.delete_object("deployments", NS, "mcp-notes")  # drift: someone removed what we own
-    recreated = wait_for(
+    recreated = until(
+        cluster.emu,
         "the Deployment to come back",
         lambda: (d := cluster.get("deployments", "mcp-notes")) and d["metadata"]["uid"] != first_uid and d,
     )
