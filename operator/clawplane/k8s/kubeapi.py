@@ -6,7 +6,7 @@ retries, and merge patches (which carry no resourceVersion) are simply re-sent.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,17 @@ SECRETS = Kind("", "v1", "secrets", "Secret")
 PODS = Kind("", "v1", "pods", "Pod")
 
 
+class _TokenAuth(httpx.Auth):
+    """Adds the current bearer token to each request (a rotated token file is picked up)."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.headers.update(self.conn.headers())
+        yield request
+
+
 class ApiError(Exception):
     """The API server refused a request."""
 
@@ -68,7 +79,7 @@ class KubeApi:
     def __init__(self, conn: Connection, *, timeout: float = 30.0) -> None:
         self.conn = conn
         self._client = httpx.AsyncClient(
-            base_url=conn.server, headers=conn.headers(), verify=conn.ssl_context(), timeout=timeout
+            base_url=conn.server, auth=_TokenAuth(conn), verify=conn.ssl_context(), timeout=timeout
         )
 
     async def aclose(self) -> None:

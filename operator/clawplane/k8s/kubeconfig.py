@@ -34,6 +34,8 @@ class Connection:
     cert_file: str | None = None
     key_file: str | None = None
     namespace: str = "default"
+    token_file: str | None = None
+    """Re-read on every request: the kubelet rotates projected service-account tokens."""
 
     def ssl_context(self) -> ssl.SSLContext | bool:
         """The TLS settings for httpx (``False`` skips verification when the config asks for it)."""
@@ -47,8 +49,9 @@ class Connection:
         return ctx
 
     def headers(self) -> dict[str, str]:
-        """Authorization header, when a token is configured."""
-        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        """Authorization header with the current token, when one is configured."""
+        token = Path(self.token_file).read_text().strip() if self.token_file else self.token
+        return {"Authorization": f"Bearer {token}"} if token else {}
 
 
 def load_connection(kubeconfig: str | None = None) -> Connection:
@@ -73,6 +76,7 @@ def _in_cluster() -> Connection:
         server=f"https://{host}:{port}",
         ca_file=str(SA_DIR / "ca.crt"),
         token=(SA_DIR / "token").read_text().strip(),
+        token_file=str(SA_DIR / "token"),
         namespace=namespace_file.read_text().strip() if namespace_file.exists() else "default",
     )
 
@@ -99,8 +103,9 @@ def _from_kubeconfig(path: Path) -> Connection:
     user = _named(doc.get("users"), context.get("user", ""), "user", path) if context.get("user") else {}
     base = path.parent
     token = user.get("token")
-    if user.get("tokenFile"):
-        token = (base / user["tokenFile"]).read_text().strip()
+    token_file = str(base / user["tokenFile"]) if user.get("tokenFile") else None
+    if token_file:
+        token = Path(token_file).read_text().strip()
     return Connection(
         server=str(cluster.get("server", "")).rstrip("/"),
         ca_file=_file_or_data(cluster, "certificate-authority", base),
@@ -109,6 +114,7 @@ def _from_kubeconfig(path: Path) -> Connection:
         cert_file=_file_or_data(user, "client-certificate", base),
         key_file=_file_or_data(user, "client-key", base),
         namespace=str(context.get("namespace") or "default"),
+        token_file=token_file,
     )
 
 

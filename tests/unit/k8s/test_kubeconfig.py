@@ -73,3 +73,13 @@ def test_operator_command_reports_a_missing_kubeconfig_without_a_traceback(tmp_p
     assert proc.returncode == 2
     assert "no kubeconfig at" in proc.stdout + proc.stderr
     assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_token_files_are_reread_so_rotation_is_picked_up(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("first\n")
+    path = tmp_path / "kc"
+    path.write_text(KUBECONFIG.format(ca="").replace("{token: abc}", "{tokenFile: token}"))
+    conn = load_connection(str(path))
+    assert conn.headers() == {"Authorization": "Bearer first"}
+    (tmp_path / "token").write_text("rotated\n")
+    assert conn.headers() == {"Authorization": "Bearer rotated"}
