@@ -21,21 +21,14 @@ from clawplane.k8s.children import (
     server_deployment,
     server_service,
     service_url,
-    spec_hash,
 )
-from clawplane.k8s.kubeapi import DEPLOYMENTS, PODS, SECRETS, SERVICES, ApiError, Kind, KubeApi
+from clawplane.k8s.converge import converge
+from clawplane.k8s.kubeapi import DEPLOYMENTS, PODS, SERVICES, Kind, KubeApi
 from clawplane.k8s.secretrefs import SecretReader
 from clawplane.models import McpServerSpec, Transport, ValueFrom
 from clawplane.reconcile.backend import RuntimeReport
 from clawplane.reconcile.localbackend import probe_once
 from clawplane.runtimes import RuntimeSettings
-
-
-def _wanted(desired: dict[str, Any]) -> Any:
-    def mutate(current: dict[str, Any] | None) -> dict[str, Any] | None:
-        return None if spec_hash(current) == spec_hash(desired) else dict(desired)
-
-    return mutate
 
 
 @dataclass
@@ -120,10 +113,6 @@ class KubeBackend:
             return None  # its Deployment is gone (drift): the engine must ensure it again
         return report
 
-    def forget(self) -> None:
-        """Drop every remembered report (the next pass re-discovers tools)."""
-        self._reports.clear()
-
     def _remember(self, name: str, report: RuntimeReport) -> RuntimeReport:
         self._reports[name] = report
         return report
@@ -136,19 +125,10 @@ class KubeBackend:
         self._pods = await self.api.list(PODS, self.namespace, labels=SERVER_LABEL)
 
     async def _converge(self, kind: Kind, wanted: dict[str, Any]) -> dict[str, Any] | None:
-        """The stored object, written first when its spec hash differs from ``wanted``'s."""
         name = wanted["metadata"]["name"]
         seen = self._seen.get(kind.plural)
         current = seen.get(name) if seen is not None else await self.api.get(kind, self.namespace, name)
-        if current is not None and spec_hash(current) == spec_hash(wanted):
-            return current
-        if current is None:
-            try:
-                return await self.api.create(kind, self.namespace, wanted)
-            except ApiError as exc:
-                if exc.status != 409:  # created meanwhile: fall through to a guarded update
-                    raise
-        return await self.api.update(kind, self.namespace, name, _wanted(wanted))
+        return await converge(self.api, kind, self.namespace, wanted, current)
 
     def _restarts(self, name: str) -> int:
         child = server_child_name(name)
@@ -184,6 +164,3 @@ def _available(deployment: dict[str, Any] | None) -> bool:
         and int(status.get("updatedReplicas") or 0) >= 1
         and int(status.get("readyReplicas") or 0) >= 1
     )
-
-
-__all__ = ["SECRETS", "KubeBackend"]

@@ -20,6 +20,7 @@ from clawplane.k8s.children import (
     dns_label,
     spec_hash,
 )
+from clawplane.k8s.converge import converge
 from clawplane.k8s.kubeapi import CONFIGMAPS, KubeApi
 
 log = logging.getLogger("clawplane.k8s")
@@ -73,14 +74,10 @@ async def sync_config_maps(api: KubeApi, namespace: str, wanted: dict[str, dict[
     existing = await api.list(CONFIGMAPS, namespace, labels=_managed_selector())
     by_name = {cm["metadata"]["name"]: cm for cm in existing}
     for name, cm in sorted(wanted.items()):
-        if spec_hash(by_name.get(name)) == spec_hash(cm):
-            continue
-
-        def mutate(current: dict[str, Any] | None, cm: dict[str, Any] = cm) -> dict[str, Any] | None:
-            return None if spec_hash(current) == spec_hash(cm) else dict(cm)
-
-        await api.update(CONFIGMAPS, namespace, name, mutate)
-        changed.append(name)
+        current = by_name.get(name)
+        if current is None or spec_hash(current) != spec_hash(cm):
+            await converge(api, CONFIGMAPS, namespace, cm, current)
+            changed.append(name)
     for name, cm in sorted(by_name.items()):
         labels = cm["metadata"].get("labels") or {}
         owned = AGENT_LABEL in labels or GATEWAY_LABEL in labels

@@ -56,7 +56,6 @@ class PassResult:
     config_maps: list[str] = field(default_factory=list)
     statuses: int = 0
     seconds: float = 0.0
-    deleting: set[str] = field(default_factory=set)
     requeue: bool = False
     """Some server is not ready yet: check again later even if no event arrives."""
 
@@ -113,8 +112,7 @@ class NamespaceReconciler:
         started = time.monotonic()
         result = PassResult()
         crs = await self._list()
-        result.deleting = {key_of(cr) for cr in crs if cr["metadata"].get("deletionTimestamp")}
-        live = [cr for cr in crs if key_of(cr) not in result.deleting]
+        live = [cr for cr in crs if not cr["metadata"].get("deletionTimestamp")]
         secrets = SecretReader(self.api, self.namespace)
         self.backend.secrets = secrets
         secret_problems = await self._digests(live, secrets)
@@ -132,8 +130,9 @@ class NamespaceReconciler:
                 self.namespace,
                 wanted_config_maps(self.ws.out_dir, self.namespace, **self._owners(live)),
             )
-        result.statuses = await self._write_statuses(live, materialized, secret_problems)
-        result.requeue = self._unsettled(live)
+        observed = store.load_observed(self.db)  # once: statuses and the requeue check share it
+        result.statuses = await self._write_statuses(live, observed, materialized, secret_problems)
+        result.requeue = _unsettled(live, observed)
         result.seconds = time.monotonic() - started
         return result
 
@@ -208,18 +207,13 @@ class NamespaceReconciler:
             log.warning("%s/%s", self.namespace, problem)
         self._render_problems = problems
 
-    def _unsettled(self, live: list[dict[str, Any]]) -> bool:
-        records = store.load_observed(self.db).resources
-        return any(
-            (rec := records.get(key_of(cr))) is not None and rec.phase not in ("Ready", "Disabled")
-            for cr in live
-            if cr["kind"] == "McpServer"
-        )
-
     async def _write_statuses(
-        self, live: list[dict[str, Any]], materialized: Materialized, secret_problems: dict[str, list[str]]
+        self,
+        live: list[dict[str, Any]],
+        observed: ObservedState,
+        materialized: Materialized,
+        secret_problems: dict[str, list[str]],
     ) -> int:
-        observed = store.load_observed(self.db)
         written = 0
         for cr in live:
             key = key_of(cr)
@@ -247,3 +241,12 @@ class NamespaceReconciler:
                 if exc.status != 404:  # deleted meanwhile: nothing to report on
                     raise
         return written
+
+
+def _unsettled(live: list[dict[str, Any]], observed: ObservedState) -> bool:
+    """Some server is not ready yet, so a later pass must look again even without an event."""
+    return any(
+        (rec := observed.resources.get(key_of(cr))) is not None and rec.phase not in ("Ready", "Disabled")
+        for cr in live
+        if cr["kind"] == "McpServer"
+    )

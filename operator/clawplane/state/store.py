@@ -26,6 +26,10 @@ def _resource(r: Any) -> ResourceRecord:
     )
 
 
+def _tool(r: Any) -> ToolRecord:
+    return ToolRecord(r["raw_name"], r["safe_name"], r["schema_hash"], r["description"])
+
+
 def load_resource(db: StateDB, key: str) -> ResourceRecord | None:
     """One resource's record (cheaper than ``load_observed`` when applying many resources)."""
     rows = db.query("SELECT * FROM resources WHERE key = ?", (key,))
@@ -52,9 +56,7 @@ def load_observed(db: StateDB) -> ObservedState:
     applied: dict[str, list[ToolRecord]] = {}
     for r in db.query("SELECT * FROM tools ORDER BY server, raw_name"):
         target = observed if r["surface"] == "observed" else applied
-        target.setdefault(r["server"], []).append(
-            ToolRecord(r["raw_name"], r["safe_name"], r["schema_hash"], r["description"])
-        )
+        target.setdefault(r["server"], []).append(_tool(r))
     outputs = {r["path"]: r["content_hash"] for r in db.query("SELECT path, content_hash FROM outputs")}
     return ObservedState(
         resources=resources,
