@@ -31,8 +31,8 @@ from tests.oracles.runners import OpenClawOracle
 from tests.unit.render.build import load_folder
 from tests.unit.render.oracle_checks import openclaw_validate, schema_errors
 
-from clawplane.render import import_openclaw_config, load_openclaw_file
-from clawplane.render.channelfields import channel_fields
+from clawplane.interop import import_openclaw_config, load_openclaw_file
+from clawplane.naming.channelfields import channel_fields
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openclaw-configs"
 COMPLETE = ["personal-assistant.json5", "team-fleet.json5", "legacy-mcp.json5", "channels-mixed.json5"]

@@ -14,7 +14,7 @@ from tests.unit.render.build import Folder, agent, channel, gateway, load_folder
 from tests.unit.render.oracle_checks import openclaw_validate, schema_errors
 
 from clawplane.models import CHANNEL_TYPES
-from clawplane.render.channelfields import channel_fields
+from clawplane.naming.channelfields import channel_fields
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart"

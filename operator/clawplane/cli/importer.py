@@ -29,7 +29,8 @@ def import_config(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors and warnings.")] = False,
 ) -> None:
     """Import an OpenClaw config as resources: exit 0 when all of it mapped, 1 when something did not."""
-    from clawplane.render import import_openclaw_config, load_openclaw_file, write_if_changed
+    from clawplane.interop import import_openclaw_config, load_openclaw_file
+    from clawplane.render import write_if_changed
 
     try:
         data = load_openclaw_file(config)

@@ -2,7 +2,9 @@
 
 Covers MCP server and tool name sanitization (``servers``, ``tools``), tool
 filters (``toolfilter``), the env-var blocklist for stdio servers
-(``envpolicy``), literal-secret detection (``sensitive``), and the UTF-16 and
+(``envpolicy``), literal-secret detection (``sensitive``), ``${VAR}`` substitution
+in config strings (``envsubst``), the fields each channel's config accepts
+(``channelfields``: shared by the renderer and the importer), and the UTF-16 and
 JavaScript string helpers they rest on (``utf16``, ``jsstring``). No I/O and
 no imports outside the standard library.
 """

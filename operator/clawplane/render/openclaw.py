@@ -7,7 +7,7 @@ underneath); McpServers give ``mcp.servers``; Agents give ``agents.entries`` (pl
 ``bindings`` and mention patterns. What OpenClaw cannot express is reported as a
 diagnostic next to the config, never dropped silently. Secret handling is described in
 ``clawplane.render.secretvalues``; every literal is escaped against OpenClaw's ``${VAR}``
-substitution (``clawplane.render.envsubst``), except ``spec.config``, which is raw
+substitution (``clawplane.naming.envsubst``), except ``spec.config``, which is raw
 OpenClaw config and is written as given.
 """
 

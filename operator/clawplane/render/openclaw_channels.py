@@ -11,7 +11,7 @@ from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.models import Channel
 from clawplane.models.channel import DmPolicy, GroupPolicy
 from clawplane.models.values import literal_text
-from clawplane.render.channelfields import REJECTED_CHANNELS, ChannelFields, channel_fields
+from clawplane.naming.channelfields import REJECTED_CHANNELS, ChannelFields, channel_fields
 from clawplane.render.openclaw_agents import agent_id
 from clawplane.render.paths import base_dir_of
 from clawplane.render.secretvalues import SecretRenderer

@@ -30,7 +30,7 @@ from typing import Any
 
 from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.models.values import SecretValue, ValueFrom
-from clawplane.render.envsubst import ENV_NAME_RE, SECRET_REF_ENV_ID_RE
+from clawplane.naming.envsubst import ENV_NAME_RE, SECRET_REF_ENV_ID_RE
 from clawplane.secrets import SecretError, resolve_value
 
 FILE_PROVIDER_PREFIX = "clawplane-file-"

@@ -10,7 +10,9 @@ PACKAGE_DIR = Path(naming.__file__).parent
 
 def test_all_lists_every_public_name_exactly_once_and_sorted() -> None:
     public = {name for name in vars(naming) if not name.startswith("_")}
-    modules = {"envpolicy", "jsstring", "sensitive", "servers", "toolfilter", "tools", "utf16"}
+    modules = {
+        "channelfields", "envpolicy", "envsubst", "jsstring", "sensitive", "servers", "toolfilter", "tools", "utf16"
+    }
     assert set(naming.__all__) == public - modules
     assert naming.__all__ == sorted(naming.__all__)
 
@@ -27,6 +29,6 @@ def test_package_imports_only_the_standard_library_and_itself() -> None:
         name
         for name in imported
         if not name.startswith("clawplane.naming")
-        and name.split(".")[0] not in {"__future__", "collections", "re", "string", "typing"}
+        and name.split(".")[0] not in {"__future__", "collections", "dataclasses", "re", "string", "typing"}
     }
     assert foreign == set()

@@ -1,4 +1,4 @@
-"""Derives the per-channel field table of ``clawplane.render.channelfields`` from OpenClaw's JSON schema.
+"""Derives the per-channel field table of ``clawplane.naming.channelfields`` from OpenClaw's JSON schema.
 
 Run ``python tests/unit/render/channel_table.py SCHEMA`` to print the table's source lines.
 """

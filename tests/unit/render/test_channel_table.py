@@ -6,7 +6,7 @@ from tests.unit.render.channel_table import derive
 from tests.unit.render.oracle_checks import require_schema
 
 from clawplane.models import CHANNEL_TYPES
-from clawplane.render.channelfields import CHANNEL_FIELDS, channel_fields
+from clawplane.naming.channelfields import CHANNEL_FIELDS, channel_fields
 
 
 def test_table_covers_every_channel_type() -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from clawplane.interop.report import ConfigPath, ImportReport
 from clawplane.naming import is_sensitive_key
-from clawplane.render.envsubst import has_substitution, substitute, whole_reference
-from clawplane.render.import_report import ConfigPath, ImportReport
+from clawplane.naming.envsubst import has_substitution, substitute, whole_reference
 
 _VALUE_FROM_HINT = "move it to an environment variable or file and use valueFrom"
 

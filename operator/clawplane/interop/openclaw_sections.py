@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from clawplane.interop.report import ConfigPath, ImportReport
+from clawplane.interop.values import import_secret
 from clawplane.models.channel import CHANNEL_TYPES
-from clawplane.render.channelfields import channel_fields
-from clawplane.render.import_report import ConfigPath, ImportReport
-from clawplane.render.import_values import import_secret
+from clawplane.naming.channelfields import channel_fields
 
 _TOOL_KEYS = ("profile", "allow", "alsoAllow", "deny")
 _LIMIT_KEYS = (

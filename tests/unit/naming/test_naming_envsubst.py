@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clawplane.render.envsubst import (
+from clawplane.naming.envsubst import (
     escape_literal,
     has_substitution,
     substitute,

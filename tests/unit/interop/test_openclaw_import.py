@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from clawplane.diagnostics import Severity
-from clawplane.render import import_openclaw_config, load_openclaw_file
+from clawplane.interop import import_openclaw_config, load_openclaw_file
 from clawplane.validation import validate_paths
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "openclaw-configs"

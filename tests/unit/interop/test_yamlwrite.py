@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from clawplane.interop.yamlwrite import dump_documents
 from clawplane.loading.yamlparse import parse_documents
-from clawplane.render.yamlwrite import dump_documents
 
 TRICKY = ["yes", "on", "y", "null", "~", "0123", "1_000", "1e3", "0x10", ".inf", "2020-01-01", "", "a: b", "- x",
           "#c", "multi\nline", "tab\there", "${HOME}", "@writer\\b", "🦞", "'q'", '"dq"', " lead", "trail "]  # fmt: skip

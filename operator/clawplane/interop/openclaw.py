@@ -20,18 +20,18 @@ import json5
 from pydantic import ValidationError
 
 from clawplane.diagnostics import Diagnostic
-from clawplane.models import API_VERSION, Agent, Channel, Gateway, McpServer, Resource
-from clawplane.models.base import NAME_RE
-from clawplane.naming import is_blocked_env_name
-from clawplane.render.import_report import ConfigPath, ImportReport
-from clawplane.render.import_sections import (
+from clawplane.interop.openclaw_sections import (
     import_agents,
     import_channels,
     import_policy,
     import_skills,
 )
-from clawplane.render.import_servers import import_server
-from clawplane.render.yamlwrite import dump_documents
+from clawplane.interop.openclaw_servers import import_server
+from clawplane.interop.report import ConfigPath, ImportReport
+from clawplane.interop.yamlwrite import dump_documents
+from clawplane.models import API_VERSION, Agent, Channel, Gateway, McpServer, Resource
+from clawplane.models.base import NAME_RE
+from clawplane.naming import is_blocked_env_name
 
 FILES = {
     "Gateway": "gateway.yaml",

@@ -6,9 +6,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from clawplane.interop.report import ConfigPath, ImportReport
+from clawplane.interop.values import import_secret, import_string
 from clawplane.models.mcpserver import LEGACY_TYPE_ALIASES, Transport
-from clawplane.render.import_report import ConfigPath, ImportReport
-from clawplane.render.import_values import import_secret, import_string
 
 # OpenClaw 2026.9.6 src/commands/doctor/shared/legacy-config-migrations (timeouts are seconds).
 _TIMEOUT_ALIASES = (
