@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from tests.oracles import locate
 from tests.oracles.runners import CodexOracle, OpenClawOracle, OracleRunner, StdioServer
+from tests.support import conformance
 
 COMPAT_DIR = Path(__file__).resolve().parent
 REQUIRE_ENV = "CLAWPLANE_REQUIRE_ORACLES"
@@ -121,3 +122,13 @@ def kubectl(tmp_path: Path) -> OracleRunner:
     root = tmp_path / "kubectl"
     env = locate.kubectl_env(root / "home", root / "kubeconfig", root / "kube-cache")
     return OracleRunner(name="kubectl", argv=argv, env=env, cwd=root)
+
+
+@pytest.fixture(scope="session")
+def conformance_direct(tmp_path_factory: pytest.TempPathFactory) -> conformance.SuiteResults:
+    """The suite (``--suite all``) run once per worker directly against the fixture over HTTP:
+    the baseline every proxied run is compared with."""
+    require_oracle("conformance")
+    root = tmp_path_factory.mktemp("conformance-direct")
+    with conformance.fixture_http(root) as url:
+        return conformance.run_suite(url, out_dir=root / "results")
