@@ -8,7 +8,9 @@ Every test under tests/compat gets the ``compat`` marker.
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ import pytest
 from tests.oracles import locate
 from tests.oracles.runners import CodexOracle, OpenClawOracle, OracleRunner, StdioServer
 from tests.support import conformance
+from tests.support.forwarder import token_forwarder
 
 COMPAT_DIR = Path(__file__).resolve().parent
 REQUIRE_ENV = "CLAWPLANE_REQUIRE_ORACLES"
@@ -122,6 +125,40 @@ def kubectl(tmp_path: Path) -> OracleRunner:
     root = tmp_path / "kubectl"
     env = locate.kubectl_env(root / "home", root / "kubeconfig", root / "kube-cache")
     return OracleRunner(name="kubectl", argv=argv, env=env, cwd=root)
+
+
+SuiteRunner = Callable[..., conformance.SuiteResults]
+
+
+@pytest.fixture
+def conformance_suite(tmp_path: Path) -> SuiteRunner:
+    """``run(url, *, token=None, suite="all", scenario=None)``: the MCP conformance suite 0.1.16.
+
+    With ``token`` the suite talks to a loopback forwarder that adds ``Authorization: Bearer
+    <token>`` to every request (the suite cannot send headers); the forwarder's log is then in
+    ``results.forwarded``. Each call gets its own result dir under ``tmp_path``. Compare with
+    ``conformance_direct`` via ``conformance.regressions`` (nothing got worse) or
+    ``conformance.differences`` (identical checks). It blocks while the suite runs (~2 s): from an
+    async test whose server lives in the test's own event loop (the supervisor's hosted endpoint),
+    call it as ``await anyio.to_thread.run_sync(lambda: run(url, token=t))``.
+    """
+    require_oracle("conformance")
+    runs = itertools.count(1)
+
+    def run(url: str, *, token: str | None = None, suite: str = "all", scenario: str | None = None,
+            timeout: float = conformance.SUITE_TIMEOUT) -> conformance.SuiteResults:
+        out_dir = tmp_path / f"conformance-{next(runs)}"
+        if token is None:
+            return conformance.run_suite(url, suite=suite, scenario=scenario, out_dir=out_dir, timeout=timeout)
+        with token_forwarder(url, token) as forwarder:
+            results = conformance.run_suite(
+                forwarder.url, suite=suite, scenario=scenario, out_dir=out_dir, timeout=timeout
+            )
+        assert forwarder.errors == [], forwarder.errors
+        results.forwarded = forwarder.log
+        return results
+
+    return run
 
 
 @pytest.fixture(scope="session")

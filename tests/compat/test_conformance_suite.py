@@ -1,6 +1,9 @@
 """The official MCP conformance suite (0.1.16, ``server --suite all``) against our conformance fixture.
 
-(a) directly over streamable HTTP. The proxy's own runs compare with ``conformance_direct``.
+(a) directly over streamable HTTP, and through the test-side token forwarder, which must not change
+a single check (the proxy tests, which need the forwarder for their tokens, rely on that).
+The proxy's own runs (behind ``clawplane bridge`` and the supervisor's hosted endpoint) use the
+``conformance_suite`` and ``conformance_direct`` fixtures from conftest.py.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from tests.compat.conftest import require_oracle
+from tests.compat.conftest import SuiteRunner, require_oracle
 from tests.oracles import locate
 from tests.support import conformance
 
@@ -41,3 +44,20 @@ def test_fixture_passes_every_scenario_directly(conformance_direct: conformance.
     assert polling.verdict == conformance.SSE_POLLING_VERDICT, conformance.SSE_POLLING_NOTE
     assert results.totals() == {"SUCCESS": 44, "FAILURE": 0, "WARNING": 2, "INFO": 6}, results.report()
     assert results.returncode == 0  # the suite's own verdict agrees
+
+
+def test_forwarder_changes_no_check(
+    conformance_direct: conformance.SuiteResults, conformance_suite: SuiteRunner, tmp_path: Path
+) -> None:
+    with conformance.fixture_http(tmp_path) as url:
+        through = conformance_suite(url, token="conformance-token")
+    assert conformance.differences(conformance_direct, through) == [], through.report()
+    assert conformance.regressions(conformance_direct, through) == []
+    assert through.passing == list(conformance.DIRECT_PASSING)
+    # Every request really went through the forwarder and carried the token.
+    log = through.forwarded
+    assert log is not None and len(log) > len(conformance.SCENARIOS_ALL) * 2
+    assert {f.method for f in log} >= {"POST", "GET"}
+    assert {f.authorization for f in log} == {"Bearer conformance-token"}
+    # The dns-rebinding scenario's foreign Host reached the fixture and was refused there.
+    assert [f.status for f in log if f.status >= 400] == [421]
