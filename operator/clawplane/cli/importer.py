@@ -1,9 +1,11 @@
-"""``clawplane import``: turn an existing openclaw.json into clawplane resource YAML files.
+"""``clawplane import``: turn an existing config into clawplane resource YAML files.
 
-Writes gateway.yaml, mcp-servers.yaml, agents.yaml and channels.yaml (only those with
-resources) into ``--out``, then prints every change, carry-over and loss. Exit codes:
-0 everything imported; 1 something could not be imported (what could be was still
-written) or the written files do not validate; 2 usage (unreadable input, files in the way).
+Reads openclaw.json (and the other formats ``clawplane.interop.sources`` knows), writes
+gateway.yaml, mcp-servers.yaml, agents.yaml and channels.yaml (only those with resources)
+into ``--out``, then prints every change, carry-over and loss with its file:line. A loss
+never costs the rest: exit 0 when something was imported (losses are warnings); 1 when
+nothing could be imported or the written files do not validate; 2 usage (unreadable input,
+unknown format, files in the way).
 """
 
 from __future__ import annotations
@@ -19,25 +21,29 @@ from clawplane.validation import validate_paths
 
 
 def import_config(
-    config: Annotated[Path, typer.Argument(help="The openclaw.json to import (JSON5 accepted).")],
+    config: Annotated[Path, typer.Argument(help="The file to import (openclaw.json, JSON5 accepted).")],
     out_dir: Annotated[
         Path, typer.Option("--out", "-o", help="Folder to write the resource files into.")
     ] = Path("."),
+    source_format: Annotated[
+        str | None,
+        typer.Option("--format", "-f", help="The file's format (default: recognised from name and content)."),
+    ] = None,
     force: Annotated[
         bool, typer.Option("--force", help="Overwrite resource files that already exist.")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors and warnings.")] = False,
 ) -> None:
-    """Import an OpenClaw config as resources: exit 0 when all of it mapped, 1 when something did not."""
-    from clawplane.interop import import_openclaw_config, load_openclaw_file
+    """Import a config as resources: exit 0 when something was imported, 1 when nothing could be."""
+    from clawplane.interop.result import severity_counts
+    from clawplane.interop.sources import import_file
     from clawplane.render import write_if_changed
 
     try:
-        data = load_openclaw_file(config)
+        result = import_file(config, format=source_format)
     except (OSError, ValueError) as exc:
         err.print(f"error: cannot read {config}: {exc}", markup=False)
         raise typer.Exit(EXIT_USAGE) from None
-    result = import_openclaw_config(data, source=str(config))
     files = result.files(source=config.name)
     in_the_way = [name for name in files if (out_dir / name).exists()]
     if in_the_way and not force:
@@ -56,14 +62,13 @@ def import_config(
     if checked is not None:
         for diagnostic in checked.diagnostics.errors:
             print_diagnostic(out, diagnostic)
-    lost = len([d for d in result.diagnostics if d.is_error])
-    warnings = len([d for d in result.diagnostics if d.severity is Severity.WARNING])
-    count = sum(len(docs) for docs in result.documents.values())
+    lost, warnings = severity_counts(result)
+    count = result.count
     out.print(
-        f"imported {count} resource{'s' if count != 1 else ''} into {out_dir} "
+        f"imported {count} resource{'s' if count != 1 else ''} from {result.format} into {out_dir} "
         f"({', '.join(files) or 'no files'}): {lost} not imported, {warnings} warning"
         f"{'s' if warnings != 1 else ''}",
         markup=False,
     )
     invalid = checked is not None and checked.diagnostics.has_errors
-    raise typer.Exit(EXIT_INVALID if lost or invalid else EXIT_OK)
+    raise typer.Exit(EXIT_INVALID if count == 0 or invalid else EXIT_OK)

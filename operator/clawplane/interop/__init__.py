@@ -1,10 +1,20 @@
 """Interop: other tools' configs → clawplane resources (the inverse of ``render``).
 
-One module per source format: ``openclaw`` (openclaw.json, with its sections, servers and
-values), and the import report every importer shares. ``yamlwrite`` turns the resulting
-documents into YAML that clawplane's loader reads back unchanged.
+One module per source format: ``openclaw`` (openclaw.json, with its sections, servers,
+values and the implicit skill tiers of ``openclaw_env``/``openclaw_roots``). ``result`` holds
+what every importer returns and the checks each imported resource passes; ``report`` the
+diagnostics (each with its file:line from ``positions``); ``yamlwrite`` the YAML that
+clawplane's loader and YAML 1.1 readers read back unchanged.
 """
 
-from clawplane.interop.openclaw import ImportResult, import_openclaw_config, load_openclaw_file
+from clawplane.interop.openclaw import import_openclaw_config, load_openclaw_file, load_openclaw_text
+from clawplane.interop.openclaw_env import OpenClawEnv
+from clawplane.interop.result import ImportResult
 
-__all__ = ["ImportResult", "import_openclaw_config", "load_openclaw_file"]
+__all__ = [
+    "ImportResult",
+    "OpenClawEnv",
+    "import_openclaw_config",
+    "load_openclaw_file",
+    "load_openclaw_text",
+]

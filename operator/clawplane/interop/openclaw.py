@@ -5,21 +5,25 @@ MCP servers are canonicalized as ``openclaw doctor --fix`` / ``openclaw mcp set`
 have a clawplane field are mapped; the others are carried as raw OpenClaw config in the
 Gateway's ``spec.config`` (rendered back unchanged), each noted. Values that cannot be
 carried either way (mixed ``${VAR}`` strings, SecretRefs without a clawplane form, entries
-that are not objects) are left out and reported as errors. Literal secrets are kept and
-reported as warnings. Nothing is dropped silently.
+that are not objects) are left out and reported with their file:line; one bad entry never
+costs the rest of its resource. Literal secrets are kept and reported as warnings.
+
+The skill tiers OpenClaw finds implicitly (managed, personal, bundled, each agent's
+workshop and default workspace) become explicit Gateway ``skills.roots`` and
+``agents.stateDir``, computed from the environment the import runs in
+(``clawplane.interop.openclaw_env``), so the imported folder sees the same skills.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import json5
-from pydantic import ValidationError
 
-from clawplane.diagnostics import Diagnostic
+from clawplane.interop.openclaw_env import OpenClawEnv
+from clawplane.interop.openclaw_roots import import_roots
 from clawplane.interop.openclaw_sections import (
     import_agents,
     import_channels,
@@ -27,76 +31,59 @@ from clawplane.interop.openclaw_sections import (
     import_skills,
 )
 from clawplane.interop.openclaw_servers import import_server
+from clawplane.interop.positions import Positions, json5_positions
 from clawplane.interop.report import ConfigPath, ImportReport
-from clawplane.interop.yamlwrite import dump_documents
-from clawplane.models import API_VERSION, Agent, Channel, Gateway, McpServer, Resource
-from clawplane.models.base import NAME_RE
+from clawplane.interop.result import ImportResult, resource_docs, resource_name
 from clawplane.naming import is_blocked_env_name
 
-FILES = {
-    "Gateway": "gateway.yaml",
-    "McpServer": "mcp-servers.yaml",
-    "Agent": "agents.yaml",
-    "Channel": "channels.yaml",
-}
-_MODELS: dict[str, type[Resource]] = {
-    "Gateway": Gateway,
-    "McpServer": McpServer,
-    "Agent": Agent,
-    "Channel": Channel,
-}
 _DROPPED = {
     "$schema": "JSON schema pointer",
     "meta": "OpenClaw's own bookkeeping (last touched version, migrations)",
 }
 
 
-@dataclass
-class ImportResult:
-    """Resource documents by kind, and everything the import changed, carried or lost."""
-
-    documents: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-
-    @property
-    def complete(self) -> bool:
-        """True when everything was imported (no ``import.unmapped`` error)."""
-        return not any(d.is_error for d in self.diagnostics)
-
-    def files(self, *, source: str = "openclaw.json") -> dict[str, str]:
-        """YAML text per file name (only kinds that have documents)."""
-        header = f"# Imported from {source} by `clawplane import`.\n"
-        return {
-            FILES[kind]: dump_documents(docs, header=header) for kind, docs in self.documents.items() if docs
-        }
-
-
 def load_openclaw_file(path: Path) -> dict[str, Any]:
     """Parse an openclaw.json (JSON5: comments, trailing commas and bare keys allowed)."""
-    data = json5.loads(path.read_text(encoding="utf-8"))
+    return load_openclaw_text(path.read_text(encoding="utf-8"), str(path))[0]
+
+
+def load_openclaw_text(text: str, name: str) -> tuple[dict[str, Any], Positions]:
+    """The parsed config and where each of its keys is written."""
+    data = json5.loads(text)
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: the top level must be an object")
-    return data
+        raise ValueError(f"{name}: the top level must be an object")
+    return data, json5_positions(text)
 
 
-def import_openclaw_config(config: Mapping[str, Any], *, source: str = "openclaw.json") -> ImportResult:
-    """Turn an OpenClaw config into clawplane resource documents plus a report."""
-    report = ImportReport(source)
+def import_openclaw_config(
+    config: Mapping[str, Any],
+    *,
+    source: str = "openclaw.json",
+    positions: Positions | None = None,
+    env: OpenClawEnv | None = None,
+) -> ImportResult:
+    """Turn an OpenClaw config into clawplane resource documents plus a report.
+
+    ``env``: the environment OpenClaw would read ``config`` in; with it, the implicit skill
+    tiers become explicit roots (without it, as for a config that is not a file, none are written).
+    """
+    report = ImportReport(source, positions or {})
     raw_secrets = config.get("secrets")
     providers = raw_secrets.get("providers", {}) if isinstance(raw_secrets, Mapping) else {}
     gateway: dict[str, Any] = {}
     servers: dict[str, dict[str, Any]] = {}
     agents: dict[str, dict[str, Any]] = {}
     channels: dict[str, dict[str, Any]] = {}
+    origins: dict[str, ConfigPath] = {}
     for key, value in config.items():
         if key in _DROPPED:
             report.info("import.dropped", (key,), f"left out: {_DROPPED[key]}")
         elif key == "mcp" and isinstance(value, Mapping):
-            servers = _mcp(value, gateway, report, providers)
+            servers = _mcp(value, gateway, report, providers, origins)
         elif key == "skills" and isinstance(value, Mapping):
-            gateway["skills"] = import_skills(value, report, providers)
+            gateway["skills"] = import_skills(value, report, providers, env)
         elif key == "agents" and isinstance(value, Mapping):
-            gateway_agents, agents = import_agents(value, report)
+            gateway_agents, agents = import_agents(value, report, env)
             if gateway_agents:
                 gateway["agents"] = gateway_agents
         elif key == "plugins" and isinstance(value, Mapping):
@@ -108,12 +95,27 @@ def import_openclaw_config(config: Mapping[str, Any], *, source: str = "openclaw
             _channel_defaults(value, channels, report)
         elif key != "bindings" or not isinstance(config.get("channels"), Mapping):
             report.keep_raw((key,), value)
-    result = ImportResult(diagnostics=report.diagnostics)
+    if env is not None and (gateway or servers or agents or channels or report.raw):
+        # Only alongside something from the file: derived folders alone are no import.
+        import_roots(config, env, gateway, agents, report)
+    result = ImportResult(diagnostics=report.diagnostics, format="openclaw")
     kinds = {"McpServer": servers, "Agent": agents, "Channel": channels}
-    found = {kind: _docs(kind, specs, report) for kind, specs in kinds.items()}
+
+    def origin_of(kind: str) -> Callable[[str], ConfigPath]:
+        if kind == "McpServer":
+            return lambda name: origins.get(name) or _origin(kind, name)
+        return lambda name: _origin(kind, name)
+
+    found = {
+        kind: resource_docs(kind, specs, report, origin_of(kind), _raw_path) for kind, specs in kinds.items()
+    }
     # Last: the others may have moved rejected values into the raw config it carries.
     gateway["config"] = report.raw
-    gateway_docs = _docs("Gateway", {"default": gateway}, report) if gateway != {"config": {}} else []
+    gateway_docs = (
+        resource_docs("Gateway", {"default": gateway}, report, lambda _n: (), _raw_path)
+        if gateway != {"config": {}}
+        else []
+    )
     if not report.raw:
         gateway.pop("config")
     result.documents = {"Gateway": gateway_docs, **found}
@@ -121,24 +123,32 @@ def import_openclaw_config(config: Mapping[str, Any], *, source: str = "openclaw
 
 
 def _mcp(
-    mcp: Mapping[str, Any], gateway: dict[str, Any], report: ImportReport, providers: Mapping[str, Any]
+    mcp: Mapping[str, Any],
+    gateway: dict[str, Any],
+    report: ImportReport,
+    providers: Mapping[str, Any],
+    origins: dict[str, ConfigPath],
 ) -> dict[str, dict[str, Any]]:
+    """Server specs by resource name; ``origins`` gets each one's path in the file (names may change)."""
     servers: dict[str, dict[str, Any]] = {}
+    taken: set[str] = set()
     for key, value in mcp.items():
         if key == "sessionIdleTtlMs":
             gateway["mcp"] = {"sessionIdleTtlMs": value}
         elif key == "servers" and isinstance(value, Mapping):
-            for name, server in value.items():
-                path: ConfigPath = ("mcp", "servers", name)
+            for raw_name, server in value.items():
+                path: ConfigPath = ("mcp", "servers", raw_name)
                 if not isinstance(server, Mapping):
                     report.unmapped(path, "a server entry must be an object (OpenClaw ignores it too)")
-                elif not NAME_RE.match(name):
-                    report.unmapped(path, f"{name!r} is not a valid resource name", "rename the server")
-                else:
-                    spec = import_server(name, server, report, providers)
-                    if spec is not None:
-                        _drop_blocked_env(name, spec, report)
-                        servers[name] = spec
+                    continue
+                name = resource_name(raw_name, taken, report, path)
+                if name is None:
+                    continue
+                spec = import_server(raw_name, server, report, providers)
+                if spec is not None:
+                    _drop_blocked_env(raw_name, spec, report)
+                    servers[name] = spec
+                    origins[name] = path
         else:
             report.keep_raw(("mcp", key), value)
     return servers
@@ -173,70 +183,9 @@ def _channel_defaults(
             )
 
 
-def _docs(kind: str, specs: Mapping[str, dict[str, Any]], report: ImportReport) -> list[dict[str, Any]]:
-    docs: list[dict[str, Any]] = []
-    for name, spec in specs.items():
-        doc = {"apiVersion": API_VERSION, "kind": kind, "metadata": {"name": name}, "spec": spec}
-        if _validates(kind, name, doc, report):
-            docs.append(doc)
-    return docs
-
-
-def _validates(kind: str, name: str, doc: dict[str, Any], report: ImportReport) -> bool:
-    """Validate ``doc``; a value clawplane rejects moves to raw config (when it can) and is retried."""
-    for _ in range(_MAX_RETRIES):
-        try:
-            _MODELS[kind].model_validate(doc)
-            return True
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            loc = _existing(doc, tuple(first["loc"]))
-            message = f"{'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
-            target = _raw_path(kind, name, loc)
-            if target is None:
-                report.unmapped(_origin(kind, name), f"the {kind} would be invalid ({message})")
-                return False
-            value = _remove(doc, loc)
-            report.warn(
-                "import.rejected-value",
-                target,
-                f"clawplane rejects this value ({first['msg']}); carried as raw OpenClaw config instead",
-            )
-            report.keep_raw(target, value)
-    report.unmapped(_origin(kind, name), f"the {kind} stays invalid")
-    return False
-
-
-_MAX_RETRIES = 20
-# Spec fields that define the resource: without them there is nothing left to import.
-_ESSENTIAL = {"type", "command", "url", "transport", "hosting", "agent", "defaultAgent"}
-
-
-def _existing(doc: dict[str, Any], loc: tuple[Any, ...]) -> tuple[str | int, ...]:
-    """The longest prefix of ``loc`` present in ``doc`` (pydantic appends union tags such as ``literal``)."""
-    node: Any = doc
-    found: list[str | int] = []
-    for part in loc:
-        if (isinstance(node, dict) and part in node) or (
-            isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
-        ):
-            node = node[part]
-        else:
-            break
-        found.append(part)
-    return tuple(found)
-
-
-def _remove(doc: dict[str, Any], loc: tuple[str | int, ...]) -> Any:
-    node: Any = doc
-    for part in loc[:-1]:
-        node = node[part]
-    return node.pop(loc[-1])
-
-
 def _raw_path(kind: str, name: str, loc: tuple[str | int, ...]) -> ConfigPath | None:
     """Where a rejected spec value lives in openclaw.json (None when it cannot be carried raw)."""
-    if len(loc) < 2 or loc[0] != "spec" or loc[1] in _ESSENTIAL or any(isinstance(p, int) for p in loc):
+    if any(isinstance(p, int) for p in loc):
         return None
     rest = loc[1:]
     if kind == "Channel" and rest[0] == "credentials":

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from clawplane.interop.openclaw_env import OpenClawEnv
+from clawplane.interop.openclaw_roots import openclaw_path
 from clawplane.interop.report import ConfigPath, ImportReport
 from clawplane.interop.values import import_secret
 from clawplane.models.channel import CHANNEL_TYPES
@@ -41,19 +43,44 @@ def _take(
             report.keep_raw((*path, key), value)
 
 
+def skill_names(value: Any, path: ConfigPath, report: ImportReport) -> Any:
+    """A skill list as OpenClaw reads it: names trimmed, blank ones dropped (with a warning each)."""
+    if not isinstance(value, list):
+        return value
+    names: list[Any] = []
+    for i, item in enumerate(value):
+        if isinstance(item, str) and not item.strip():
+            report.warn(
+                "import.blank-skill-name",
+                (*path, i),
+                f"blank skill name {item!r} dropped (OpenClaw trims and ignores it)",
+            )
+        else:
+            names.append(item.strip() if isinstance(item, str) else item)
+    return names
+
+
 def import_skills(
-    skills: Mapping[str, Any], report: ImportReport, providers: Mapping[str, Any]
+    skills: Mapping[str, Any],
+    report: ImportReport,
+    providers: Mapping[str, Any],
+    env: OpenClawEnv | None = None,
 ) -> dict[str, Any]:
     """``skills`` → Gateway ``spec.skills``."""
     out: dict[str, Any] = {}
     for key, value in skills.items():
         path: ConfigPath = ("skills", key)
         if key == "allowBundled":
-            out["allowBundled"] = value
+            out["allowBundled"] = skill_names(value, path, report)
         elif key == "load" and isinstance(value, Mapping):
             out["load"] = {}
             _take(value, ("extraDirs", "allowSymlinkTargets", "watch"), path, report, out["load"])
             for name in ("extraDirs", "allowSymlinkTargets"):
+                items = out["load"].get(name)
+                if isinstance(items, list):
+                    out["load"][name] = [
+                        openclaw_path(item, env, (*path, name, i), report) for i, item in enumerate(items)
+                    ]
                 for i, item in enumerate(out["load"].get(name, [])):
                     if isinstance(item, str) and not item.startswith(("/", "~")):
                         report.warn(
@@ -97,18 +124,20 @@ def _skill_entry(
 
 
 def import_agents(
-    agents: Mapping[str, Any], report: ImportReport
+    agents: Mapping[str, Any], report: ImportReport, env: OpenClawEnv | None = None
 ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """``agents`` → (Gateway ``spec.agents``, Agent specs by id)."""
     gateway: dict[str, Any] = {}
     specs: dict[str, dict[str, Any]] = {}
     for key, value in agents.items():
         if key == "defaults" and isinstance(value, Mapping):
-            gateway.update(_agent_defaults(value, report))
+            gateway.update(_agent_defaults(value, report, env))
         elif key == "entries" and isinstance(value, Mapping):
             for agent, entry in value.items():
                 if isinstance(entry, Mapping):
-                    specs[agent] = _agent_entry(agent, entry, report, gateway)
+                    specs[agent] = _agent_entry(agent, entry, report, gateway, env)
+                else:
+                    report.unmapped(("agents", "entries", agent), "an agent entry must be an object")
         elif key == "ownership":
             report.info(
                 "import.derived",
@@ -120,12 +149,18 @@ def import_agents(
     return gateway, specs
 
 
-def _agent_defaults(defaults: Mapping[str, Any], report: ImportReport) -> dict[str, Any]:
+def _agent_defaults(
+    defaults: Mapping[str, Any], report: ImportReport, env: OpenClawEnv | None
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     mapped: dict[str, Any] = {}
     for key, value in defaults.items():
         path: ConfigPath = ("agents", "defaults", key)
-        if key in ("skills", "workspace") or (key == "model" and isinstance(value, str)):
+        if key == "skills":
+            mapped[key] = skill_names(value, path, report)
+        elif key == "workspace":
+            mapped[key] = openclaw_path(value, env, path, report)
+        elif key == "model" and isinstance(value, str):
             mapped[key] = value
         elif key == "systemAgent" and isinstance(value, Mapping) and set(value) == {"agentId"}:
             out["defaultAgent"] = value["agentId"]
@@ -137,12 +172,20 @@ def _agent_defaults(defaults: Mapping[str, Any], report: ImportReport) -> dict[s
 
 
 def _agent_entry(
-    agent: str, entry: Mapping[str, Any], report: ImportReport, gateway: dict[str, Any]
+    agent: str,
+    entry: Mapping[str, Any],
+    report: ImportReport,
+    gateway: dict[str, Any],
+    env: OpenClawEnv | None,
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     for key, value in entry.items():
         path: ConfigPath = ("agents", "entries", agent, key)
-        if key in ("description", "skills", "workspace", "model"):
+        if key == "skills":
+            spec[key] = skill_names(value, path, report)
+        elif key in ("workspace", "agentDir"):
+            spec[key] = openclaw_path(value, env, path, report)
+        elif key in ("description", "model"):
             spec[key] = value
         elif key == "skillsLimits" and isinstance(value, Mapping):
             spec[key] = {}

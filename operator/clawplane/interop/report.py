@@ -1,13 +1,21 @@
-"""What ``clawplane import`` found: every change, carry-over and loss, with its OpenClaw path."""
+"""What ``clawplane import`` found: every change, carry-over and loss, with its path and file:line.
+
+A loss (``import.unmapped``) is a warning: the import keeps everything else, and only an
+import that produced nothing fails.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from clawplane.diagnostics import Diagnostic, Location, Severity
+from clawplane.interop.positions import ConfigPath, locate
 
-ConfigPath = tuple[str | int, ...]
+__all__ = ["LOST", "ConfigPath", "ImportReport", "dotted"]
+
+LOST = "import.unmapped"
 
 
 def dotted(path: ConfigPath) -> str:
@@ -23,17 +31,20 @@ class ImportReport:
     """Diagnostics of one import, plus the raw OpenClaw config carried in the Gateway's ``spec.config``."""
 
     source: str
+    positions: Mapping[ConfigPath, tuple[int, int]] = field(default_factory=dict)
+    """Where each key path is written in the source (see ``clawplane.interop.positions``)."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict)
 
     def _add(self, severity: Severity, code: str, path: ConfigPath, message: str, hint: str = "") -> None:
+        line, column = locate(self.positions, path)
         self.diagnostics.append(
-            Diagnostic(severity, code, message, Location(self.source), dotted(path), hint)
+            Diagnostic(severity, code, message, Location(self.source, line, column), dotted(path), hint)
         )
 
     def unmapped(self, path: ConfigPath, why: str, hint: str = "") -> None:
-        """Something that could not be carried over: left out of the resources."""
-        self._add(Severity.ERROR, "import.unmapped", path, f"not imported: {why}", hint)
+        """Something that could not be carried over: left out of the resources, and said so."""
+        self._add(Severity.WARNING, LOST, path, f"not imported: {why}", hint)
 
     def changed(self, path: ConfigPath, message: str) -> None:
         """A legacy spelling rewritten to its canonical form (as ``openclaw doctor --fix`` does)."""
@@ -63,4 +74,4 @@ class ImportReport:
     @property
     def has_unmapped(self) -> bool:
         """True when anything could not be imported."""
-        return any(d.is_error for d in self.diagnostics)
+        return any(d.code == LOST for d in self.diagnostics)

@@ -61,6 +61,8 @@ class AgentSpec(Model):
     """Prompt budget overrides."""
     workspace: str | None = None
     """Workspace folder (its ``skills/`` and ``.agents/skills`` are skill roots); relative to the resource file."""
+    agent_dir: str | None = None
+    """OpenClaw's agent dir; its ``workshop-skills/`` is this agent's workshop tier. Default: ``<agents.stateDir>/agents/<id>/agent``."""
     model: NonEmptyStr | ModelChoice | None = None
     """Model id, or ``{primary, fallbacks}``."""
     mcp_servers: list[Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]] | None = None

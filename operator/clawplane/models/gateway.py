@@ -22,7 +22,7 @@ class SkillRoots(Model):
     plugins: list[Path_] = Field(default_factory=list)
     """Plugin skill folders (loaded at the extra tier, after ``load.extraDirs``)."""
     workshop: Path_ | None = None
-    """Workshop tier: a folder holding ``<agentId>/`` skill folders."""
+    """Workshop tier: a folder holding ``<agentId>/`` skill folders (an Agent's own ``agentDir`` wins)."""
     managed: Path_ | None = None
     """Managed tier (OpenClaw's ``~/.openclaw/skills``); inline Skill resources join it."""
     personal: Path_ | None = None
@@ -101,6 +101,8 @@ class AgentsConfig(Model):
     """Defaults every Agent inherits."""
     default_agent: NonEmptyStr | None = None
     """Agent that answers channels without an explicit binding (default: ``main`` or the only agent)."""
+    state_dir: Path_ | None = None
+    """OpenClaw's state dir as the gateway sees it (``OPENCLAW_STATE_DIR``, default ``~/.openclaw``); gives agents OpenClaw's default agent dir and workspace. Not rendered."""
 
 
 class McpConfig(Model):

@@ -61,6 +61,8 @@ def _entry(agent: Agent, base_dir: Path, diagnostics: list[Diagnostic]) -> dict[
         entry["skillsLimits"] = {"maxSkillsPromptChars": spec.skills_limits.max_skills_prompt_chars}
     if spec.workspace is not None:
         entry["workspace"] = absolute_path(spec.workspace, base_dir)
+    if spec.agent_dir is not None:
+        entry["agentDir"] = absolute_path(spec.agent_dir, base_dir)
     if isinstance(spec.model, ModelChoice):
         entry["model"] = {"primary": spec.model.primary, "fallbacks": list(spec.model.fallbacks)}
     elif spec.model is not None:

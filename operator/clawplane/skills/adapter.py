@@ -6,7 +6,7 @@ Roots, in OpenClaw's precedence order (lowest first):
 ``load.extraDirs``          each folder                                ``openclaw-extra``
 ``roots.plugins``           each folder                                ``openclaw-extra``
 ``roots.bundled``           the folder                                 ``openclaw-bundled``
-``roots.workshop``          ``<workshop>/<agentId>``                   ``openclaw-workshop``
+workshop (see below)        one folder per agent                       ``openclaw-workshop``
 ``roots.managed``           the folder                                 ``openclaw-managed``
 inline ``Skill`` resources  ``<state>/inline-skills``                  ``openclaw-managed``
 ``roots.personal``          the folder                                 ``agents-skills-personal``
@@ -17,7 +17,16 @@ Relative paths are relative to the folder of the resource file that holds
 them; ``~`` is the host's home. An agent's workspace follows OpenClaw: its own
 ``workspace``, else the Gateway's ``agents.defaults.workspace`` itself when it is
 the only agent (or there is none and it is the implicit ``main``), else
-``<defaults.workspace>/<agentId>``; with neither there are no workspace roots.
+``<defaults.workspace>/<agentId>``; with neither, OpenClaw's defaults under the
+Gateway's ``agents.stateDir`` (``<stateDir>/workspace`` for that sole agent,
+``<stateDir>/workspace-<agentId>`` otherwise), and without a state dir there are no
+workspace roots.
+
+An agent's workshop tier follows OpenClaw's ``resolveWorkshopSkillsDir``:
+``<agentDir>/workshop-skills`` for the Agent's own ``agentDir``; else
+``<roots.workshop>/<agentId>`` (clawplane's shortcut); else OpenClaw's default agent dir
+``<agents.stateDir>/agents/<agentId>/agent``, so ``…/agent/workshop-skills``; with none of
+them there is no workshop tier.
 """
 
 from __future__ import annotations
@@ -55,6 +64,8 @@ __all__ = ["DEFAULT_AGENT_ID", "INLINE_SKILLS_DIR", "GatewaySkills", "Placed", "
 
 DEFAULT_AGENT_ID = "main"
 INLINE_SKILLS_DIR = "inline-skills"
+WORKSHOP_DIR = "workshop-skills"
+"""The workshop tier's folder inside an OpenClaw agent dir."""
 R = TypeVar("R")
 _VALID_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$", re.IGNORECASE)
 _INVALID_ID_CHARS = re.compile(r"[^a-z0-9_-]+")
@@ -142,7 +153,7 @@ class GatewaySkills:
             max_prompt_chars=limits.max_skills_prompt_chars if limits else None,
             workspace_dir=workspace,
         )
-        roots = self.roots(agent_key, workspace)
+        roots = self.roots(agent_key, workspace, self._workshop(agent_key, placed))
         managed = self.spec.skills.roots.managed
         inputs = SkillsInputs(
             roots=roots, settings=settings, agent=view, host=host, config=self.config_view(),
@@ -151,15 +162,17 @@ class GatewaySkills:
         return inputs, diags
 
     # -- roots -----------------------------------------------------------------------------
-    def roots(self, agent_id: str, workspace: str | None) -> tuple[SkillRoot, ...]:
-        """Every root for ``agent_id`` in precedence order."""
+    def roots(self, agent_id: str, workspace: str | None,
+              workshop: str | None = None) -> tuple[SkillRoot, ...]:
+        """Every root for ``agent_id`` in precedence order (``workshop``: the agent's workshop folder)."""
         spec, base = self.spec.skills, self.gateway_dir
         roots = [SkillRoot(self._path(d, base), Source.EXTRA) for d in spec.load.extra_dirs]
         roots += [SkillRoot(self._path(d, base), Source.EXTRA) for d in spec.roots.plugins]
         if spec.roots.bundled:
             roots.append(SkillRoot(self._path(spec.roots.bundled, base), Source.BUNDLED))
-        if spec.roots.workshop:
+        if workshop is None and spec.roots.workshop:
             workshop = os.path.join(self._path(spec.roots.workshop, base), agent_id)
+        if workshop:
             roots.append(SkillRoot(workshop, Source.WORKSHOP))
         if spec.roots.managed:
             roots.append(SkillRoot(self._path(spec.roots.managed, base), Source.MANAGED))
@@ -176,13 +189,30 @@ class GatewaySkills:
         own = placed.resource.spec.workspace if placed else None
         if own and js_trim(own):
             return self._path(js_trim(own), placed.base_dir if placed else self.gateway_dir)
-        fallback = self.spec.agents.defaults.workspace
-        if not fallback:
-            return None
-        shared = self._path(fallback, self.gateway_dir)
         sole_owner = (len(self.agents) == 1 and placed is not None) or (
             not self.agents and agent_id == DEFAULT_AGENT_ID)
-        return shared if sole_owner else os.path.join(shared, agent_id)
+        fallback = self.spec.agents.defaults.workspace
+        if fallback:
+            shared = self._path(fallback, self.gateway_dir)
+            return shared if sole_owner else os.path.join(shared, agent_id)
+        state = self._state_dir()
+        if state is None:
+            return None
+        return os.path.join(state, "workspace" if sole_owner else f"workspace-{agent_id}")
+
+    def _workshop(self, agent_id: str, placed: Placed[Agent] | None) -> str | None:
+        own = placed.resource.spec.agent_dir if placed else None
+        if own and js_trim(own):
+            agent_dir = self._path(js_trim(own), placed.base_dir if placed else self.gateway_dir)
+            return os.path.join(agent_dir, WORKSHOP_DIR)
+        if self.spec.skills.roots.workshop:
+            return None  # roots() places <workshop>/<agentId>
+        state = self._state_dir()
+        return os.path.join(state, "agents", agent_id, "agent", WORKSHOP_DIR) if state else None
+
+    def _state_dir(self) -> str | None:
+        state = self.spec.agents.state_dir
+        return self._path(state, self.gateway_dir) if state and js_trim(state) else None
 
     @staticmethod
     def _path(path: str, base: Path) -> str:

@@ -110,7 +110,8 @@ class SkillsEngine:
                   gate: Gate) -> SkillsEvaluation:
         diags: list[Diagnostic] = [d for load in loads for d in load.diagnostics]
         merged, collisions = merge_records(
-            [(root, load.records) for root, load in zip(inputs.roots, loads, strict=True)])
+            [(root, load.records) for root, load in zip(inputs.roots, loads, strict=True)],
+            inputs.host.home)
         diags.extend(collisions)
         verdicts = [(record, gate.evaluate(record)) for record in merged]
         prompt = self._prompt(inputs, verdicts)

@@ -6,7 +6,8 @@ first sorted by name and source (so custodian beats bundled). A later record
 with the same name replaces the earlier one; the final list is sorted by name
 the way ``localeCompare(…, "en")`` sorts. A replacement from a different file is
 a collision, reported unless both files are identical in content, name,
-description and model visibility (OpenClaw stays quiet about those too).
+description and model visibility (OpenClaw stays quiet about those too); its message
+writes paths under the home directory as ``~/…``, as OpenClaw's console line does.
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from collections.abc import Sequence
 from clawplane.diagnostics import Diagnostic
 from clawplane.skills import codes
 from clawplane.skills.collation import locale_sort_key
+from clawplane.skills.prompt import compact_home_path
 from clawplane.skills.types import TIER_ORDER, SkillRecord, SkillRoot, Tier
 
 __all__ = ["merge_records"]
 
 
 def merge_records(
-    loads: Sequence[tuple[SkillRoot, Sequence[SkillRecord]]],
+    loads: Sequence[tuple[SkillRoot, Sequence[SkillRecord]]], home: str | None = None,
 ) -> tuple[list[SkillRecord], list[Diagnostic]]:
     """The winning record per skill name, sorted by name, and the collision diagnostics."""
     grouped: dict[Tier, list[SkillRecord]] = {tier: [] for tier in TIER_ORDER}
@@ -37,7 +39,7 @@ def merge_records(
             loser = merged.get(record.name)
             moved = loser is not None and loser.real_file_path != record.real_file_path
             if moved and loser is not None and not _same_skill(record, loser):
-                diags.append(_collision(record, loser))
+                diags.append(_collision(record, loser, home))
             merged[record.name] = record
     return sorted(merged.values(), key=lambda r: locale_sort_key(r.name)), diags
 
@@ -48,8 +50,9 @@ def _same_skill(a: SkillRecord, b: SkillRecord) -> bool:
             and a.invocation.disable_model_invocation == b.invocation.disable_model_invocation)
 
 
-def _collision(winner: SkillRecord, loser: SkillRecord) -> Diagnostic:
+def _collision(winner: SkillRecord, loser: SkillRecord, home: str | None) -> Diagnostic:
+    won, lost = compact_home_path(winner.file_path, home), compact_home_path(loser.file_path, home)
     message = (f'Skill precedence collision: skill="{winner.name[:128]}" '
-               f"winner={winner.source}:{winner.file_path} loser={loser.source}:{loser.file_path}")
+               f"winner={winner.source}:{won} loser={loser.source}:{lost}")
     return codes.skill_diagnostic(codes.COLLISION, message, winner.file_path,
-                                  hint=f"the {loser.source} copy at {loser.file_path} is ignored")
+                                  hint=f"the {loser.source} copy at {lost} is ignored")

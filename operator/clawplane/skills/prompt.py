@@ -37,6 +37,7 @@ __all__ = [
     "DEFAULT_MAX_SKILLS_PROMPT_CHARS",
     "PromptResult",
     "PromptSkill",
+    "compact_home_path",
     "compact_home_paths",
     "escape_xml",
     "format_compact",
@@ -231,11 +232,18 @@ def compact_home_paths(skills: Sequence[PromptSkill], home: str | None) -> list[
     """Write locations under ``home`` (or its real path) as ``~/…``, longest prefix first."""
     if not home:
         return list(skills)
-    homes = {os.path.normpath(home)}
-    real = os.path.realpath(home)
-    homes.add(real)
-    prefixes = [h if h.endswith("/") else h + "/" for h in sorted(homes, key=len, reverse=True)]
+    prefixes = _home_prefixes(home)
     return [PromptSkill(s.name, s.description, _compact(s.file_path, prefixes)) for s in skills]
+
+
+def compact_home_path(path: str, home: str | None) -> str:
+    """``path`` written ``~/…`` when it lies under ``home`` (OpenClaw's ``compactSkillPath``)."""
+    return _compact(path, _home_prefixes(home)) if home else path
+
+
+def _home_prefixes(home: str) -> list[str]:
+    homes = {os.path.normpath(home), os.path.realpath(home)}
+    return [h if h.endswith("/") else h + "/" for h in sorted(homes, key=len, reverse=True)]
 
 
 def _compact(path: str, prefixes: Sequence[str]) -> str:

@@ -17,7 +17,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "NO_COLOR": "1"},
+        env={**os.environ, "NO_COLOR": "1", "HOME": str(cwd / "home"), "OPENCLAW_BUNDLED_SKILLS_DIR": str(cwd / "b")},
         cwd=cwd,
     )
     assert "Traceback" not in proc.stdout + proc.stderr
@@ -33,11 +33,22 @@ def test_complete_import_exits_0(tmp_path: Path) -> None:
     assert "imported 8 resources" in proc.stdout and "0 not imported" in proc.stdout
 
 
-def test_partial_import_writes_what_it_can_and_exits_1(tmp_path: Path) -> None:
-    proc = _cli(str(FIXTURES / "unmappable.json5"), "-o", str(tmp_path), cwd=tmp_path)
-    assert proc.returncode == 1
-    assert "error[import.unmapped]" in proc.stdout and "(at mcp.servers.broken)" in proc.stdout
+def test_partial_import_writes_what_it_can_reports_each_loss_with_its_line_and_exits_0(tmp_path: Path) -> None:
+    source = FIXTURES / "unmappable.json5"
+    proc = _cli(str(source), "-o", str(tmp_path), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert f"{source}:11:7: warning[import.unmapped]" in proc.stdout
+    assert "(at mcp.servers.broken)" in proc.stdout
     assert (tmp_path / "mcp-servers.yaml").is_file()
+    assert "not imported, " in proc.stdout.splitlines()[-1]
+
+
+def test_nothing_importable_exits_1(tmp_path: Path) -> None:
+    source = tmp_path / "openclaw.json"
+    source.write_text('{"mcp": {"servers": {"x": "not an object"}}, "agents": {"entries": {}}}')
+    proc = _cli(str(source), "-o", str(tmp_path / "out"), cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout
+    assert "imported 1 resource" in proc.stdout or "imported 0 resources" in proc.stdout
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from clawplane.diagnostics import Severity
-from clawplane.interop import import_openclaw_config, load_openclaw_file
+from clawplane.interop import import_openclaw_config, load_openclaw_file, load_openclaw_text
 from clawplane.validation import validate_paths
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "openclaw-configs"
@@ -98,7 +98,7 @@ def test_env_values() -> None:
     assert result.complete
 
 
-def test_unmappable_values_are_errors_with_paths() -> None:
+def test_unmappable_values_are_reported_losses_with_paths() -> None:
     config = {
         "mcp": {
             "servers": {
@@ -114,12 +114,54 @@ def test_unmappable_values_are_errors_with_paths() -> None:
     assert not result.complete
     assert sorted(_at(result, "import.unmapped")) == [
         "channels.telegram.botToken",
-        "mcp.servers.bad name",
         "mcp.servers.empty",
         "mcp.servers.mixed.headers.Authorization",
         "mcp.servers.notobj",
     ]
+    assert all(d.severity is Severity.WARNING for d in result.lost)
     assert _specs(result, "McpServer")["mixed"]["headers"] == {}  # what could be imported still is
+    # An invalid resource name is renamed (OpenClaw's own sanitizing gives the same tool prefix).
+    assert _specs(result, "McpServer")["bad-name"] == {"transport": "stdio", "hosting": "consumer", "command": "x"}
+    assert _at(result, "import.renamed") == ["mcp.servers.bad name"]
+
+
+def test_blank_skill_names_are_dropped_with_a_warning_and_the_agent_kept() -> None:
+    config = {
+        "agents": {
+            "defaults": {"skills": ["a", "  "]},
+            "entries": {"main": {"skills": ["", " b ", "c"]}, "other": {"skills": [""]}},
+        },
+        "skills": {"allowBundled": ["x", ""]},
+    }
+    result = import_openclaw_config(config)
+    agents = _specs(result, "Agent")
+    assert agents == {"main": {"skills": ["b", "c"]}, "other": {"skills": []}}
+    gateway = _specs(result, "Gateway")["default"]
+    assert gateway["agents"]["defaults"]["skills"] == ["a"]
+    assert gateway["skills"]["allowBundled"] == ["x"]
+    assert sorted(_at(result, "import.blank-skill-name")) == [
+        "agents.defaults.skills[1]",
+        "agents.entries.main.skills[0]",
+        "agents.entries.other.skills[0]",
+        "skills.allowBundled[1]",
+    ]
+    assert result.complete
+
+
+def test_a_bad_list_item_costs_that_item_not_the_resource() -> None:
+    config = {"agents": {"entries": {"main": {"skills": ["ok", 7], "description": "kept"}}}}
+    result = import_openclaw_config(config)
+    assert _specs(result, "Agent")["main"] == {"skills": ["ok"], "description": "kept"}
+    assert _at(result, "import.unmapped") == ["agents.entries.main.skills[1]"]
+
+
+def test_losses_name_their_line_in_the_source() -> None:
+    source = FIXTURES / "unmappable.json5"
+    data, positions = load_openclaw_text(source.read_text(encoding="utf-8"), str(source))
+    result = import_openclaw_config(data, source=str(source), positions=positions)
+    broken = next(d for d in result.lost if d.path == "mcp.servers.broken")
+    assert broken.location is not None and (broken.location.line, broken.location.column) == (11, 7)
+    assert all(d.location is not None and d.location.line > 0 for d in result.diagnostics)
 
 
 def test_unknown_keys_become_raw_config() -> None:

@@ -67,6 +67,27 @@ def test_roots_follow_openclaws_precedence_and_resolve_relative_paths(tmp_path: 
     assert inputs.managed_dir == f"{tmp_path}/man"
 
 
+def test_workshop_tier_follows_agent_dir_then_roots_then_the_state_dir(tmp_path: Path) -> None:
+    def workshop(setup: GatewaySkills, agent_id: str) -> list[str]:
+        inputs, _ = setup.inputs_for(agent_id, host(tmp_path))
+        return [r.dir.replace(str(tmp_path), "T") for r in inputs.roots if r.source is Source.WORKSHOP]
+
+    state = {"agents": {"stateDir": "state"}}
+    setup = setup_for(tmp_path, state, [agent("a", {"agentDir": "dirs/a"}), agent("b")])
+    assert workshop(setup, "a") == ["T/agents/dirs/a/workshop-skills"]  # relative to the Agent's file
+    assert workshop(setup, "b") == ["T/state/agents/b/agent/workshop-skills"]  # OpenClaw's default
+    shortcut = setup_for(tmp_path, {**state, "skills": {"roots": {"workshop": "shop"}}}, [agent("b")])
+    assert workshop(shortcut, "b") == ["T/shop/b"]
+    assert workshop(setup_for(tmp_path, {}, [agent("b")]), "b") == []
+
+
+def test_state_dir_gives_openclaws_default_workspaces(tmp_path: Path) -> None:
+    state = {"agents": {"stateDir": "/s"}}
+    assert setup_for(tmp_path, state, [agent("solo")]).inputs_for("solo", host(tmp_path))[0].agent.workspace_dir == "/s/workspace"
+    many = setup_for(tmp_path, state, [agent("a"), agent("b")])
+    assert many.inputs_for("b", host(tmp_path))[0].agent.workspace_dir == "/s/workspace-b"
+
+
 def test_workspace_per_agent_like_openclaw(tmp_path: Path) -> None:
     spec = {"agents": {"defaults": {"workspace": "ws"}}}
     single = setup_for(tmp_path, spec, [agent("Solo")])
