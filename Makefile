@@ -31,8 +31,11 @@ demo: setup ## Set up, then converge the quickstart, show its status, and tear i
 oracles: ## Install the third-party oracles (OpenClaw, Codex, MCP peers) into a cache
 	bash tests/oracles/install.sh
 
+# One xdist worker per core (tests share no ports, folders or state); the 25 slowest are listed.
+PYTEST_ARGS ?= -n auto --dist worksteal --durations=25
+
 test: setup oracles ## Set up, then run the whole test suite (unit, integration, compat, lint)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup ## Run ruff, mypy --strict and import-linter only
 	$(BIN)/ruff check operator tests bench

@@ -4,13 +4,22 @@ Each fixture skips LOUDLY (``ORACLE UNAVAILABLE: ...``) when its tool is missing
 banner listing the missing oracles is printed at the end of the run. With
 ``CLAWPLANE_REQUIRE_ORACLES=1`` (set it in CI) a missing oracle fails the test instead.
 Every test under tests/compat gets the ``compat`` marker.
+
+A test that runs a long sequence of OpenClaw processes is marked ``oracle_calls(N)``: just
+before it runs, one OpenClaw call is timed, and its timeout becomes N times that cost times
+``ORACLE_TIMEOUT_FACTOR`` (never less than the configured default). Each OpenClaw start
+takes 2-15 s on a busy 2-core machine, so a fixed timeout either fails under load or hides
+a hang for many minutes.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +31,44 @@ from tests.support.forwarder import token_forwarder
 
 COMPAT_DIR = Path(__file__).resolve().parent
 REQUIRE_ENV = "CLAWPLANE_REQUIRE_ORACLES"
+ORACLE_TIMEOUT_FACTOR = 4.0
+"""Headroom over the measured cost: the load can rise while the test runs."""
 _missing: dict[str, str] = {}
+
+
+def openclaw_call_cost() -> float | None:
+    """Seconds one ``openclaw mcp list --json`` takes right now (None without the oracle)."""
+    argv = locate.openclaw_cmd()
+    if argv is None or locate.unavailable_reason("openclaw") is not None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="clawplane-oracle-cost-") as tmp:
+        root = Path(tmp)
+        config = root / "openclaw.json"
+        config.write_text("{}", encoding="utf-8")
+        env = locate.openclaw_env(root / "home", config, state_dir=root / "state")
+        started = time.monotonic()
+        subprocess.run([*argv, "mcp", "list", "--json"], env=env, cwd=root, capture_output=True,
+                       timeout=300, check=False)  # fmt: skip
+        return time.monotonic() - started
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Give ``oracle_calls(N)`` tests a timeout sized from a call timed just now.
+
+    Runs before pytest-timeout reads the ``timeout`` marker (both are hook wrappers; this
+    one is ``tryfirst``).
+    """
+    marker = item.get_closest_marker("oracle_calls")
+    if marker is not None and item.get_closest_marker("timeout") is None:
+        cost = openclaw_call_cost()
+        if cost is not None:
+            default = float(item.config.getini("timeout") or 0)
+            budget = max(default, marker.args[0] * cost * ORACLE_TIMEOUT_FACTOR)
+            item.add_marker(pytest.mark.timeout(round(budget)))
+            item.user_properties.append(("oracle_call_cost_s", round(cost, 2)))
+            item.user_properties.append(("timeout_s", round(budget)))
+    yield
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -15,9 +15,11 @@ it ("an MCP server needs a command (stdio) or a url") and writes nothing.
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.oracles.runners import OpenClawOracle
 from typer.testing import CliRunner
 
@@ -109,6 +111,7 @@ def _clawplane_json(folder: Path, *args: str) -> Any:
     return json.loads(result.output)
 
 
+@pytest.mark.oracle_calls(len(OPS) + 6)
 def test_same_edits_same_servers(openclaw: OpenClawOracle, tmp_path: Path) -> None:
     openclaw.write_config({})
     folder = tmp_path / "resources"
@@ -119,18 +122,22 @@ def test_same_edits_same_servers(openclaw: OpenClawOracle, tmp_path: Path) -> No
     theirs = openclaw.json("mcp", "list", "--json")
     ours = _clawplane_json(folder, "list")
     assert list(theirs) == list(ours) == ["docs", "remote", "odd", "stdio"]
-    for name in theirs:
-        shown = openclaw.json("mcp", "show", name, "--json")
+    # The reads change nothing, so they run side by side (each is a separate OpenClaw start).
+    with ThreadPoolExecutor(max_workers=len(theirs) + 1) as pool:
+        shows = {name: pool.submit(openclaw.json, "mcp", "show", name, "--json") for name in theirs}
+        missing = pool.submit(openclaw.run, "mcp", "show", "notes", "--json")
+    for name, shown in ((n, f.result()) for n, f in shows.items()):
         mine = _clawplane_json(folder, "show", name)
         assert mine == shown, name
         assert list(mine) == list(shown), name  # same key order (new canonical keys appended)
     assert ours["docs"]["transport"] == "streamable-http" and "type" not in ours["docs"]
     assert ours["odd"] == {"url": URL, "cwd": "/a"}
 
-    assert openclaw.run("mcp", "show", "notes", "--json").returncode == 1
+    assert missing.result().returncode == 1
     assert runner.invoke(app, ["mcp", "show", str(folder), "notes", "--json"]).exit_code == 1
 
 
+@pytest.mark.oracle_calls(8)
 def test_unknown_type_is_kept_and_ignored_like_openclaw(openclaw: OpenClawOracle, tmp_path: Path) -> None:
     openclaw.write_config({})
     folder = tmp_path / "resources"

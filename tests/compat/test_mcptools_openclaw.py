@@ -27,7 +27,7 @@ EDITS: list[tuple[str, ...]] = [
 ]
 
 
-@pytest.mark.timeout(300)  # each OpenClaw start takes seconds on this machine
+@pytest.mark.oracle_calls(len(EDITS) + 1)
 def test_tool_filter_edits_match_openclaw(openclaw: OpenClawOracle, tmp_path: Path) -> None:
     openclaw.write_config({"mcp": {"servers": SERVERS}})
     folder = tmp_path / "resources"

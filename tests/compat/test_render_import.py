@@ -103,6 +103,7 @@ def _mcp_status(openclaw: OpenClawOracle, config: dict[str, Any], name: str) -> 
 
 
 @pytest.mark.slow
+@pytest.mark.oracle_calls(4)  # doctor --fix, mcp status twice, config validate
 @pytest.mark.parametrize("name", COMPLETE)
 def test_import_then_render_is_equivalent(openclaw: OpenClawOracle, tmp_path: Path, name: str) -> None:
     fixture = FIXTURES / name

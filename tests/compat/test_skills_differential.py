@@ -239,6 +239,7 @@ def test_gating_entries_allowlist_os_env_config_bins(world: World) -> None:
     assert_same(world)
 
 
+@pytest.mark.oracle_calls(3 * 4)  # three OpenClaw processes per agent
 def test_agent_filters_and_workspaces(world: World) -> None:
     shared = world.root / "shared-ws"
     own = world.root / "own-ws"
@@ -269,6 +270,7 @@ def test_single_agent_uses_the_default_workspace_itself(world: World) -> None:
     assert_same(world, "helper")
 
 
+@pytest.mark.oracle_calls(3 * 5)
 def test_prompt_budget_truncation_and_compact_modes(world: World) -> None:
     ws = world.root / "ws"
     world.gateway = {"agents": {"defaults": {"workspace": str(ws)}},
