@@ -42,7 +42,7 @@ def mcp(name: str = "time", transport: str = "stdio", **meta: Any) -> JSON:
         "apiVersion": "clawplane.dev/v1alpha1",
         "kind": "McpServer",
         "metadata": {"name": name, **meta},
-        "spec": {"transport": transport, "command": ["uvx", "mcp-server-time"]},
+        "spec": {"transport": transport, "command": "uvx", "args": ["mcp-server-time"]},
     }
 
 
@@ -55,10 +55,10 @@ def apply(kubectl: OracleRunner, obj: JSON, *flags: str) -> str:
 
 def test_apply_creates_then_configures(kubectl: OracleRunner, cluster: EmulatorThread) -> None:
     assert apply(kubectl, mcp()).strip() == "mcpserver.clawplane.dev/time created"
-    assert apply(kubectl, mcp(transport="http")).strip() == "mcpserver.clawplane.dev/time configured"
-    assert apply(kubectl, mcp(transport="http")).strip() == "mcpserver.clawplane.dev/time unchanged"
+    assert apply(kubectl, mcp(transport="streamable-http")).strip() == "mcpserver.clawplane.dev/time configured"
+    assert apply(kubectl, mcp(transport="streamable-http")).strip() == "mcpserver.clawplane.dev/time unchanged"
     stored = cluster.get("mcpservers", "default", "time")
-    assert stored is not None and stored["spec"]["transport"] == "http"
+    assert stored is not None and stored["spec"]["transport"] == "streamable-http"
     assert stored["metadata"]["generation"] == 2
 
 
@@ -148,11 +148,11 @@ def test_diff_stores_nothing(kubectl: OracleRunner, cluster: EmulatorThread) -> 
 def test_replace(kubectl: OracleRunner, cluster: EmulatorThread) -> None:
     apply(kubectl, mcp())
     out = kubectl.run(
-        "replace", "--validate=false", "-f", "-", input=yaml.safe_dump(mcp(transport="http")), check=True
+        "replace", "--validate=false", "-f", "-", input=yaml.safe_dump(mcp(transport="streamable-http")), check=True
     )
     assert out.stdout.strip() == "mcpserver.clawplane.dev/time replaced"
     stored = cluster.get("mcpservers", "default", "time")
-    assert stored is not None and stored["spec"]["transport"] == "http"
+    assert stored is not None and stored["spec"]["transport"] == "streamable-http"
     assert stored["metadata"]["generation"] == 2
     assert "kubectl.kubernetes.io/last-applied-configuration" not in stored["metadata"].get("annotations", {})
 

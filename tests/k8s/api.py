@@ -24,11 +24,14 @@ import aiohttp.web
 import attrs
 import kmock
 from kmock._internal import enums, parsing, rendering
-from tests.k8s import crds
+from tests.k8s import crds, tables
 from tests.k8s import objects as o
 from tests.k8s.crds import CRD_RESOURCE
 from tests.k8s.discovery import DiscoveryMixin
-from tests.k8s.selectors import Matcher, SelectorError, combined_matcher
+from tests.k8s.openapi import OpenApiMixin
+from tests.k8s.rules import fielderrors as fe
+from tests.k8s.selectors import SELECTABLE_FIELDS, Matcher, SelectorError, combined_matcher
+from tests.k8s.strict import StrictWrites
 from tests.k8s.wire import (
     APPLY_PATCH,
     JSON_PATCH,
@@ -43,6 +46,7 @@ from tests.k8s.wire import (
 JSON = dict[str, Any]
 T = TypeVar("T")
 NAMESPACES = kmock.resource("", "v1", "namespaces")
+MAX_REQUEST_BYTES = 3 * 1024 * 1024
 
 
 @dataclass
@@ -61,10 +65,13 @@ class _Event:
 
 
 @attrs.define(kw_only=True)
-class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
-    """A Kubernetes API emulator for tests; ``gc=True`` also emulates the owner-reference GC."""
+class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmulator):
+    """A Kubernetes API emulator for tests, enforcing the real API server's write rules.
 
-    gc: bool = False
+    ``gc=False`` turns off the owner-reference garbage collector (on, as in every cluster).
+    """
+
+    gc: bool = True
     builtins: bool = True
     history_limit: int = 10000
     request_log_limit: int = 100
@@ -80,6 +87,7 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
     _write_log: list[WriteRecord] = attrs.field(factory=list, init=False)
     _crd_resources: dict[str, list[kmock.resource]] = attrs.field(factory=dict, init=False)
     _request_count: int = attrs.field(default=0, init=False)
+    _teardowns: dict[str, asyncio.Task[None]] = attrs.field(factory=dict, init=False)
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -92,6 +100,7 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
                 self.resources.load_bundled()
         # A sub-priority above kmock's own fallbacks, below anything a test declares.
         (self.fallback**1)[self._is_resource_request] << self._serve_resource
+        (self.fallback**1)[self._is_openapi_request] << self._serve_openapi
 
     # --- public test API -------------------------------------------------------------------------
 
@@ -142,8 +151,10 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
                 await asyncio.wait_for(wakeup.wait(), remaining)
 
     def close_watches(self) -> None:
-        """End all open watch streams (called before shutdown so it is quick)."""
+        """End all open watch streams and namespace teardowns (called before shutdown so it is quick)."""
         self._closing = True
+        for task in self._teardowns.values():
+            task.cancel()
         self._wake()
 
     # --- request plumbing --------------------------------------------------------------------------
@@ -175,6 +186,8 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
             return raw_response
 
     async def _parse(self, raw: aiohttp.web.BaseRequest) -> rendering.Request:
+        # The real API server reads bodies of up to 3 MiB (aiohttp's default is 1 MiB).
+        raw._client_max_size = MAX_REQUEST_BYTES
         body = await raw.read()
         k8s = parse_k8s_path(raw.path)
         resource = None
@@ -233,18 +246,21 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
         return False
 
     async def _serve_resource(self, request: rendering.Request) -> rendering.Response:
+        warnings: list[str] = []
         try:
-            status, payload = await self._dispatch(request)
+            status, payload = await self._dispatch(request, warnings)
         except o.ApiError as exc:
             status, payload = exc.code, exc.status()
         except SelectorError as exc:
             status, payload = 400, o.ApiError(400, "BadRequest", str(exc)).status()
         # Always set status and headers explicitly: kmock's reaction Response keeps the last ones.
-        return rendering.Response(
-            status=status, headers={"Content-Type": "application/json"}, payload=payload
-        )
+        # kmock merges these into the reaction's stored headers: always set Warning, None removes it.
+        headers: dict[str, str | None] = {"Content-Type": "application/json", "Warning": None}
+        if warnings:
+            headers["Warning"] = ", ".join('299 - "' + w.replace('"', '\\"') + '"' for w in warnings)
+        return rendering.Response(status=status, headers=headers, payload=payload)
 
-    def _target(self, request: rendering.Request) -> Target:
+    def _target(self, request: rendering.Request, warnings: list[str] | None = None) -> Target:
         assert request.resource is not None
         res = request.resource
         if res not in self.resources:
@@ -255,23 +271,32 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
         # Only /status has emulated semantics; scale, exec, log and the like are not served.
         if sub is not None and (sub != "status" or sub not in info.subresources):
             raise o.ApiError(404, "NotFound", "the server could not find the requested resource")
-        return Target(res, info, namespace, request.name, sub, dict(request.params))
+        return Target(res, info, namespace, request.name, sub, dict(request.params), warnings if warnings is not None else [])
 
-    async def _dispatch(self, request: rendering.Request) -> tuple[int, Any]:
-        t = self._target(request)
+    async def _dispatch(self, request: rendering.Request, warnings: list[str]) -> tuple[int, Any]:
+        t = self._target(request, warnings)
         verb = str(request.method.value).upper()
         ctype = request.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if verb in ("POST", "PUT", "PATCH") and "protobuf" in ctype:
             raise o.ApiError(
                 415, "UnsupportedMediaType", f"the body of the request was in an unknown format: {ctype}"
             )
+        if verb == "PATCH":
+            self._check_patch_type(t, ctype, self._is_custom(t.resource))
         body = request.data
         if verb in ("POST", "PUT", "PATCH") and request.body and body is None:
             raise o.ApiError(400, "BadRequest", "the request body could not be decoded")
         if verb == "GET":
+            table = self._table_columns(t, request.headers.get("Accept", ""))
             if t.params.get("watch") in ("true", "1"):
-                return 200, self._watch(t)
-            return 200, self._get(t) if t.name else self._list(t)
+                return 200, self._watch(t, table)
+            found = self._get(t) if t.name else self._list(t)
+            if table is None:
+                return 200, found
+            items = [found] if t.name else found["items"]
+            include = t.params.get("includeObject") or "Metadata"
+            rv = str(found["metadata"].get("resourceVersion"))
+            return 200, tables.to_table(table, items, resource_version=rv, include=include)
         if verb in WRITE_METHODS and not t.dry_run and self._take_injection(str(t.resource.plural), verb):
             raise o.conflict(t.qualified, t.name or "")
         if verb == "POST" and not t.name:
@@ -354,10 +379,21 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
         fields = t.params.get("fieldSelector") or ""
         if t.name:
             fields = ",".join(filter(None, [fields, f"metadata.name={t.name}"]))
-        selector = combined_matcher(t.params.get("labelSelector"), fields)
+        selector = combined_matcher(t.params.get("labelSelector"), fields, self._selectable_fields(t))
         if t.namespace is None:
             return selector
         return lambda obj: (obj.get("metadata") or {}).get("namespace") == t.namespace and selector(obj)
+
+    def _table_columns(self, t: Target, accept: str) -> list[JSON] | None:
+        """A custom resource's printer columns when the client asks for a Table (None: plain JSON)."""
+        if not tables.wants_table(accept) or not self._is_custom(t.resource):
+            return None
+        return self._custom_printer_columns(t.resource)
+
+    def _selectable_fields(self, t: Target) -> tuple[str, ...]:
+        if self._is_custom(t.resource):
+            return self._custom_selectable_fields(t.resource)
+        return SELECTABLE_FIELDS.get((str(t.resource.group), str(t.resource.plural)), ())
 
     def _list(self, t: Target) -> JSON:
         items = self._live_items(t, self._matcher(t))
@@ -369,13 +405,23 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
             "items": items,
         }
 
-    def _watch(self, t: Target) -> AsyncIterator[Any]:
+    def _watch(self, t: Target, table: list[JSON] | None = None) -> AsyncIterator[Any]:
         matcher = self._matcher(t)  # parse now: a bad selector answers 400, not a broken stream
         timeout = t.params.get("timeoutSeconds")
         since = t.params.get("resourceVersion") or "0"
         if not since.isdigit():
             raise o.ApiError(400, "BadRequest", f"invalid resourceVersion: {since!r}")
-        return self._watch_stream(t, matcher, int(since), float(timeout) if timeout else None)
+        stream = self._watch_stream(t, matcher, int(since), float(timeout) if timeout else None)
+        return stream if table is None else self._as_tables(stream, table, t.params.get("includeObject") or "Metadata")
+
+    @staticmethod
+    async def _as_tables(stream: AsyncIterator[Any], columns: list[JSON], include: str) -> AsyncIterator[Any]:
+        async for event in stream:
+            if isinstance(event, dict) and event.get("type") != "ERROR":
+                obj = event["object"]
+                rv = str(obj["metadata"].get("resourceVersion"))
+                event = {**event, "object": tables.to_table(columns, [obj], resource_version=rv, include=include)}
+            yield event
 
     async def _watch_stream(
         self, t: Target, matcher: Matcher, since: int, timeout: float | None
@@ -445,15 +491,18 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
             raise o.ApiError(422, "Invalid", f"{t.info.kind} is invalid: metadata.name: Required value")
         if self._live(t.key(name)) is not None:
             raise o.already_exists(t.qualified, name)
+        self._namespace_lifecycle(t)
+        if meta.get("resourceVersion"):
+            raise o.ApiError(500, "InternalError", "resourceVersion should not be set on objects to be created")
         group, version = t.resource.group, t.resource.version
         # apiVersion and kind first, as the real server serialises them.
         body = {"apiVersion": f"{group}/{version}" if group else version, "kind": t.info.kind, **body}
         meta.update(name=name, uid=o.new_uid(), creationTimestamp=o.now_rfc3339(), generation=1)
-        for key in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
+        for key in ("deletionTimestamp", "deletionGracePeriodSeconds"):
             meta.pop(key, None)
         if t.has_status:
             body.pop("status", None)  # the real server ignores status on create
-        self._admit(t, body)
+        self._admit(t, body, None)
         if t.dry_run:
             return body
         created = self._commit(t, name, body, None)
@@ -466,6 +515,11 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
         meta = body.get("metadata") or {}
         if meta.get("name") not in (None, t.name):
             raise o.ApiError(400, "BadRequest", "the name of the object does not match the name on the URL")
+        if not meta.get("resourceVersion") and (self._is_custom(t.resource) or t.resource == CRD_RESOURCE):
+            # customResourceStrategy (and the CRD strategy) refuse unconditional updates.
+            error = fe.invalid("metadata.resourceVersion", fe.Raw("0x0"), "must be specified for an update")
+            status = fe.invalid_status(t.qualified_kind, str(t.info.kind), t.name, [error])
+            raise o.ApiError(422, "Invalid", status["message"], body=status)
         if meta.get("resourceVersion") not in (None, "", old["metadata"]["resourceVersion"]):
             raise o.conflict(t.qualified, t.name)
         return self._update(t, old, self._merge_endpoint(t, old, body))
@@ -517,7 +571,7 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
         new.setdefault("metadata", {})["resourceVersion"] = old["metadata"]["resourceVersion"]
         if o.content_of(new, t.has_status) != o.content_of(old, t.has_status):
             new["metadata"]["generation"] = int(old["metadata"].get("generation") or 1) + 1
-        self._admit(t, new)
+        self._admit(t, new, old)
         if new == old or t.dry_run:
             return new
         meta = new["metadata"]
@@ -554,6 +608,8 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
     def _delete_object(self, t: Target, name: str, old: JSON) -> JSON:
         """DELETE semantics: mark objects with finalizers, remove the others (then collect garbage)."""
         meta = old["metadata"]
+        if t.resource == NAMESPACES:
+            return self._delete_namespace(t, name, old)
         if meta.get("finalizers"):
             if meta.get("deletionTimestamp"):
                 return old
@@ -572,11 +628,6 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
 
     # --- CRDs, GC -------------------------------------------------------------------------------
 
-    def _admit(self, t: Target, obj: JSON) -> None:
-        """Server-side defaulting: a CRD is accepted and established at once."""
-        if t.resource == CRD_RESOURCE and t.subresource != "status":
-            crds.establish(obj)
-
     def _after_write(self, t: Target, obj: JSON) -> None:
         if t.resource == CRD_RESOURCE and not obj["metadata"].get("deletionTimestamp"):
             self._register_crd(obj)
@@ -588,9 +639,6 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
         for res, info in kinds.items():
             self.resources[res] = info
         self._crd_resources[crd["metadata"]["name"]] = list(kinds)
-
-    def _is_custom(self, res: kmock.resource) -> bool:
-        return any(res in declared for declared in self._crd_resources.values())
 
     def _forget_crd_resources(self, crd_name: str) -> list[kmock.resource]:
         gone = self._crd_resources.pop(crd_name, [])
@@ -609,17 +657,16 @@ class Emulator(DiscoveryMixin, kmock.KubernetesEmulator):
                     self._commit(t, name, None, stored.raw, final=stored.raw)
 
     def _collect_garbage(self, owner: JSON) -> None:
-        """Delete dependents whose owners are all gone (and a namespace's contents)."""
+        """Delete dependents whose owners are all gone (namespaces are torn down by tests/k8s/strict.py)."""
         uid = owner["metadata"]["uid"]
         live_uids = {s.raw["metadata"].get("uid") for s in self.objects.values() if not s.deleted}
-        is_namespace = owner.get("kind") == "Namespace" and owner.get("apiVersion") == "v1"
         for (res, ns, name), stored in list(self.objects.items()):
             if stored.deleted or res not in self.resources:
                 continue
             obj = copy.deepcopy(stored.raw)
             owners = {ref.get("uid") for ref in obj["metadata"].get("ownerReferences") or []}
             orphaned = uid in owners and not (owners - {uid}) & live_uids
-            if orphaned or (is_namespace and ns == owner["metadata"]["name"]):
+            if orphaned:
                 t = Target(res, self.resources[res], ns, name, None)
                 if self._live(t.key()) is not None:
                     self._delete_object(t, name, obj)

@@ -97,7 +97,7 @@ class LoopbackServer(kmock.Server):
 class EmulatorThread:
     """Context manager: start the emulator in a thread with its own loop; ``.url`` once entered."""
 
-    def __init__(self, *, gc: bool = False, namespaces: Iterable[str] = (), port: int | None = None) -> None:
+    def __init__(self, *, gc: bool = True, namespaces: Iterable[str] = (), port: int | None = None) -> None:
         self.emulator = Emulator(gc=gc)
         self.namespaces = list(namespaces)
         self.kubeconfig: Path | None = None

@@ -22,12 +22,17 @@ _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 class ApiError(Exception):
     """An error answered as a Kubernetes ``Status`` body."""
 
-    def __init__(self, code: int, reason: str, message: str, details: JSON | None = None) -> None:
+    def __init__(
+        self, code: int, reason: str, message: str, details: JSON | None = None, *, body: JSON | None = None
+    ) -> None:
         super().__init__(message)
         self.code, self.reason, self.message, self.details = code, reason, message, details or {}
+        self.body = body
 
     def status(self) -> JSON:
         """The ``kind: Status`` body for this error."""
+        if self.body is not None:
+            return self.body
         body: JSON = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
         body.update(message=self.message, reason=self.reason, code=self.code)
         if self.details:

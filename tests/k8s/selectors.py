@@ -74,14 +74,40 @@ def field_value(obj: Mapping[str, Any], path: str) -> str | None:
     return None if isinstance(current, dict | list) else str(current)
 
 
-def field_matcher(selector: str | None) -> Matcher:
-    """A predicate on objects for a fieldSelector string (``=``, ``==``, ``!=`` on dotted paths)."""
+# Field labels each kind's registry supports (pkg/registry/*/strategy.go ``...ToSelectableFields``);
+# every kind has metadata.name and metadata.namespace; custom resources add their selectableFields.
+_EVENT = ("reason", "type", "source", "reportingComponent")
+SELECTABLE_FIELDS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("", "pods"): (
+        "spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+        "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs", "status.nominatedNodeName",
+    ),
+    ("", "events"): (
+        *_EVENT, *(f"involvedObject.{k}" for k in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")),
+    ),
+    ("events.k8s.io", "events"): (
+        "reason", "type", "reportingController",
+        *(f"regarding.{k}" for k in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")),
+    ),
+    ("", "secrets"): ("type",),
+    ("", "namespaces"): ("status.phase",),
+    ("", "nodes"): ("spec.unschedulable",),
+}  # fmt: skip
+
+
+def field_matcher(selector: str | None, allowed: tuple[str, ...] | None = None) -> Matcher:
+    """A predicate on objects for a fieldSelector string (``=``, ``==``, ``!=`` on dotted paths).
+
+    With ``allowed``, any other field label is refused as the API server does.
+    """
     checks: list[tuple[str, bool, str]] = []
     for part in _split_top_level(selector or ""):
         match = re.match(r"^([^!=\s]+)\s*(==|=|!=)\s*(.*)$", part)
         if not match:
             raise SelectorError(f"invalid field selector: {part!r}")
         path, op, value = match.groups()
+        if allowed is not None and path not in ("metadata.name", "metadata.namespace", *allowed):
+            raise SelectorError(f'field label not supported: {path}')
         checks.append((path, op != "!=", value.strip()))
 
     def matches(obj: Mapping[str, Any]) -> bool:
@@ -94,7 +120,29 @@ def field_matcher(selector: str | None) -> Matcher:
     return matches
 
 
-def combined_matcher(label_selector: str | None, field_selector: str | None) -> Matcher:
-    """Both selectors at once."""
-    labels, fields = label_matcher(label_selector), field_matcher(field_selector)
+def combined_matcher(
+    label_selector: str | None, field_selector: str | None, allowed: tuple[str, ...] | None = None
+) -> Matcher:
+    """Both selectors at once (``allowed``: the field labels the kind supports)."""
+    labels, fields = label_matcher(label_selector), field_matcher(field_selector, allowed)
     return lambda obj: labels(obj) and fields(obj)
+
+
+def label_selector_matcher(selector: Mapping[str, Any]) -> Callable[[Mapping[str, str]], bool]:
+    """A predicate on label sets for a ``LabelSelector`` object (matchLabels and matchExpressions)."""
+    checks: list[Callable[[Mapping[str, str]], bool]] = []
+    for key, value in (selector.get("matchLabels") or {}).items():
+        checks.append(lambda labels, k=key, v=value: labels.get(k) == v)
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), set(expr.get("values") or [])
+        if op == "In":
+            checks.append(lambda labels, k=key, vs=values: labels.get(k) in vs)
+        elif op == "NotIn":
+            checks.append(lambda labels, k=key, vs=values: labels.get(k) not in vs)
+        elif op == "Exists":
+            checks.append(lambda labels, k=key: k in labels)
+        elif op == "DoesNotExist":
+            checks.append(lambda labels, k=key: k not in labels)
+        else:
+            raise SelectorError(f"{op!r} is not a valid label selector operator")
+    return lambda labels: all(check(labels) for check in checks)

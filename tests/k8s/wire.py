@@ -13,6 +13,7 @@ from kmock._internal import parsing
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 APPLY_PATCH = "application/apply-patch+yaml"
 JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 
 
@@ -38,12 +39,20 @@ class Target:
     name: str | None
     subresource: str | None
     params: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    """Sent back as ``Warning: 299`` headers (unknown fields under fieldValidation=Warn)."""
 
     @property
     def qualified(self) -> str:
         """``plural.group`` as the real server names a resource in messages."""
         group = self.resource.group
         return f"{self.resource.plural}.{group}" if group else str(self.resource.plural)
+
+    @property
+    def qualified_kind(self) -> str:
+        """``Kind.group`` as Invalid messages name the kind (``Kind`` for the core group)."""
+        group = self.resource.group
+        return f"{self.info.kind}.{group}" if group else str(self.info.kind)
 
     @property
     def has_status(self) -> bool:

@@ -5,10 +5,18 @@ no ``const``, OpenAPI 3.0 ``nullable`` instead of "X or null", and boolean
 ``exclusiveMinimum``. Unions that Kubernetes cannot express (a literal or a
 ``valueFrom`` mapping) keep their values with ``x-kubernetes-preserve-unknown-fields``;
 the operator validates them with the same models as the CLI, so nothing is lost.
+
+Two rules of the API server shape the root: ``metadata`` may say nothing but
+``type: object`` (apiextensions compares it, extensions included, with an empty schema
+and refuses the CRD otherwise), and the root allows no ``additionalProperties``.
+Defaults are not put into the schema: the API server would write them into every stored
+object, and an absent field must stay absent (it means "OpenClaw's default" when
+rendering); the models apply them, and the description says what they are.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from clawplane.models import API_GROUP, KINDS
@@ -22,7 +30,7 @@ _PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
         {"name": "Tools", "type": "integer", "jsonPath": ".status.toolCount"},
     ],
     "Agent": [
-        {"name": "Skills", "type": "integer", "jsonPath": ".status.skillCount"},
+        {"name": "Skills", "type": "integer", "jsonPath": ".status.skills"},
         {"name": "Prompt-Chars", "type": "integer", "jsonPath": ".status.promptChars", "priority": 1},
     ],
     "Channel": [
@@ -66,6 +74,8 @@ def _structural(node: dict[str, Any]) -> dict[str, Any]:
     for key, value in node.items():
         if key in _DROP or key in ("discriminator",):
             continue
+        if key == "default":
+            continue
         if key == "const":
             out["enum"] = [value]
         elif key == "exclusiveMinimum":
@@ -78,6 +88,8 @@ def _structural(node: dict[str, Any]) -> dict[str, Any]:
             out["items"] = _structural(value)
         else:
             out[key] = value
+    if "default" in node:
+        out["description"] = _with_default(out.get("description"), node["default"])
     addl = node.get("additionalProperties")
     if isinstance(addl, dict):
         out["additionalProperties"] = _structural(addl)
@@ -86,6 +98,15 @@ def _structural(node: dict[str, Any]) -> dict[str, Any]:
     if out.get("type") == "object" and "properties" not in out and "additionalProperties" not in out:
         out["x-kubernetes-preserve-unknown-fields"] = True
     return out
+
+
+def _with_default(description: str | None, default: Any) -> str:
+    """The description with the model's default appended (the schema itself carries none)."""
+    text = (description or "").rstrip()
+    shown = json.dumps(default, ensure_ascii=False)
+    if shown in ("[]", "{}") or "default" in text.lower():
+        return text
+    return f"{text} Default: {shown}.".strip()
 
 
 def _union(node: dict[str, Any], branches: list[dict[str, Any]]) -> dict[str, Any]:
@@ -97,7 +118,7 @@ def _union(node: dict[str, Any], branches: list[dict[str, Any]]) -> dict[str, An
         if nullable:
             inner["nullable"] = True
         if "default" in node and node["default"] is not None:
-            inner["default"] = node["default"]
+            inner["description"] = _with_default(inner.get("description"), node["default"])
         return inner
     flat = [_structural(b) for b in non_null]
     types = {b.get("type") for b in flat}
@@ -125,13 +146,16 @@ def crd(kind: str) -> dict[str, Any]:
     defs = schema.get("$defs", {})
     body = _inline({k: v for k, v in schema.items() if k != "$defs"}, defs)
     props = dict(body["properties"])
-    props["metadata"] = {"type": "object"}
     props["status"] = {
         "type": "object",
         "x-kubernetes-preserve-unknown-fields": True,
         "description": "Observed state, written by the operator.",
     }
+    props.pop("metadata", None)
     open_api = _structural({**body, "properties": props})
+    open_api.pop("x-kubernetes-preserve-unknown-fields", None)
+    # Exactly this, or the API server refuses the CRD (see the module docstring).
+    open_api["properties"] = {"metadata": {"type": "object"}, **open_api["properties"]}
     open_api["required"] = [r for r in open_api.get("required", []) if r != "metadata"]
     return {
         "apiVersion": "apiextensions.k8s.io/v1",

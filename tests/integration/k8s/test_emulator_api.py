@@ -9,7 +9,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,21 +27,8 @@ APPLY = {"Content-Type": "application/apply-patch+yaml"}
 JSON = dict[str, Any]
 
 
-@pytest.fixture
-def api(emulator: EmulatorThread) -> Iterator[httpx.Client]:
-    """An HTTP client for the emulator."""
-    with httpx.Client(base_url=emulator.url, timeout=10) as client:
-        yield client
 
 
-@pytest.fixture
-def crd(emulator: EmulatorThread, api: httpx.Client) -> JSON:
-    """The McpServer CRD, created over HTTP."""
-    resp = api.post(
-        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=yaml.safe_load(CRD_PATH.read_text())
-    )
-    assert resp.status_code == 201, resp.text
-    return dict(resp.json())
 
 
 def mcp(name: str, transport: str = "stdio", **meta: Any) -> JSON:
@@ -119,7 +105,7 @@ def test_generation_counts_spec_changes_only(api: httpx.Client, crd: JSON) -> No
     assert labelled["metadata"]["generation"] == 1
     status = api.patch(f"{MCP}/a/status", json={"status": {"ready": True}}, headers=MERGE).json()
     assert status["metadata"]["generation"] == 1
-    changed = api.patch(f"{MCP}/a", json={"spec": {"transport": "http"}}, headers=MERGE).json()
+    changed = api.patch(f"{MCP}/a", json={"spec": {"transport": "sse"}}, headers=MERGE).json()
     assert changed["metadata"]["generation"] == 2
 
 
@@ -139,9 +125,11 @@ def test_merge_patch_null_deletes_and_strategic_merges_named_lists(api: httpx.Cl
     deploy = {
         "metadata": {"name": "web"},
         "spec": {
+            "selector": {"matchLabels": {"app": "web"}},
             "template": {
-                "spec": {"containers": [{"name": "app", "image": "a:1", "ports": [{"containerPort": 80}]}]}
-            }
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "app", "image": "a:1", "ports": [{"containerPort": 80}]}]},
+            },
         },
     }
     create(api, "/apis/apps/v1/namespaces/default/deployments", deploy)
@@ -152,7 +140,8 @@ def test_merge_patch_null_deletes_and_strategic_merges_named_lists(api: httpx.Cl
         headers={"Content-Type": "application/strategic-merge-patch+json"},
     )
     container = resp.json()["spec"]["template"]["spec"]["containers"][0]
-    assert container == {"name": "app", "image": "a:2", "ports": [{"containerPort": 80}]}
+    assert (container["name"], container["image"]) == ("app", "a:2")
+    assert container["ports"] == [{"containerPort": 80, "protocol": "TCP"}]  # kept, and defaulted
 
 
 def test_json_patch_test_op_guards_resource_version(api: httpx.Client) -> None:
@@ -208,9 +197,9 @@ def test_server_side_apply_creates_then_merges(api: httpx.Client, crd: JSON) -> 
     params = {"fieldManager": "test"}
     created = api.patch(f"{MCP}/a", content=yaml.safe_dump(mcp("a")), headers=APPLY, params=params)
     assert created.status_code == 201 and created.json()["metadata"]["uid"]
-    update = {**mcp("a", "http"), "metadata": {"name": "a", "labels": {"x": "y"}}}
+    update = {**mcp("a", "sse"), "metadata": {"name": "a", "labels": {"x": "y"}}}
     merged = api.patch(f"{MCP}/a", content=json.dumps(update), headers=APPLY, params=params).json()
-    assert merged["spec"]["transport"] == "http" and merged["metadata"]["labels"] == {"x": "y"}
+    assert merged["spec"]["transport"] == "sse" and merged["metadata"]["labels"] == {"x": "y"}
     assert merged["metadata"]["uid"] == created.json()["metadata"]["uid"]
 
 
@@ -279,8 +268,8 @@ def owned_configmap(name: str, *owners: JSON) -> JSON:
     return {"metadata": {"name": name, "ownerReferences": refs}}
 
 
-def test_owner_garbage_collection_when_enabled() -> None:
-    with EmulatorThread(gc=True) as emu, httpx.Client(base_url=emu.url, timeout=10) as api:
+def test_owner_garbage_collection_by_default() -> None:
+    with EmulatorThread() as emu, httpx.Client(base_url=emu.url, timeout=10) as api:
         create(
             api,
             "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
@@ -297,11 +286,13 @@ def test_owner_garbage_collection_when_enabled() -> None:
         assert [o["metadata"]["name"] for o in emu.list("configmaps", "default")] == ["unowned"]
 
 
-def test_no_garbage_collection_by_default(api: httpx.Client, crd: JSON, emulator: EmulatorThread) -> None:
-    owner = create(api, MCP, mcp("owner"))
-    create(api, CM, owned_configmap("dep", owner))
-    api.delete(f"{MCP}/owner")
-    assert emulator.get("configmaps", "default", "dep") is not None
+def test_no_garbage_collection_when_disabled() -> None:
+    with EmulatorThread(gc=False) as emu, httpx.Client(base_url=emu.url, timeout=10) as api:
+        api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=yaml.safe_load(CRD_PATH.read_text()))
+        owner = create(api, MCP, mcp("owner"))
+        create(api, CM, owned_configmap("dep", owner))
+        api.delete(f"{MCP}/owner")
+        assert emu.get("configmaps", "default", "dep") is not None
 
 
 # --- selectors ----------------------------------------------------------------------------------------
@@ -331,8 +322,8 @@ def test_label_selectors(api: httpx.Client, selector: str, expected: list[str]) 
 def test_field_selectors(api: httpx.Client, crd: JSON) -> None:
     create(api, "/api/v1/namespaces", {"metadata": {"name": "other"}})
     create(api, MCP, mcp("a", "stdio"))
-    create(api, MCP, mcp("b", "http"))
-    create(api, "/apis/clawplane.dev/v1alpha1/namespaces/other/mcpservers", mcp("c", "http"))
+    create(api, MCP, mcp("b", "sse"))
+    create(api, "/apis/clawplane.dev/v1alpha1/namespaces/other/mcpservers", mcp("c", "sse"))
 
     def names(selector: str) -> list[str]:
         resp = api.get("/apis/clawplane.dev/v1alpha1/mcpservers", params={"fieldSelector": selector})
@@ -340,7 +331,12 @@ def test_field_selectors(api: httpx.Client, crd: JSON) -> None:
 
     assert names("metadata.name=a") == ["a"]
     assert names("metadata.namespace=other") == ["c"]
-    assert names("spec.transport=http,metadata.namespace!=other") == ["b"]
+    assert names("metadata.name!=a,metadata.namespace!=other") == ["b"]
+    # Custom resources select only on metadata (and on declared selectableFields), as on a real server.
+    refused = api.get("/apis/clawplane.dev/v1alpha1/mcpservers", params={"fieldSelector": "spec.transport=sse"})
+    assert assert_status(refused, 400, "BadRequest")["message"] == "field label not supported: spec.transport"
+    secrets = api.get("/api/v1/secrets", params={"fieldSelector": "type=Opaque"})
+    assert secrets.status_code == 200, secrets.text
     assert_status(api.get(CM, params={"labelSelector": "a in (b"}), 400, "BadRequest")
 
 
@@ -477,11 +473,19 @@ def test_crd_registers_and_unregisters_its_kind(api: httpx.Client, crd: JSON) ->
 
 def test_events_are_stored_in_both_groups(api: httpx.Client) -> None:
     create(api, "/api/v1/namespaces/default/events", {"metadata": {"name": "e1"}, "reason": "Test"})
-    create(
-        api,
-        "/apis/events.k8s.io/v1/namespaces/default/events",
-        {"metadata": {"name": "e2"}, "reason": "Test"},
-    )
+    strict = {
+        "metadata": {"name": "e2"},
+        "reason": "Test",
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "reportingController": "clawplane.dev/operator",
+        "reportingInstance": "test",
+        "action": "Testing",
+        "type": "Normal",
+        "regarding": {"kind": "ConfigMap", "namespace": "default", "name": "x"},
+    }
+    refused = api.post("/apis/events.k8s.io/v1/namespaces/default/events", json={"metadata": {"name": "e3"}})
+    assert "eventTime: Required value" in assert_status(refused, 422, "Invalid")["message"]
+    create(api, "/apis/events.k8s.io/v1/namespaces/default/events", strict)
     assert len(api.get("/api/v1/events").json()["items"]) == 1
     assert len(api.get("/apis/events.k8s.io/v1/events").json()["items"]) == 1
 
@@ -590,7 +594,7 @@ def test_command_line_entry(tmp_path: Path) -> None:
         "tests.k8s.emulator",
         "--port",
         "0",
-        "--gc",
+        "--no-gc",
         "--print-kubeconfig",
         str(kubeconfig),
     ]

@@ -296,7 +296,8 @@ def test_invalid_spec_keeps_the_last_good_one_running(cluster: Cluster) -> None:
     apply_all(cluster, secret("x"), server())
     cluster.ready("notes")
     template = cluster.template_hash()
-    cluster.patch_spec("mcpservers", "notes", {"connectionTimeoutMs": 0})
+    # Valid for the CRD schema (the API server stores it), refused by clawplane's own validation.
+    cluster.patch_spec("mcpservers", "notes", {"transport": "sse"})
     refused = until(
         cluster.emu,
         "Accepted=False for generation 2",
@@ -307,7 +308,7 @@ def test_invalid_spec_keeps_the_last_good_one_running(cluster: Cluster) -> None:
             and c
         ),
     )
-    assert refused["reason"] == "Invalid" and "spec.connectionTimeoutMs" in refused["message"]
+    assert refused["reason"] == "Invalid" and "requires a url" in refused["message"]
     obj = cluster.get("mcpservers", "notes")
     assert obj is not None and obj["status"]["observedGeneration"] == 1
     assert is_true(obj, "Ready") and cluster.template_hash() == template

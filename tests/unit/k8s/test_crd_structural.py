@@ -1,0 +1,160 @@
+"""The generated CRDs pass the API server's CRD rules (ported in tests/k8s/rules), and the rules bite.
+
+The rules are ported from apiextensions-apiserver (ValidateStructural, ValidateDefaults,
+ValidateCustomResourceDefinition); the negative cases pin the upstream wording, so a
+lenient port cannot pass silently.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from tests.k8s.rules.crd import UnsupportedByEmulatorError, validate_crd
+from tests.k8s.rules.fielderrors import aggregate
+from tests.k8s.rules.structural import apply_defaults, prune
+
+from clawplane.schema.crd import all_crds
+
+CRDS = all_crds()
+ROOT = "spec.versions[0].schema.openAPIV3Schema"
+
+
+def texts(crd: dict[str, Any]) -> list[str]:
+    return [e.text() for e in validate_crd(crd)]
+
+
+def schema_of(crd: dict[str, Any]) -> dict[str, Any]:
+    return crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+
+
+def with_schema(change: Any) -> dict[str, Any]:
+    crd = copy.deepcopy(CRDS["mcpservers.clawplane.dev.yaml"])
+    change(schema_of(crd))
+    return crd
+
+
+@pytest.mark.parametrize("name", sorted(CRDS))
+def test_every_generated_crd_passes_the_api_server_rules(name: str) -> None:
+    assert texts(CRDS[name]) == []
+
+
+@pytest.mark.parametrize("name", sorted(CRDS))
+def test_root_metadata_is_exactly_type_object(name: str) -> None:
+    assert schema_of(CRDS[name])["properties"]["metadata"] == {"type": "object"}
+
+
+def test_the_old_metadata_schema_is_refused_with_the_upstream_message() -> None:
+    def old_form(schema: dict[str, Any]) -> None:
+        schema["properties"]["metadata"] = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+
+    assert texts(with_schema(old_form)) == [
+        f"{ROOT}.properties[metadata]: Forbidden: must not specify anything other than name and generateName, "
+        "but metadata is implicitly specified"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("metadata", "ok"),
+    [
+        ({"type": "object"}, True),
+        ({"type": "object", "properties": {"name": {"type": "string", "maxLength": 20}}}, True),
+        ({"type": "object", "description": "standard metadata"}, False),
+        ({"type": "object", "properties": {"labels": {"type": "object"}}}, False),
+        ({"type": "object", "required": ["name"]}, False),
+        ({}, False),
+    ],
+)
+def test_root_metadata_may_only_restrict_name_and_generate_name(metadata: dict[str, Any], ok: bool) -> None:
+    def set_metadata(schema: dict[str, Any]) -> None:
+        schema["properties"]["metadata"] = metadata
+
+    assert (texts(with_schema(set_metadata)) == []) is ok
+
+
+def test_structural_violations_name_the_field() -> None:
+    def break_it(schema: dict[str, Any]) -> None:
+        spec = schema["properties"]["spec"]["properties"]
+        spec["args"] = {"type": "array"}  # items missing
+        spec["env"] = {"description": "no type"}
+        spec["cwd"]["anyOf"] = [{"type": "string"}]  # a type inside a value validation
+        schema["additionalProperties"] = False
+        schema["properties"]["spec"]["properties"]["image"]["properties"] = {"metadata": {"type": "object"}}
+
+    found = texts(with_schema(break_it))
+    assert f"{ROOT}.properties[spec].properties[args].items: Required value: must be specified" in found
+    assert (
+        f"{ROOT}.properties[spec].properties[env].type: Required value: must not be empty for specified object fields"
+        in found
+    )
+    assert f"{ROOT}.properties[spec].properties[cwd].anyOf[0].type: Forbidden: must be empty to be structural" in found
+    assert f"{ROOT}.additionalProperties: Forbidden: must not be used at the root" in found
+
+
+def test_defaults_must_be_pruned_and_valid() -> None:
+    def bad_defaults(schema: dict[str, Any]) -> None:
+        spec = schema["properties"]["spec"]["properties"]
+        spec["connectionTimeoutMs"]["default"] = 0  # exclusiveMinimum 0
+        spec["toolFilter"]["default"] = {"include": ["a"], "unknown": 1}
+
+    found = aggregate(validate_crd(with_schema(bad_defaults)))
+    assert "properties[connectionTimeoutMs].default: Invalid value: 0: " in found
+    assert "should be greater than 0" in found
+    assert "properties[toolFilter].default: Invalid value: " in found and "must not have unknown fields" in found
+
+
+def test_defaults_in_top_level_metadata_are_forbidden() -> None:
+    def default_kind(schema: dict[str, Any]) -> None:
+        schema["properties"]["kind"]["default"] = "McpServer"
+
+    assert f"{ROOT}.properties[kind].default: Forbidden: must not be set in top-level kind" in texts(
+        with_schema(default_kind)
+    )
+
+
+def test_names_and_versions_follow_the_crd_rules() -> None:
+    crd = copy.deepcopy(CRDS["agents.clawplane.dev.yaml"])
+    crd["metadata"]["name"] = "agents.example.com"
+    crd["spec"]["names"]["listKind"] = crd["spec"]["names"]["kind"]
+    crd["spec"]["versions"][0]["storage"] = False
+    crd["spec"]["versions"][0]["additionalPrinterColumns"].append({"name": "X", "type": "map", "jsonPath": "spec"})
+    found = aggregate(validate_crd(crd))
+    assert 'metadata.name: Invalid value: "agents.example.com": must be spec.names.plural+"."+spec.group' in found
+    assert "kind and listKind may not be the same" in found
+    assert "must have exactly one version marked as storage version" in found
+    assert '.type: Invalid value: "map": must be one of boolean,date,integer,number,string' in found
+    assert ".JSONPath: Invalid value: \"spec\": must be a simple json path starting with ." in found
+
+
+def test_cel_rules_are_refused_not_ignored() -> None:
+    def with_cel(schema: dict[str, Any]) -> None:
+        schema["properties"]["spec"]["x-kubernetes-validations"] = [{"rule": "self.enabled"}]
+
+    with pytest.raises(UnsupportedByEmulatorError):
+        validate_crd(with_schema(with_cel))
+
+
+def test_pruning_and_defaulting_of_a_custom_resource() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {
+                "type": "object",
+                "properties": {
+                    "size": {"type": "integer", "default": 1},
+                    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                },
+            }
+        },
+    }
+    obj = {
+        "apiVersion": "x/v1",
+        "kind": "X",
+        "metadata": {"name": "a"},
+        "spec": {"typo": 1, "free": {"anything": [1]}},
+        "extra": True,
+    }
+    assert prune(obj, schema, resource_root=True) == ["extra", "spec.typo"]
+    apply_defaults(obj, schema)
+    assert obj == {"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "a"}, "spec": {"size": 1, "free": {"anything": [1]}}}
