@@ -1,4 +1,4 @@
-"""Rendered outputs → ConfigMaps: one per Agent (snapshot, prompt, tools, Codex config), one for the Gateway.
+"""Rendered outputs → ConfigMaps: per Agent (snapshot, prompt, tools, Codex and client configs), per Gateway.
 
 The engine renders files into the namespace's out dir exactly as it does locally; this
 module groups them per owner, writes the ConfigMaps whose content changed and deletes
@@ -53,6 +53,11 @@ def wanted_config_maps(
         codex = out_dir / "codex" / agent_id / "config.toml"
         if codex.exists():
             data["codex-config.toml"] = codex.read_text(encoding="utf-8")
+        for client in sorted((out_dir / "clients").glob(f"*/{agent_id}/*")):
+            # clients/<client>/<agent>/<file> → key client-<client>-<file> (keys allow [-._a-zA-Z0-9]).
+            data[f"client-{client.parent.parent.name}-{client.name.lstrip('.')}"] = client.read_text(
+                encoding="utf-8"
+            )
         name = agent_config_map_name(owner.name)
         _fit(data, name)
         labels = {AGENT_LABEL: name}

@@ -67,6 +67,25 @@ class CodexProjection(Model):
     """Codex approval mode for this server's tools."""
 
 
+class McpClient(enum.StrEnum):
+    """MCP clients clawplane writes a config file for (``out/clients/<client>/<agent>/<file>``)."""
+
+    CLAUDE_CODE = "claude-code"
+    CLAUDE_DESKTOP = "claude-desktop"
+    VSCODE = "vscode"
+    CURSOR = "cursor"
+    GEMINI_CLI = "gemini-cli"
+
+
+class ClientProjection(Model):
+    """Which MCP clients' configs include this server, for which agents."""
+
+    agents: Annotated[list[AgentId], Field(min_length=1)] | None = None
+    """Agent ids whose client configs get this server; omitted = every agent that uses it."""
+    targets: Annotated[list[McpClient], Field(min_length=1)] | None = None
+    """Clients to write configs for; omitted = all of them."""
+
+
 class KubernetesResources(Model):
     """Container resource requests and limits (kubernetes driver)."""
 
@@ -116,6 +135,8 @@ class McpServerSpec(Model):
     """Include/exclude lists applied to the server's raw tool names."""
     codex: CodexProjection | None = None
     """Codex projection settings."""
+    clients: ClientProjection | None = None
+    """Projections into MCP clients' own config files (Claude Code, Claude Desktop, VS Code, Cursor, Gemini CLI); absent = none."""
     hosting: Hosting = Hosting.CLAWPLANE
     """``clawplane`` keeps a stdio server running and exposes it over HTTP; ``consumer`` lets the agent runtime spawn it."""
     image: str | None = None
@@ -178,8 +199,10 @@ class McpServer(Resource):
 
 __all__ = [
     "ApprovalMode",
+    "ClientProjection",
     "CodexProjection",
     "Hosting",
+    "McpClient",
     "McpServer",
     "McpServerSpec",
     "ToolFilter",

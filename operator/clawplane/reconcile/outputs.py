@@ -1,7 +1,8 @@
 """Desired + observed state → every rendered file, as text keyed by its path under the out dir.
 
 Files: ``openclaw.json``; per agent ``agents/<id>/skills-prompt.txt``, ``snapshot.json``
-and ``tools.json``; per agent with projected servers ``codex/<id>/config.toml``. Skill
+and ``tools.json``; per agent with projected servers ``codex/<id>/config.toml`` and
+``clients/<client>/<id>/<file>`` (Claude Code, Claude Desktop, VS Code, Cursor, Gemini CLI). Skill
 snapshots come from ``clawplane.skills`` (its engine caches scans between passes), tool
 catalogs from the observed tool surfaces, hosted server URLs from the runtime records.
 Nothing here writes to disk except materialising inline Skill resources as SKILL.md.
@@ -20,6 +21,7 @@ from clawplane.diagnostics import Diagnostic
 from clawplane.models import Agent, Gateway, McpServer, Skill
 from clawplane.reconcile.workspace import Workspace
 from clawplane.render import render_codex_config, render_openclaw_config
+from clawplane.render.clients import render_client_configs
 from clawplane.skills import AgentSnapshot, GatewaySkills, Host, Placed, SkillsEngine
 from clawplane.state import ObservedState
 
@@ -40,6 +42,8 @@ class OutputRenderer:
     environ: Mapping[str, str] | None = None
     secret_key_refs_as_env: bool = False
     """Kubernetes: render secretKeyRefs as env references and list them in ``gateway-secret-env.json``."""
+    consumer_tokens: Mapping[str, str] | None = None
+    """Bearer token per consumer id (``client:<client>:<agent>``) for the hosted endpoint."""
     engine: SkillsEngine = field(default_factory=SkillsEngine)
     snapshots: dict[str, AgentSnapshot] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -80,22 +84,33 @@ class OutputRenderer:
             # Compact JSON: the C encoder is ~10x faster than an indented dump on large fleets.
             files[f"agents/{agent_id}/snapshot.json"] = self._snapshot_json(agent_id, snapshot)
             files[f"agents/{agent_id}/tools.json"] = _json(_catalog(server_names, observed))
+            # Only servers whose tools are known: unknown ones must not become "no tools enabled".
+            discovered = {
+                n: [t.raw_name for t in observed.tools_observed[n]]
+                for n in server_names
+                if n in observed.tools_observed
+            }
             codex = render_codex_config(
                 agent_id,
                 [by_name[n] for n in server_names if n in by_name],
                 hosted_urls=hosted,
                 base_dirs=base_dirs,
-                # Only servers whose tools are known: unknown ones must not become "no tools enabled".
-                discovered_tools={
-                    n: [t.raw_name for t in observed.tools_observed[n]]
-                    for n in server_names
-                    if n in observed.tools_observed
-                },
+                discovered_tools=discovered,
                 environ=self.environ,
             )
             self.diagnostics.extend(codex.diagnostics)
             if "[mcp_servers" in codex.text:
                 files[f"codex/{agent_id}/config.toml"] = codex.text
+            clients, problems = render_client_configs(
+                agent_id,
+                [by_name[n] for n in server_names if n in by_name],
+                hosted_urls=hosted,
+                base_dirs=base_dirs,
+                discovered_tools=discovered,
+                tokens=self.consumer_tokens,
+            )
+            self.diagnostics.extend(problems)
+            files.update(clients)
         return files
 
     def _snapshots(self, desired: DesiredState) -> dict[str, AgentSnapshot]:

@@ -67,6 +67,15 @@ def test_quickstart_converges_serves_and_tears_down(quickstart: tuple[Path, Cli]
     assert again.returncode == 0, again.stdout
 
     url = json.loads((out / "openclaw.json").read_text())["mcp"]["servers"]["notes"]["url"]
+    # Both agents get Claude Code, VS Code, Cursor and Gemini CLI configs pointing at the hosted endpoint.
+    for agent in ("coder", "writer"):
+        claude = json.loads((out / f"clients/claude-code/{agent}/.mcp.json").read_text())
+        assert claude["mcpServers"]["notes"] == {"type": "http", "url": url}
+        assert json.loads((out / f"clients/vscode/{agent}/mcp.json").read_text())["servers"]["notes"]["url"] == url
+        assert json.loads((out / f"clients/cursor/{agent}/mcp.json").read_text())["mcpServers"]["notes"]["url"] == url
+        gemini = json.loads((out / f"clients/gemini-cli/{agent}/settings.json").read_text())
+        assert gemini["mcpServers"]["notes"] == {"httpUrl": url, "trust": False}
+    assert not (out / "clients/claude-desktop").exists()
 
     async def call() -> tuple[list[str], str]:
         async with Client(url) as client:
