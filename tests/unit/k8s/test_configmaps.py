@@ -18,6 +18,9 @@ def test_agent_and_gateway_files_are_grouped(tmp_path: Path) -> None:
     write(tmp_path, "agents/bot/skills-prompt.txt", "prompt")
     write(tmp_path, "agents/bot/tools.json", "[]")
     write(tmp_path, "codex/bot/config.toml", "[mcp_servers.a]\n")
+    write(tmp_path, "clients/claude-code/bot/.mcp.json", '{"mcpServers": {}}')
+    write(tmp_path, "clients/gemini-cli/bot/settings.json", '{"mcpServers": {}}')
+    write(tmp_path, "clients/vscode/other/mcp.json", '{"servers": {}}')
     write(tmp_path, "openclaw.json", "{}")
     wanted = wanted_config_maps(
         tmp_path, "ns", agents={"Bot": Owner("Agent", "Bot", "u1")}, gateway=Owner("Gateway", "default", "u2")
@@ -26,7 +29,8 @@ def test_agent_and_gateway_files_are_grouped(tmp_path: Path) -> None:
     assert agent_config_map_name("Bot") != agent_config_map_name("bot")
     assert set(wanted) == {agent_config_map_name("Bot"), "clawplane-gateway-default"}
     agent = wanted[agent_config_map_name("Bot")]
-    assert set(agent["data"]) == {"skills-prompt.txt", "tools.json", "codex-config.toml"}
+    assert set(agent["data"]) == {"skills-prompt.txt", "tools.json", "codex-config.toml",
+                                  "client-claude-code-mcp.json", "client-gemini-cli-settings.json"}
     assert wanted["clawplane-gateway-default"]["data"] == {"openclaw.json": "{}"}
 
 
