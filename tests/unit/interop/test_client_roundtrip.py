@@ -124,3 +124,17 @@ def test_mixed_references_and_input_prompts_are_losses_never_literals(tmp_path: 
     assert result.documents["McpServer"][0]["spec"] == {"transport": "streamable-http", "url": "https://api.example.com/mcp"}
     assert sorted(d.path for d in result.lost) == ["mcpServers.gh.headers.Authorization", "mcpServers.gh.headers.X-Default"]
     assert sorted(d.location.line for d in result.lost if d.location) == [7, 8]  # each header on its own line
+
+
+def test_the_token_store_is_asked_per_consumer_for_the_hosted_servers_it_reaches() -> None:
+    servers = [_server("h", {"command": "srv"}, McpClient.GEMINI_CLI), _server("c", SPECS["plain"], McpClient.GEMINI_CLI)]
+    asked: list[tuple[str, list[str]]] = []
+
+    def auth(consumer: str, reached: Any) -> dict[str, str]:
+        asked.append((consumer, [s.name for s in reached]))
+        return {s.name: "Bearer from-store" for s in reached}
+
+    files, _ = render_client_configs("Main", servers, hosted_urls={"h": "http://127.0.0.1:1/mcp/h"}, base_dirs={}, auth=auth)
+    assert asked == [("client:gemini-cli:main", ["h"])]  # agent ids are case-insensitive
+    entry = json.loads(files["clients/gemini-cli/Main/settings.json"])["mcpServers"]["h"]
+    assert entry["headers"] == {"Authorization": "Bearer from-store"}

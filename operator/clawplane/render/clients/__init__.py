@@ -17,7 +17,14 @@ from clawplane.diagnostics import Diagnostic
 from clawplane.models import McpServer
 from clawplane.models.mcpserver import McpClient
 from clawplane.render.clients import claude_code, claude_desktop, cursor, gemini, vscode
-from clawplane.render.clients.common import ClientContext, consumer_id, hosted_auth_header, projected
+from clawplane.render.clients.common import (
+    AuthFor,
+    ClientContext,
+    consumer_id,
+    hosted_auth_header,
+    hosted_servers,
+    projected,
+)
 
 
 @dataclass(frozen=True)
@@ -54,14 +61,27 @@ def render_client_configs(
     base_dirs: Mapping[str, Path],
     discovered_tools: Mapping[str, Sequence[str]] | None = None,
     tokens: Mapping[str, str] | None = None,
+    auth: AuthFor | None = None,
 ) -> tuple[dict[str, str], list[Diagnostic]]:
-    """Every client file of ``agent_id`` (by path under the out dir), and what could not be expressed."""
+    """Every client file of ``agent_id`` (by path under the out dir), and what could not be expressed.
+
+    Hosted servers are authenticated with ``auth(consumer, servers)`` when given (the token
+    store's view: a header per server the consumer's token reaches), else with the consumer's
+    entry in ``tokens`` (``hosted_auth_header``).
+    """
     files: dict[str, str] = {}
     diagnostics: list[Diagnostic] = []
     for client, fmt in CLIENTS.items():
         if not any(projected(s, agent_id, client) for s in servers):
             continue
-        ctx = ClientContext(client, agent_id, hosted_urls, base_dirs, discovered_tools, tokens)
+        consumer = consumer_id(client, agent_id)
+        reached = hosted_servers(servers, agent_id, client, hosted_urls)
+        if auth is not None:
+            headers = dict(auth(consumer, reached))
+        else:
+            header = hosted_auth_header(consumer, tokens)
+            headers = {s.name: header for s in reached} if header else {}
+        ctx = ClientContext(client, agent_id, hosted_urls, base_dirs, discovered_tools, headers)
         doc = fmt.render(servers, ctx)
         diagnostics.extend(ctx.diagnostics)
         files[client_path(client, agent_id)] = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
@@ -70,6 +90,7 @@ def render_client_configs(
 
 __all__ = [
     "CLIENTS",
+    "AuthFor",
     "ClientFormat",
     "client_path",
     "consumer_id",

@@ -30,7 +30,7 @@ from clawplane.render.paths import absolute_path, base_dir_of
 
 def consumer_id(client: McpClient, agent_id: str) -> str:
     """The consumer id under which a client projection authenticates to hosted servers."""
-    return f"client:{client.value}:{agent_id}"
+    return f"client:{client.value}:{agent_id.lower()}"
 
 
 def hosted_auth_header(consumer: str, tokens: Mapping[str, str] | None) -> str | None:
@@ -59,6 +59,9 @@ class Reach:
     server: McpServer | None = None
 
 
+AuthFor = Callable[[str, Sequence[McpServer]], Mapping[str, str]]
+"""``(consumer id, hosted servers its config reaches) → Authorization value per server name``."""
+
 RefText = Callable[[ValueFrom, str], str | None]
 """A reference in the client's syntax (``path`` names the field), or None when it has none."""
 
@@ -72,7 +75,8 @@ class ClientContext:
     hosted_urls: Mapping[str, str]
     base_dirs: Mapping[str, Path]
     discovered_tools: Mapping[str, Sequence[str]] | None = None
-    tokens: Mapping[str, str] | None = None
+    auth: Mapping[str, str] = field(default_factory=dict)
+    """``Authorization`` value per hosted server name, for this consumer."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property
@@ -129,7 +133,7 @@ def reach(server: McpServer, ctx: ClientContext, *, filters_tools: bool = False)
                      "hosted server has no endpoint yet; left out", "spec.hosting",
                      "start it under the supervisor first, or set hosting: consumer")
             return None
-        auth = hosted_auth_header(ctx.consumer, ctx.tokens)
+        auth = ctx.auth.get(server.name)
         headers: dict[str, SecretValue] = {"Authorization": auth} if auth else {}
         return Reach(server.name, "http", hosted=True, url=url, headers=headers, server=server)
     if spec.tool_filter is not None and not filters_tools:
@@ -144,6 +148,13 @@ def reach(server: McpServer, ctx: ClientContext, *, filters_tools: bool = False)
                      cwd=absolute_path(spec.cwd, base) if spec.cwd else None, env=spec.env, server=server)
     kind: Literal["http", "sse"] = "sse" if transport is Transport.SSE else "http"
     return Reach(server.name, kind, url=spec.url or "", headers=spec.headers, server=server)
+
+
+def hosted_servers(servers: Sequence[McpServer], agent_id: str, client: McpClient,
+                   hosted_urls: Mapping[str, str]) -> list[McpServer]:
+    """The hosted servers ``client``'s config for ``agent_id`` reaches (what its token must reach)."""
+    return [s for s in servers if projected(s, agent_id, client) and s.name in hosted_urls
+            and s.spec.effective_transport is Transport.STDIO and s.spec.hosting is Hosting.CLAWPLANE]
 
 
 def reaches(servers: Sequence[McpServer], ctx: ClientContext, *,
