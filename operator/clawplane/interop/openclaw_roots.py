@@ -67,6 +67,16 @@ def import_roots(
             "set OPENCLAW_BUNDLED_SKILLS_DIR to the package's skills/ folder and import again, "
             "or set the Gateway's spec.skills.roots.bundled",
         )
+    plugins = config.get("plugins")
+    if not (isinstance(plugins, Mapping) and plugins.get("enabled") is False):
+        report.warn(
+            "import.plugin-skills",
+            ("plugins",),
+            "OpenClaw also loads the skills its enabled plugins ship (browser-automation and "
+            "canvas by default); clawplane does not activate plugins, so they are not imported",
+            "list those plugins' skills folders in the Gateway's spec.skills.roots.plugins, "
+            "or set plugins.enabled: false",
+        )
     gateway.setdefault("agents", {})["stateDir"] = env.state_dir
     report.info(
         "import.skills-root",

@@ -41,6 +41,7 @@ def test_partial_import_writes_what_it_can_reports_each_loss_with_its_line_and_e
     assert "(at mcp.servers.broken)" in proc.stdout
     assert (tmp_path / "mcp-servers.yaml").is_file()
     assert "not imported, " in proc.stdout.splitlines()[-1]
+    assert "warning[import.plugin-skills]" in proc.stdout  # plugins are on: their skills are named as missing
 
 
 def test_nothing_importable_exits_1(tmp_path: Path) -> None:
