@@ -1,22 +1,22 @@
 """The real kubectl drives examples/k8s/ through the operator running against the API emulator.
 
-kubectl applies the CRDs and the example, waits on the status conditions the operator
-writes, rotates the Secret and deletes resources (waiting on the operator's finalizer).
-Tool discovery reaches the independent ``mcp-server-time`` peer behind a real
-``clawplane bridge`` on loopback, through the operator's test-only endpoint override.
+kubectl applies the CRDs and the example (with its default ``--validate=strict``, which the
+emulator enforces), waits on the status conditions the operator writes, rotates the Secret
+and deletes resources (waiting on the operator's finalizer). The emulator's kubelet runs the
+example's server pod for real: ``clawplane bridge`` around the independent ``mcp-server-time``
+peer; the operator waits for its readiness and discovers tools through the Service.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.k8s.emulator import EmulatorThread
-from tests.k8s.operator_run import OperatorRun, bridge, load_yaml_docs, wait_for
+from tests.k8s.operator_run import OperatorRun, load_yaml_docs, wait_for
 from tests.oracles.runners import OpenClawOracle, OracleRunner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,22 +24,14 @@ NS = "clawplane-demo"
 pytestmark = pytest.mark.compat
 
 
-@pytest.fixture(scope="module")
-def time_server_url() -> Iterator[str]:
-    with bridge(sys.executable, "-m", "mcp_server_time", "--local-timezone", "UTC") as url:
-        yield url
-
-
 @pytest.fixture
-def kube(
-    kubectl: OracleRunner, tmp_path: Path, time_server_url: str
-) -> Iterator[tuple[OracleRunner, EmulatorThread]]:
+def kube(kubectl: OracleRunner, tmp_path: Path) -> Iterator[tuple[OracleRunner, EmulatorThread]]:
     with EmulatorThread() as emu:
         kubeconfig = emu.write_kubeconfig(kubectl.env["KUBECONFIG"])
-        kubectl.run("apply", "--validate=false", "-f", str(ROOT / "manifests" / "crds"), check=True)
+        kubectl.run("apply", "-f", str(ROOT / "manifests" / "crds"), check=True)
         kubectl.run("wait", "--for=condition=Established", "crd", "--all", "--timeout=30s", check=True)
-        overrides = {f"{NS}/time": time_server_url, f"{NS}/time-http": time_server_url}
-        op = OperatorRun(kubeconfig, tmp_path / "state", overrides=overrides).start()
+        kubelet = emu.start_kubelet(tmp_path / "pods")
+        op = OperatorRun(kubeconfig, tmp_path / "state", routes=kubelet.resolve).start()
         try:
             yield kubectl, emu
         finally:
@@ -69,7 +61,7 @@ def test_examples_converge_roll_and_clean_up(
     kube: tuple[OracleRunner, EmulatorThread], openclaw: OpenClawOracle, tmp_path: Path
 ) -> None:
     kubectl, _ = kube
-    applied = kubectl.run("apply", "--validate=false", "-R", "-f", str(ROOT / "examples" / "k8s"), check=True)
+    applied = kubectl.run("apply", "-R", "-f", str(ROOT / "examples" / "k8s"), check=True)
     assert "mcpserver.clawplane.dev/time created" in applied.stdout
 
     for name in ("time", "time-http"):
@@ -105,7 +97,7 @@ def test_examples_converge_roll_and_clean_up(
     before = template_hash(kubectl)
     rotated = load_yaml_docs(ROOT / "examples" / "k8s" / "01-secret.yaml")[0]
     rotated["stringData"]["time-api-token"] = "rotated"
-    kubectl.run("apply", "--validate=false", "-f", "-", input=json.dumps(rotated), check=True)
+    kubectl.run("apply", "-f", "-", input=json.dumps(rotated), check=True)
     wait_for("the pod template to roll after the Secret rotation", lambda: template_hash(kubectl) != before)
 
     kubectl.run("delete", "mcpserver", "time-http", "-n", NS, "--timeout=60s", check=True)

@@ -150,6 +150,11 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wakeup.wait(), remaining)
 
+    async def next_change(self, timeout: float) -> None:
+        """Return after the next store change (or ``timeout`` seconds, whichever comes first)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._wakeup.wait(), timeout)
+
     def close_watches(self) -> None:
         """End all open watch streams and namespace teardowns (called before shutdown so it is quick)."""
         self._closing = True

@@ -11,13 +11,16 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import kmock
 import yaml
 from tests.k8s import objects as o
 from tests.k8s.api import NAMESPACES, Emulator
 from tests.k8s.wire import Target
+
+if TYPE_CHECKING:
+    from tests.k8s.kubelet import Kubelet
 
 T = TypeVar("T")
 JSON = dict[str, Any]
@@ -27,6 +30,8 @@ Versions = list[JSON | None]
 Writes = list[tuple[str, str, str | None]]
 START_TIMEOUT = 20.0
 STOP_TIMEOUT = 10.0
+KUBELET_STOP_TIMEOUT = 60.0
+"""Each pod gets 10 s for SIGTERM, then SIGKILL; several pods stop one after another."""
 
 
 def kubeconfig(url: str, namespace: str = "default") -> JSON:
@@ -107,6 +112,8 @@ class EmulatorThread:
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
         self._failure: BaseException | None = None
+        self._kubelet: Kubelet | None = None
+        self._kubelet_task: concurrent.futures.Future[None] | None = None
         self.url = ""
 
     # --- lifecycle ---------------------------------------------------------------------------------
@@ -131,8 +138,12 @@ class EmulatorThread:
         return self
 
     def stop(self) -> None:
-        """Close watches, stop the server and join the thread (bounded)."""
+        """Stop the kubelet's pods, close watches, stop the server and join the thread (bounded)."""
         loop, thread = self._loop, self._thread
+        task, self._kubelet_task = self._kubelet_task, None
+        if task is not None and self._kubelet is not None and loop is not None and not loop.is_closed():
+            self.run(self._kubelet.stop(), timeout=KUBELET_STOP_TIMEOUT)  # every pod process is gone after this
+            task.result(STOP_TIMEOUT)
         if loop is not None and self._stop is not None and not loop.is_closed():
             stop = self._stop
             loop.call_soon_threadsafe(self.emulator.close_watches)
@@ -194,6 +205,16 @@ class EmulatorThread:
         target.write_text(yaml.safe_dump(kubeconfig(self.url, namespace)), encoding="utf-8")
         self.kubeconfig = target
         return target
+
+    def start_kubelet(self, root: Path) -> Kubelet:
+        """Run clawplane's server pods as local processes (tests/k8s/kubelet.py) until ``stop()``."""
+        from tests.k8s.kubelet import Kubelet
+
+        assert self._loop is not None, "the emulator is not running"
+        kubelet = Kubelet(self.emulator, root)
+        self._kubelet = kubelet
+        self._kubelet_task = asyncio.run_coroutine_threadsafe(kubelet.run(), self._loop)
+        return kubelet
 
     def setup_cluster(self, *namespaces: str) -> None:
         """Create ``default`` and the given namespaces."""

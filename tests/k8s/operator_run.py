@@ -7,13 +7,8 @@ tests wait for "a pass finished after my change" instead of sleeping.
 
 from __future__ import annotations
 
-import re
-import subprocess
-import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -65,38 +60,14 @@ def install_crds(emu: Any) -> None:
             emu.apply_object(doc)
 
 
-@contextmanager
-def bridge(*server: str) -> Iterator[str]:
-    """``clawplane bridge`` around a stdio server on a free loopback port; yields its /mcp URL."""
-    cmd = [sys.executable, "-m", "clawplane", "bridge", "--port", "0", "--", *server]
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    try:
-        assert proc.stderr is not None
-        seen: list[str] = []
-        for line in proc.stderr:  # the bridge announces its URL once it is listening
-            seen.append(line)
-            match = re.search(r"serving (http://\S+/mcp)", line)
-            if match is not None:
-                break
-        else:
-            raise AssertionError(f"bridge did not start: {''.join(seen)[-2000:]}")
-        # Keep draining stderr so a chatty server never blocks on a full pipe.
-        threading.Thread(target=proc.stderr.read, daemon=True).start()
-        yield match.group(1)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
-        if proc.stderr is not None:
-            proc.stderr.close()
-
-
 @dataclass
 class OperatorRun:
     """The operator running in a thread of this process until ``stop()``."""
 
     kubeconfig: Path
     state_dir: Path
-    overrides: dict[str, str] = field(default_factory=dict)
+    routes: Callable[[str], str | None] | None = None
+    """How the operator reaches in-cluster Services: ``Kubelet.resolve`` (tests/k8s/kubelet.py)."""
     namespaces: tuple[str, ...] = ()
     """Watch only these (like ``clawplane k8s run -n``); empty: all namespaces."""
     bridge_image: str = "ghcr.io/clawplane/clawplane:test"
@@ -108,7 +79,7 @@ class OperatorRun:
     def start(self) -> OperatorRun:
         """Start kopf with clawplane's handlers (standalone)."""
         settings = ClusterSettings(
-            state_dir=self.state_dir, bridge_image=self.bridge_image, endpoint_overrides=self.overrides
+            state_dir=self.state_dir, bridge_image=self.bridge_image, routes=self.routes
         )
         config = OperatorConfig(
             settings,

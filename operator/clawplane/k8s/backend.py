@@ -8,7 +8,7 @@ servers are probed from the operator process, with Secret references resolved in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,8 +39,8 @@ class KubeBackend:
     namespace: str
     image: str
     settings: RuntimeSettings = field(default_factory=RuntimeSettings)
-    endpoint_overrides: Mapping[str, str] = field(default_factory=dict)
-    """``namespace/name`` → URL used for tool discovery instead of the Service (tests only)."""
+    routes: Callable[[str], str | None] | None = None
+    """Test hook: maps an in-cluster URL to one this process can reach (readiness is still required)."""
     owners: dict[str, Owner] = field(default_factory=dict)
     secrets: SecretReader | None = None
     _reports: dict[str, RuntimeReport] = field(default_factory=dict)
@@ -61,9 +61,8 @@ class KubeBackend:
         current = await self._converge(DEPLOYMENTS, deployment)
         await self._converge(SERVICES, server_service(name, self.namespace, owner=owner))
         endpoint = service_url(name, self.namespace)
-        override = self.endpoint_overrides.get(f"{self.namespace}/{name}")
         restarts = self._restarts(name)
-        if override is None and not _available(current):
+        if not _available(current):
             report = RuntimeReport(
                 phase="starting",
                 restarts=restarts,
@@ -73,7 +72,7 @@ class KubeBackend:
             return self._remember(name, report)
         remote = McpServerSpec(
             transport=Transport.STREAMABLE_HTTP,
-            url=override or endpoint,
+            url=self._route(endpoint),
             connection_timeout_ms=spec.connection_timeout_ms,
             request_timeout_ms=spec.request_timeout_ms,
             tool_filter=spec.tool_filter,
@@ -87,9 +86,8 @@ class KubeBackend:
             resolved = await self._with_secrets(spec)
         except LookupError as exc:
             return RuntimeReport(phase="failed", last_error=str(exc))
-        override = self.endpoint_overrides.get(f"{self.namespace}/{name}")
-        if override is not None and resolved.url is not None:
-            resolved = resolved.model_copy(update={"url": override})
+        if resolved.url is not None:
+            resolved = resolved.model_copy(update={"url": self._route(resolved.url)})
         return await probe_once(
             name, resolved, safe_name=safe_name, base_dir=base_dir, settings=self.settings
         )
@@ -112,6 +110,10 @@ class KubeBackend:
         if deployments is not None and server_child_name(name) not in deployments:
             return None  # its Deployment is gone (drift): the engine must ensure it again
         return report
+
+    def _route(self, url: str) -> str:
+        routed = self.routes(url) if self.routes is not None else None
+        return routed or url
 
     def _remember(self, name: str, report: RuntimeReport) -> RuntimeReport:
         self._reports[name] = report

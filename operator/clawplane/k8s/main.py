@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
 from clawplane import __version__
-
-OVERRIDES_ENV = "CLAWPLANE_K8S_ENDPOINT_OVERRIDES"
-"""Test-only: JSON ``{"namespace/name": "http://…/mcp"}`` used for tool discovery instead of Services."""
 
 DEFAULT_IMAGE = f"ghcr.io/clawplane/clawplane:{__version__}"
 
@@ -49,21 +45,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _overrides() -> dict[str, str]:
-    raw = os.environ.get(OVERRIDES_ENV)
-    if not raw:
-        return {}
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        raise SystemExit(
-            f"clawplane k8s: {OVERRIDES_ENV} is not JSON; give an object of namespace/name → URL"
-        ) from None
-    if not isinstance(data, dict):
-        raise SystemExit(f"clawplane k8s: {OVERRIDES_ENV} must be a JSON object")
-    return {str(k): str(v) for k, v in data.items()}
-
-
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and run the operator until it is stopped."""
     args = parser().parse_args(argv)
@@ -80,7 +61,6 @@ def main(argv: list[str] | None = None) -> int:
         concurrency=args.concurrency,
         log_format=args.log_format,
         kubeconfig=args.kubeconfig,
-        endpoint_overrides=_overrides(),
     )
     return run_operator(options)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,8 @@ class ClusterSettings:
     state_dir: Path
     bridge_image: str
     concurrency: int = 8
-    endpoint_overrides: Mapping[str, str] = field(default_factory=dict)
+    routes: Callable[[str], str | None] | None = None
+    """Test hook: in-cluster URL → a URL this process can reach (tests/k8s/kubelet.py)."""
     runtime: RuntimeSettings = field(default_factory=RuntimeSettings)
 
 
@@ -100,7 +101,7 @@ class NamespaceReconciler:
             namespace,
             settings.bridge_image,
             settings=settings.runtime,
-            endpoint_overrides=settings.endpoint_overrides,
+            routes=settings.routes,
         )
 
     def close(self) -> None:

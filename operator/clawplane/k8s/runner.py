@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
@@ -29,7 +29,6 @@ class RunOptions:
     concurrency: int = 8
     log_format: str = "text"
     kubeconfig: str | None = None
-    endpoint_overrides: dict[str, str] = field(default_factory=dict)
 
 
 def operator_config(options: RunOptions) -> OperatorConfig:
@@ -38,7 +37,6 @@ def operator_config(options: RunOptions) -> OperatorConfig:
         state_dir=options.state_dir,
         bridge_image=options.bridge_image,
         concurrency=options.concurrency,
-        endpoint_overrides=options.endpoint_overrides,
     )
     return OperatorConfig(
         settings,

@@ -1,8 +1,9 @@
 """The operator end to end against the API emulator: children, statuses, rollouts, deletion, restarts.
 
-kopf runs in-process (KopfRunner) with clawplane's registry. Tool discovery reaches a
-real ``clawplane bridge`` around a fixture MCP server on loopback, through the operator's
-test-only endpoint override (the emulator runs no pods).
+kopf runs in-process (KopfRunner) with clawplane's registry. The emulator's kubelet
+(tests/k8s/kubelet.py) runs each server Deployment's pod for real (``clawplane bridge``
+around a fixture MCP server), probes its readiness and writes the Deployment's status; the
+operator waits for that readiness and then discovers tools through the Service.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 import pytest
 from tests.k8s.emulator import EmulatorThread
-from tests.k8s.operator_run import OperatorRun, bridge, condition, install_crds, is_true, until
+from tests.k8s.operator_run import OperatorRun, condition, install_crds, is_true, until
 
 NS = "demo"
 SERVER_PY = Path(__file__).resolve().parents[2] / "fixtures" / "servers" / "normal_server.py"
@@ -41,8 +42,8 @@ def secret(token: str) -> dict[str, Any]:
 def server(name: str = "notes", args: list[str] | None = None, **extra: Any) -> dict[str, Any]:
     spec = {
         "transport": "stdio",
-        "command": "python3",
-        "args": args or ["server.py"],
+        "command": sys.executable,
+        "args": [str(SERVER_PY), *(args or [])],
         "env": {"API_TOKEN": {"valueFrom": {"secretKeyRef": {"name": "tokens", "key": "token"}}}},
         **extra,
     }
@@ -71,22 +72,17 @@ GATEWAY = {
 }
 
 
-@pytest.fixture(scope="module")
-def mcp_url() -> Iterator[str]:
-    with bridge(sys.executable, str(SERVER_PY)) as url:
-        yield url
-
-
 class Cluster:
     """The emulator plus one operator run, with helpers over both."""
 
-    def __init__(self, emu: EmulatorThread, tmp: Path, overrides: dict[str, str]) -> None:
-        self.emu, self.tmp, self.overrides = emu, tmp, overrides
+    def __init__(self, emu: EmulatorThread, tmp: Path) -> None:
+        self.emu, self.tmp = emu, tmp
+        self.kubelet = emu.start_kubelet(tmp / "pods")
         self.op = self.start_operator()
 
     def start_operator(self, state: str = "state") -> OperatorRun:
         assert self.emu.kubeconfig is not None
-        return OperatorRun(self.emu.kubeconfig, self.tmp / state, overrides=self.overrides).start()
+        return OperatorRun(self.emu.kubeconfig, self.tmp / state, routes=self.kubelet.resolve).start()
 
     def get(self, plural: str, name: str) -> dict[str, Any] | None:
         return self.emu.get(plural, NS, name)
@@ -119,11 +115,10 @@ class Cluster:
 
 
 @pytest.fixture
-def cluster(emulator: EmulatorThread, tmp_path: Path, mcp_url: str) -> Iterator[Cluster]:
+def cluster(emulator: EmulatorThread, tmp_path: Path) -> Iterator[Cluster]:
     emulator.setup_cluster(NS)
     install_crds(emulator)
-    overrides = {f"{NS}/notes": mcp_url, f"{NS}/other": mcp_url}
-    c = Cluster(emulator, tmp_path, overrides)
+    c = Cluster(emulator, tmp_path)
     try:
         yield c
     finally:
@@ -152,10 +147,8 @@ def test_creates_children_and_writes_every_condition(
     dep = cluster.get("deployments", "mcp-notes")
     assert dep is not None
     container = dep["spec"]["template"]["spec"]["containers"][0]
-    assert container["command"][:2] == ["clawplane", "bridge"] and container["command"][-2:] == [
-        "python3",
-        "server.py",
-    ]
+    assert container["command"][:2] == ["clawplane", "bridge"]
+    assert container["command"][-2:] == [sys.executable, str(SERVER_PY)]
     assert {
         "name": "API_TOKEN",
         "valueFrom": {"secretKeyRef": {"name": "tokens", "key": "token"}},
@@ -209,7 +202,7 @@ def test_pod_template_rolls_on_spec_or_secret_change_only(cluster: Cluster) -> N
     assert cluster.template_hash() == first
     assert len(cluster.emu.writes("deployments", NS)) == deployment_writes
 
-    cluster.patch_spec("mcpservers", "notes", {"args": ["server.py", "--verbose"]})
+    cluster.patch_spec("mcpservers", "notes", {"args": [str(SERVER_PY), "--name", "verbose"]})
     cluster.ready("notes", generation=2)
     second = cluster.template_hash()
     assert second != first
@@ -286,10 +279,10 @@ def test_conflicts_are_retried(cluster: Cluster) -> None:
     cluster.ready("notes")
     cluster.emu.inject_conflicts("deployments", 2, verbs=("PUT",))
     cluster.emu.inject_conflicts("mcpservers", 2, verbs=("PATCH",))
-    cluster.patch_spec("mcpservers", "notes", {"args": ["server.py", "-v"]})
+    cluster.patch_spec("mcpservers", "notes", {"args": [str(SERVER_PY), "--name", "v2"]})
     cluster.ready("notes", generation=2)
     dep = cluster.get("deployments", "mcp-notes")
-    assert dep is not None and dep["spec"]["template"]["spec"]["containers"][0]["command"][-1] == "-v"
+    assert dep is not None and dep["spec"]["template"]["spec"]["containers"][0]["command"][-1] == "v2"
 
 
 def test_invalid_spec_keeps_the_last_good_one_running(cluster: Cluster) -> None:
@@ -325,15 +318,12 @@ def test_missing_secret_is_reported(cluster: Cluster) -> None:
     assert "tokens" in cond["message"]
 
 
-def test_namespaced_operator_leaves_other_namespaces_alone(
-    emulator: EmulatorThread, tmp_path: Path, mcp_url: str
-) -> None:
+def test_namespaced_operator_leaves_other_namespaces_alone(emulator: EmulatorThread, tmp_path: Path) -> None:
     emulator.setup_cluster(NS, "elsewhere")
     install_crds(emulator)
     assert emulator.kubeconfig is not None
-    op = OperatorRun(
-        emulator.kubeconfig, tmp_path / "state", overrides={f"{NS}/notes": mcp_url}, namespaces=(NS,)
-    )
+    kubelet = emulator.start_kubelet(tmp_path / "pods")
+    op = OperatorRun(emulator.kubeconfig, tmp_path / "state", routes=kubelet.resolve, namespaces=(NS,))
     with op:
         outside = server()
         outside["metadata"]["namespace"] = "elsewhere"
