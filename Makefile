@@ -21,12 +21,13 @@ DEMO := examples/quickstart
 # The quickstart's stdio server is written with the mcp SDK: the venv's python3 must come first.
 DEMO_ENV := PATH="$(CURDIR)/$(BIN):$$PATH" NOTES_API_TOKEN="$${NOTES_API_TOKEN:-demo-token}"
 
+# Whatever fails, the supervisor the demo started is stopped before make reports the failure.
 demo: setup ## Set up, then converge the quickstart, show its status, and tear it down
 	$(BIN)/clawplane validate $(DEMO)
 	$(DEMO_ENV) $(BIN)/clawplane apply $(DEMO) --yes || { $(BIN)/clawplane down $(DEMO); exit 1; }
-	$(DEMO_ENV) $(BIN)/clawplane status $(DEMO)
-	$(DEMO_ENV) $(BIN)/clawplane plan $(DEMO) --detailed-exitcode
-	$(BIN)/clawplane down $(DEMO)
+	$(DEMO_ENV) $(BIN)/clawplane status $(DEMO) \
+	  && $(DEMO_ENV) $(BIN)/clawplane plan $(DEMO) --detailed-exitcode; \
+	  code=$$?; $(BIN)/clawplane down $(DEMO); exit $$code
 
 oracles: ## Install the third-party oracles (OpenClaw, Codex, MCP peers) into a cache
 	bash tests/oracles/install.sh

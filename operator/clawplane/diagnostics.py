@@ -54,6 +54,10 @@ class Diagnostic:
         """True when this diagnostic makes the input invalid."""
         return self.severity is Severity.ERROR
 
+    def __str__(self) -> str:
+        """The plain-text form people read (``format_text``), never the dataclass repr."""
+        return format_text(self)
+
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready mapping with stable keys."""
         loc = self.location

@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import typer
 
-from clawplane.cli.common import OutDirOpt, StateDirOpt, fail, report_invalid, workspace
+from clawplane.cli.common import (
+    LogLevelOpt,
+    OutDirOpt,
+    StateDirOpt,
+    fail,
+    parse_log_level,
+    report_invalid,
+    workspace,
+)
 from clawplane.cli.console import EXIT_INVALID, out
-from clawplane.cli.run import start_detached
+from clawplane.cli.run import LoopArgs, start_detached, stop_started
 from clawplane.reconcile.control import ControlError, request
 from clawplane.reconcile.workspace import Workspace
 from clawplane.state import FolderLock, StateDB, StateError
@@ -28,10 +37,24 @@ def apply(
     allow_mass_delete: Annotated[
         bool, typer.Option("--allow-mass-delete", help="Allow a plan that deletes most or all resources.")
     ] = False,
+    no_wait: Annotated[
+        bool,
+        typer.Option(
+            "--no-wait",
+            help="Hand the plan to the supervisor and return without checking that servers become "
+            "Ready (see `clawplane status`).",
+        ),
+    ] = False,
+    log_level: LogLevelOpt = "info",
     state_dir: StateDirOpt = None,
     out_dir: OutDirOpt = None,
 ) -> None:
-    """Apply a folder (plan, show, confirm) or a saved plan (refused if anything moved since)."""
+    """Apply a folder (plan, show, confirm) or a saved plan (refused if anything moved since).
+
+    Waits until each changed server is Ready (tools listed) or has failed, within its
+    connection timeout; a server that failed makes apply exit 1 with its last stderr lines.
+    """
+    parse_log_level(log_level)
     saved: Plan | None = None
     if target.is_file():
         saved = _load_saved(target)
@@ -42,11 +65,20 @@ def apply(
         fail(f"{target} is neither a folder nor a saved plan")
         return
     ws = workspace(folder, state_dir, out_dir)
+    options = _Options(yes, allow_mass_delete, not no_wait, LoopArgs(log_level=log_level))
     try:
         with FolderLock(ws.state_dir):
-            _apply_locked(ws, saved, yes=yes, allow_mass_delete=allow_mass_delete)
+            _apply_locked(ws, saved, options)
     except StateError as exc:
         fail(str(exc))
+
+
+@dataclass(frozen=True)
+class _Options:
+    yes: bool
+    allow_mass_delete: bool
+    wait: bool
+    supervisor: LoopArgs
 
 
 def _load_saved(path: Path) -> Plan:
@@ -59,31 +91,48 @@ def _load_saved(path: Path) -> Plan:
         raise AssertionError("unreachable") from None
 
 
-def _apply_locked(ws: Workspace, saved: Plan | None, *, yes: bool, allow_mass_delete: bool) -> None:
-    from clawplane.planning import render_plan
+def _apply_locked(ws: Workspace, saved: Plan | None, options: _Options) -> None:
     from clawplane.reconcile.engine import Engine, InvalidFolderError
 
     if saved is None:
-        # Start the supervisor first so the plan sees the runtimes it will act on.
         try:
             Engine(ws).load()
         except InvalidFolderError as exc:
             report_invalid(exc)
-        info = start_detached(ws)
-        plan = Engine(ws).plan(StateDB.open(ws.state_dir)).plan
-        out.print(render_plan(plan), markup=False)
-        if not plan.has_changes:
+    # The supervisor starts first so the plan sees the runtimes it will act on. One this
+    # command started is stopped again unless the plan was handed to it: nothing keeps
+    # running for an apply that was cancelled, refused or had nothing to do.
+    info, started = start_detached(ws, loop=options.supervisor)
+    handed_over = False
+    try:
+        plan = _plan_to_apply(ws, saved, options)
+        if plan is None:
             return
-        if plan.mass_delete and not allow_mass_delete:
-            fail("this plan deletes most or all managed resources; check it, then pass --allow-mass-delete")
-        _confirm(yes)
-    else:
-        plan = saved
-        out.print(render_plan(plan), markup=False)
-        info = start_detached(ws)
-    ok = anyio.run(_send, Path(info.socket), plan, allow_mass_delete)
+        handed_over = True
+        ok = anyio.run(_send, Path(info.socket), plan, options)
+    finally:
+        if started and not handed_over:
+            stop_started(ws, info)
     if not ok:
         raise typer.Exit(EXIT_INVALID)
+
+
+def _plan_to_apply(ws: Workspace, saved: Plan | None, options: _Options) -> Plan | None:
+    """The plan to send (shown and confirmed), or None when there is nothing to do."""
+    from clawplane.planning import render_plan
+    from clawplane.reconcile.engine import Engine
+
+    if saved is not None:
+        out.print(render_plan(saved), markup=False)
+        return saved
+    plan = Engine(ws).plan(StateDB.open(ws.state_dir)).plan
+    out.print(render_plan(plan), markup=False)
+    if not plan.has_changes:
+        return None
+    if plan.mass_delete and not options.allow_mass_delete:
+        fail("this plan deletes most or all managed resources; check it, then pass --allow-mass-delete")
+    _confirm(options.yes)
+    return plan
 
 
 def _confirm(yes: bool) -> None:
@@ -96,27 +145,60 @@ def _confirm(yes: bool) -> None:
         raise typer.Exit(EXIT_INVALID)
 
 
-async def _send(socket: Path, plan: Plan, allow_mass_delete: bool) -> bool:
-    message = {"op": "apply", "plan": plan.model_dump(mode="json"), "allow_mass_delete": allow_mass_delete}
+async def _send(socket: Path, plan: Plan, options: _Options) -> bool:
+    message = {
+        "op": "apply",
+        "plan": plan.model_dump(mode="json"),
+        "allow_mass_delete": options.allow_mass_delete,
+        "wait": options.wait,
+    }
     final: dict[str, Any] = {}
+    shown = {c.key for c in plan.actionable}
     try:
         with anyio.fail_after(APPLY_TIMEOUT_S):
             async for event in request(socket, message):
                 if event.get("final"):
                     final = event
-                else:
-                    _progress(event)
+                elif event.get("key", "") in shown or "path" in event:
+                    _progress(event)  # unchanged resources only get their status refreshed
     except (ControlError, TimeoutError) as exc:
         out.print(f"error: lost the supervisor during apply: {exc}", markup=False)
         return False
     if final.get("error"):
         out.print(f"error: {final['error']}", markup=False)
         return False
-    failed = {k: v for k, v in final.get("results", {}).items() if v != "ok"}
-    done = len(final.get("results", {})) - len(failed)
-    out.print(f"\nApply complete: {done} succeeded, {len(failed)} failed; "
-              f"{len(final.get('written', []))} file(s) written.", markup=False)  # fmt: skip
+    _summary(final, plan, wait=options.wait)
     return bool(final.get("ok"))
+
+
+def _summary(final: dict[str, Any], plan: Plan, *, wait: bool) -> None:
+    """The outcome as it is: what succeeded, and for each failed server why and what to do."""
+    results: dict[str, str] = final.get("results", {})
+    actionable = {c.key for c in plan.actionable}
+    failed = {k: v for k, v in results.items() if v != "ok"}
+    done = sum(1 for k, v in results.items() if v == "ok" and k in actionable)
+    written = len(final.get("written", []))
+    head = "Apply complete" if not failed else "Apply FAILED"
+    out.print(f"\n{head}: {done} succeeded, {len(failed)} failed; {written} file(s) written.", markup=False)
+    failures: dict[str, dict[str, Any]] = final.get("failures", {})
+    for key, error in failed.items():
+        out.print(f"\n{key}: {error}", markup=False)
+        failure = failures.get(key, {})
+        lines = failure.get("stderr") or []
+        if lines:
+            out.print(f"  last {len(lines)} stderr line(s):", markup=False)
+            for line in lines:
+                out.print(f"    {line}", markup=False)
+        if failure.get("hint"):
+            out.print(f"  hint: {failure['hint']}", markup=False)
+    if not wait:
+        servers = sum(1 for c in plan.actionable if c.kind == "McpServer")
+        if servers:
+            out.print(
+                f"{servers} server change(s) handed over without waiting (--no-wait); "
+                f"`clawplane status {plan.folder}` shows whether they are Ready.",
+                markup=False,
+            )
 
 
 def _progress(event: dict[str, Any]) -> None:
@@ -124,7 +206,7 @@ def _progress(event: dict[str, Any]) -> None:
     if kind == "start":
         out.print(f"  {event['key']}: {event['action']}...", markup=False)
     elif kind == "done":
-        status = "done" if event.get("ok") else f"FAILED: {event.get('error')}"
+        status = "done" if event.get("ok") else "FAILED"
         out.print(f"  {event['key']}: {status}", markup=False)
     elif kind in ("wrote", "removed"):
         out.print(f"  {kind} {event['path']}", markup=False)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from clawplane.cli.console import EXIT_INVALID, out, print_diagnostic
+from clawplane.cli.console import EXIT_INVALID, EXIT_USAGE, out, print_diagnostic
 from clawplane.reconcile.workspace import Workspace
 
 if TYPE_CHECKING:  # the engine is imported lazily: `validate` must start fast
@@ -18,6 +18,14 @@ StateDirOpt = Annotated[
     Path | None, typer.Option("--state-dir", help="State directory (default: FOLDER/.clawplane).")
 ]
 OutDirOpt = Annotated[Path | None, typer.Option("--out-dir", help="Rendered files (default: STATE_DIR/out).")]
+LogLevelOpt = Annotated[
+    str,
+    typer.Option(
+        "--log-level",
+        help="Supervisor log level: debug (every stderr line of every server), info, warning, error.",
+        case_sensitive=False,
+    ),
+]
 
 
 def workspace(folder: Path, state_dir: Path | None, out_dir: Path | None) -> Workspace:
@@ -37,3 +45,14 @@ def fail(message: str, code: int = EXIT_INVALID) -> None:
     """Print one error line and exit."""
     out.print(f"error: {message}", markup=False, style="red")
     raise typer.Exit(code)
+
+
+def parse_log_level(name: str) -> int:
+    """The ``logging`` level of a ``--log-level`` value; a usage error (exit 2) otherwise."""
+    from clawplane.reconcile.logs import LogLevelError, level_number
+
+    try:
+        return level_number(name)
+    except LogLevelError as exc:
+        fail(str(exc), EXIT_USAGE)
+        raise AssertionError("unreachable") from None

@@ -37,8 +37,9 @@ def print_diagnostic(console: Console, diagnostic: Diagnostic) -> None:
     loc = f"[bold]{escape(str(diagnostic.location))}[/]: " if diagnostic.location else ""
     style = _STYLES[diagnostic.severity]
     at = f" [dim](at {escape(diagnostic.path)})[/]" if diagnostic.path else ""
+    # The brackets around the code are text, not markup: escape them with it.
     console.print(
-        f"{loc}[{style}]{diagnostic.severity.value}[/][dim][{escape(diagnostic.code)}][/]: "
+        f"{loc}[{style}]{diagnostic.severity.value}[/][dim]{escape(f'[{diagnostic.code}]')}[/]: "
         f"{escape(diagnostic.message)}{at}"
     )
     if diagnostic.hint:

@@ -54,7 +54,10 @@ class Side:
 
 
 def _git(args: list[str], cwd: Path, data: bytes | None = None) -> bytes:
-    proc = subprocess.run(["git", *args], cwd=cwd, input=data, capture_output=True, check=False)
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, input=data, capture_output=True, check=False)
+    except FileNotFoundError:
+        raise DiffError("git is not installed (or not on PATH); install git to diff revisions") from None
     if proc.returncode != 0:
         raise DiffError(proc.stderr.decode("utf-8", "replace").strip() or f"git {args[0]} failed")
     return proc.stdout
@@ -63,7 +66,13 @@ def _git(args: list[str], cwd: Path, data: bytes | None = None) -> bytes:
 def _repo_and_prefix(path: Path) -> tuple[Path, str]:
     """The repository top level and ``path`` relative to it (posix, '' for the root)."""
     start = path if path.is_dir() else path.parent
-    top = Path(_git(["rev-parse", "--show-toplevel"], start).decode().strip())
+    try:
+        top = Path(_git(["rev-parse", "--show-toplevel"], start).decode().strip())
+    except DiffError as exc:
+        raise DiffError(
+            f"{path} is not inside a git repository ({exc}); to compare revisions run this in a "
+            "checkout, or pass two folders as --from and --to"
+        ) from None
     try:
         rel = path.resolve().relative_to(top.resolve()).as_posix()
     except ValueError as exc:
@@ -73,7 +82,14 @@ def _repo_and_prefix(path: Path) -> tuple[Path, str]:
 
 def materialize(rev: str, repo: Path, prefix: str, into: Path) -> Path:
     """Write the files under ``prefix`` at ``rev`` into ``into``; returns the folder to compile."""
-    commit = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], repo).decode().strip()
+    try:
+        commit = _git(["rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}"], repo).decode().strip()
+    except DiffError:
+        # --quiet leaves git silent: say what was looked for, and where.
+        raise DiffError(
+            f"{rev!r} is neither a folder nor a commit in the git repository {repo}; "
+            "check the name (`git log --oneline`), or fetch it first (`git fetch origin`)"
+        ) from None
     spec = ["--", prefix] if prefix else []
     listing = _git(["ls-tree", "-r", "-z", "--full-tree", commit, *spec], repo)
     entries: list[tuple[str, str]] = []

@@ -60,6 +60,8 @@ def doctor(
             state = " [fixed]" if f.fixed else ""
             where = f"{f.file}:{f.line}:{f.column}"
             out.print(f"{where}: {f.severity}[{f.code}]: {f.message}{state}", markup=False)
+            if f.hint:
+                out.print(f"  hint: {f.hint}", markup=False)
             if f.fix:
                 verb = "fixed" if f.fixed else "fix"
                 out.print(f"  {verb}: {f.fix}" + ("" if f.fixed else " (run with --fix)"), markup=False)

@@ -80,6 +80,8 @@ def _print_text(report: ProbeReport, path: Path) -> None:
                 out.print(f"    {entry.name}", markup=False)
     for diagnostic in report.diagnostics:
         out.print(f"! {diagnostic.server_name}: {diagnostic.message}", markup=False)
+        for line in diagnostic.stderr:
+            out.print(f"    stderr: {line}", markup=False)
 
 
 @app.command("probe")

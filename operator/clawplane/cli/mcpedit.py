@@ -11,6 +11,8 @@ de-duplicated and sorted; an empty list drops its key, ``--clear`` drops the fil
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -90,6 +92,25 @@ def _target(path: Path, file: str | None) -> Path:
     return target
 
 
+def _not_resources(folder: str, names: list[str]) -> set[str]:
+    """What the validation copy leaves out: folders validation skips, and anything not a file.
+
+    A running supervisor keeps its control socket in ``.clawplane/``; copying a socket fails.
+    """
+    from clawplane.loading.sources import SKIPPED_DIRS
+
+    skipped = set()
+    for name in names:
+        try:
+            mode = os.lstat(os.path.join(folder, name)).st_mode
+        except OSError:
+            skipped.add(name)
+            continue
+        if name in SKIPPED_DIRS or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            skipped.add(name)
+    return skipped
+
+
 def _write_checked(path: Path, target: Path, new_text: str | None, *, warn_for: str = "") -> None:
     """Validate ``path`` with ``target`` replaced by ``new_text`` (None = deleted), then write.
 
@@ -106,7 +127,7 @@ def _write_checked(path: Path, target: Path, new_text: str | None, *, warn_for: 
     root = path if path.is_dir() else path.parent
     with tempfile.TemporaryDirectory(prefix="clawplane-mcp-") as tmp:
         copy = Path(tmp) / "folder"
-        shutil.copytree(root, copy, symlinks=True)
+        shutil.copytree(root, copy, symlinks=True, ignore=_not_resources)
         rel = target.resolve().relative_to(root.resolve())
         staged = copy / rel
         if new_text is None:

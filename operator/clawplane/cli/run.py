@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -10,13 +11,21 @@ import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import anyio
 import typer
 
-from clawplane.cli.common import FolderArg, OutDirOpt, StateDirOpt, fail, workspace
-from clawplane.cli.console import out
+from clawplane.cli.common import (
+    FolderArg,
+    LogLevelOpt,
+    OutDirOpt,
+    StateDirOpt,
+    fail,
+    parse_log_level,
+    workspace,
+)
+from clawplane.cli.console import EXIT_USAGE, out
 from clawplane.reconcile.control import ControlError, request
 from clawplane.reconcile.supervisorfile import SupervisorInfo, pid_alive, read_info, supervisor_alive
 from clawplane.reconcile.workspace import Workspace
@@ -53,37 +62,43 @@ def run(
         bool, typer.Option("--no-metrics", help="Serve no health or metrics endpoint.")
     ] = False,
     log_format: Annotated[str, typer.Option("--log-format", help="Log lines as `text` or `json`.")] = "text",
+    log_level: LogLevelOpt = "info",
 ) -> None:
     """Run the folder's supervisor: hosted MCP servers, their endpoint, and the GitOps loop."""
     from clawplane.reconcile.daemon import SupervisorOptions, run_supervisor
     from clawplane.reconcile.logs import LOG_FORMATS, configure_logging
 
     if log_format not in LOG_FORMATS:
-        fail(f"--log-format must be one of {', '.join(LOG_FORMATS)}")
+        fail(f"--log-format must be one of {', '.join(LOG_FORMATS)}", EXIT_USAGE)
+    level = parse_log_level(log_level)
     ws = workspace(folder, state_dir, out_dir)
-    loop = LoopArgs(watch, resync_interval, None if no_metrics else metrics_port, log_format)
+    loop = LoopArgs(watch, resync_interval, None if no_metrics else metrics_port, log_format, log_level)
+    running = _already_running(ws, folder, watch=watch, detach=detach)
     if detach:
-        info = start_detached(ws, host=host, port=port, loop=loop)
-        out.print(f"supervisor running (pid {info.pid}); endpoint {info.endpoint}", markup=False)
+        info = running or start_detached(ws, host=host, port=port, loop=loop)[0]
+        state = "already running" if running else "running"
+        mode = "watching the folder" if watch else "carrying out `clawplane apply` only"
+        out.print(f"supervisor {state} (pid {info.pid}, {mode}); endpoint {info.endpoint}", markup=False)
         if info.metrics:
             out.print(f"health and metrics at {info.metrics}/metrics", markup=False)
         out.print(f"stop it with: clawplane down {folder}", markup=False)
         return
 
     def ready(info: SupervisorInfo) -> None:
-        out.print(
-            f"supervisor ready (pid {info.pid}); hosted servers at {info.endpoint}/mcp/<name>", markup=False
-        )
+        lines = [f"supervisor ready (pid {info.pid}); hosted servers at {info.endpoint}/mcp/<name>"]
         if info.metrics:
-            out.print(f"health and metrics at {info.metrics}/metrics", markup=False)
+            lines.append(f"health and metrics at {info.metrics}/metrics")
         if watch:
-            out.print("watching the folder; stop with Ctrl-C or `clawplane down`", markup=False)
+            lines.append("watching the folder; stop with Ctrl-C or `clawplane down`")
         else:
-            out.print(
-                "apply changes with `clawplane apply`; stop with Ctrl-C or `clawplane down`", markup=False
-            )
+            lines.append("apply changes with `clawplane apply`; stop with Ctrl-C or `clawplane down`")
+        for line in lines:
+            if log_format == "json":  # every line a JSON object, as the format promises
+                logging.getLogger("clawplane.cli").info("%s", line)
+            else:
+                out.print(line, markup=False)
 
-    configure_logging(log_format)
+    configure_logging(log_format, level=level)
     options = SupervisorOptions(
         host=host,
         port=port,
@@ -97,6 +112,35 @@ def run(
         fail(str(exc))
 
 
+def _already_running(ws: Workspace, folder: Path, *, watch: bool, detach: bool) -> SupervisorInfo | None:
+    """Deal with a supervisor that already runs the folder before starting one.
+
+    Returns it when it already runs as asked (detached, watching or not as asked). One that
+    ``clawplane apply`` started (not watching) is replaced: `run` takes over. One that
+    watches is left alone, with how to replace it.
+    """
+    info = read_info(ws)
+    if info is None or not supervisor_alive(ws):
+        return None
+    reply = ping(Path(info.socket))
+    if reply is None:
+        fail(f"a supervisor (pid {info.pid}) holds this folder but does not answer on {info.socket}; "
+             f"stop it with `clawplane down {folder}`, then run again")  # fmt: skip
+        raise AssertionError("unreachable")
+    watching = bool(reply.get("watching"))
+    if detach and watching == watch:
+        return info
+    if watching:
+        fail(f"a supervisor already watches this folder (pid {info.pid}); leave it running, or stop it "
+             f"with `clawplane down {folder}` and run again")  # fmt: skip
+    out.print(f"taking over from the supervisor `clawplane apply` started (pid {info.pid}, not watching "
+              "the folder); its servers restart under the new one", markup=False)  # fmt: skip
+    if not stop_supervisor(info):
+        fail(f"the supervisor (pid {info.pid}) did not stop within {STOP_TIMEOUT_S:.0f}s; "
+             f"try `clawplane down {folder}`")  # fmt: skip
+    return None
+
+
 @dataclass(frozen=True)
 class LoopArgs:
     """How a detached supervisor runs its loop (the default: only carry out applies)."""
@@ -105,52 +149,93 @@ class LoopArgs:
     resync_interval: float = 30.0
     metrics_port: int | None = 0
     log_format: str = "text"
+    log_level: str = "info"
 
     def argv(self) -> list[str]:
         """The matching ``clawplane run`` options."""
         args = ["--watch" if self.watch else "--no-watch", "--resync-interval", str(self.resync_interval)]
         args += ["--no-metrics"] if self.metrics_port is None else ["--metrics-port", str(self.metrics_port)]
-        return [*args, "--log-format", self.log_format]
+        return [*args, "--log-format", self.log_format, "--log-level", self.log_level]
 
 
 def start_detached(
     ws: Workspace, *, host: str = "127.0.0.1", port: int = 0, loop: LoopArgs | None = None
-) -> SupervisorInfo:
-    """Start the supervisor in the background (unless it runs) and wait until it answers."""
+) -> tuple[SupervisorInfo, bool]:
+    """The folder's running supervisor, started in the background first if none runs.
+
+    Returns its pidfile and whether this call started it (so the caller can stop it again).
+    """
     info = read_info(ws)
     if info is not None and supervisor_alive(ws):
-        return info
+        return info, False
     ws.state_dir.mkdir(parents=True, exist_ok=True)
     args = [sys.executable, "-m", "clawplane", "run", str(ws.folder), "--state-dir", str(ws.state_dir),
             "--out-dir", str(ws.out_dir), "--host", host, "--port", str(port),
             *(loop or LoopArgs()).argv()]  # fmt: skip
     with open(ws.log_file, "ab") as log:
+        logged = log.tell()
         proc = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
         )
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            fail(f"the supervisor exited during start-up (code {proc.returncode}); see {ws.log_file}")
+            fail(f"the supervisor exited during start-up (code {proc.returncode})" + _log_tail(ws, logged))
         info = read_info(ws)
-        if info is not None and info.pid == proc.pid and _answers(Path(info.socket)):
-            return info
+        if info is not None and info.pid == proc.pid and ping(Path(info.socket)) is not None:
+            return info, True
         time.sleep(0.1)  # waiting on another process's start-up; there is no event to await
-    fail(f"the supervisor did not answer within {START_TIMEOUT_S:.0f}s; see {ws.log_file}")
+    proc.terminate()  # it never answered: nothing may keep running that nobody can reach
+    fail(f"the supervisor did not answer within {START_TIMEOUT_S:.0f}s" + _log_tail(ws, logged))
     raise AssertionError("unreachable")
 
 
-def _answers(socket: Path) -> bool:
-    async def ping() -> bool:
+def _log_tail(ws: Workspace, offset: int, lines: int = 10) -> str:
+    """What the supervisor logged since ``offset``, for an error message."""
+    try:
+        with open(ws.log_file, "rb") as log:
+            log.seek(offset)
+            text = log.read().decode("utf-8", "replace")
+    except OSError:
+        return f"; see {ws.log_file}"
+    tail = [line for line in text.splitlines() if line.strip()][-lines:]
+    shown = "".join(f"\n  {line}" for line in tail)
+    return f"; its last log lines ({ws.log_file}):{shown}" if tail else f"; see {ws.log_file}"
+
+
+def ping(socket: Path) -> dict[str, Any] | None:
+    """The supervisor's answer to ``ping`` (pid, endpoint, whether it watches), or None."""
+
+    async def ask() -> dict[str, Any] | None:
         async for event in request(socket, {"op": "ping"}, timeout=2):
             if event.get("final"):
-                return bool(event.get("ok"))
-        return False
+                return event if event.get("ok") else None
+        return None
 
     try:
-        return anyio.run(ping)
+        return anyio.run(ask)
     except ControlError:
-        return False
+        return None
+
+
+def stop_started(ws: Workspace, info: SupervisorInfo) -> None:
+    """Stop a supervisor this command started for nothing, with everything it runs."""
+    stop_supervisor(info)
+    if pid_alive(info.pid):
+        out.print(f"warning: the supervisor (pid {info.pid}) did not stop; run `clawplane down {ws.folder}`",
+                  markup=False)  # fmt: skip
+
+
+def stop_supervisor(info: SupervisorInfo) -> bool:
+    """Ask ``info``'s supervisor to shut down (SIGTERM if its socket is gone); True once it exited."""
+    try:
+        anyio.run(_shutdown, Path(info.socket))
+    except ControlError:
+        os.kill(info.pid, signal.SIGTERM)  # the socket is gone: fall back to the signal
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while pid_alive(info.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)  # waiting for another process to exit
+    return not pid_alive(info.pid)
 
 
 def down(folder: FolderArg, state_dir: StateDirOpt = None, out_dir: OutDirOpt = None) -> None:
@@ -158,18 +243,13 @@ def down(folder: FolderArg, state_dir: StateDirOpt = None, out_dir: OutDirOpt = 
     ws = workspace(folder, state_dir, out_dir)
     info = read_info(ws)
     if info is not None and pid_alive(info.pid):
-        try:
-            anyio.run(_shutdown, Path(info.socket))
-        except ControlError:
-            os.kill(info.pid, signal.SIGTERM)  # the socket is gone: fall back to the signal
-        deadline = time.monotonic() + STOP_TIMEOUT_S
-        while pid_alive(info.pid) and time.monotonic() < deadline:
-            time.sleep(0.1)  # waiting for another process to exit
-        if pid_alive(info.pid):
+        if not stop_supervisor(info):
             fail(f"the supervisor (pid {info.pid}) did not stop within {STOP_TIMEOUT_S:.0f}s")
         out.print(f"supervisor stopped (pid {info.pid})", markup=False)
     else:
         out.print("no supervisor is running for this folder", markup=False)
+        if info is not None:  # the pidfile of one that died without cleaning up
+            ws.pidfile.unlink(missing_ok=True)
     if (ws.state_dir / "state.db").exists():
         from clawplane.reconcile.daemon import cleanup_stale_runtimes
 

@@ -25,6 +25,7 @@ from clawplane.models import McpServer
 from clawplane.planning import ActionType, Change, Plan
 from clawplane.reconcile.backend import RuntimeBackend, RuntimeReport, ToolInfo
 from clawplane.reconcile.conditions import Cond, merge
+from clawplane.reconcile.hints import failure_hint
 from clawplane.reconcile.outputs import OutputRenderer
 from clawplane.render.files import write_if_changed
 from clawplane.state import ObservedState, ResourceRecord, RuntimeRecord, StateDB, ToolRecord, store, utcnow
@@ -36,18 +37,41 @@ class PlanRefusedError(Exception):
     """The plan cannot be applied as it is; the message says what to do."""
 
 
+class ServerNotReadyError(Exception):
+    """A server this apply started or probed is not Ready: why, its stderr, and what to do."""
+
+    def __init__(self, name: str, report: RuntimeReport, timeout_s: float) -> None:
+        if report.phase == "starting":
+            cause = f"did not become ready within {timeout_s:g}s (still starting)"
+        else:
+            cause = (report.last_error or f"ended up {report.phase}").removeprefix(f'MCP server "{name}": ')
+        retrying = " — the supervisor keeps retrying with back-off" if report.phase == "backoff" else ""
+        super().__init__(f"not ready ({report.phase}{retrying}): {cause}")
+        self.phase = report.phase
+        self.stderr = report.stderr
+        self.hint = failure_hint(cause, report.stderr)
+
+
 @dataclass
 class ApplyResult:
-    """How an apply went: per-change outcome and the files written."""
+    """How an apply went: per-change outcome, the files written, and why failed servers failed."""
 
     ok: bool = True
     results: dict[str, str] = field(default_factory=dict)  # key -> "ok" | error message
     written: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    failures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """key -> {"phase", "stderr", "hint"} for servers that are not Ready."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
-        return {"ok": self.ok, "results": self.results, "written": self.written, "removed": self.removed}
+        return {
+            "ok": self.ok,
+            "results": self.results,
+            "written": self.written,
+            "removed": self.removed,
+            "failures": self.failures,
+        }
 
 
 @dataclass
@@ -61,6 +85,11 @@ class ApplyContext:
     out_dir: Path
     concurrency: int = 4
     supervisor_alive: bool = True
+    require_ready: bool = False
+    """A server that is not Ready after its change fails that change (local applies and loop)."""
+    restart_crashed: bool = False
+    """Start a backing-off or failed hosted server afresh instead of waiting out its back-off
+    (what someone running ``clawplane apply`` by hand asks for)."""
 
 
 def check_plan(plan: Plan, ctx: ApplyContext, *, allow_mass_delete: bool) -> None:
@@ -105,6 +134,12 @@ async def apply_plan(plan: Plan, ctx: ApplyContext, *, allow_mass_delete: bool, 
                 await _apply_change(change, ctx)
                 result.results[change.key] = "ok"
                 await emit({"event": "done", "key": change.key, "action": change.action.value, "ok": True})
+            except ServerNotReadyError as exc:
+                result.results[change.key] = str(exc)
+                result.ok = False
+                failure = {"phase": exc.phase, "stderr": list(exc.stderr), "hint": exc.hint}
+                result.failures[change.key] = failure
+                await emit({"event": "done", "key": change.key, "ok": False, "error": str(exc), **failure})
             except Exception as exc:  # one failed action must not stop unrelated ones
                 message = f"{type(exc).__name__}: {exc}"
                 result.results[change.key] = message
@@ -143,6 +178,9 @@ async def _apply_change(change: Change, ctx: ApplyContext) -> None:
     if isinstance(desired.resource, McpServer):
         report = await _server_action(change, desired, ctx)
     record_resource(desired, ctx, report)
+    if ctx.require_ready and report is not None and report.phase != "ready":
+        timeout = desired.resource.spec.connection_timeout_ms / 1000  # type: ignore[attr-defined]
+        raise ServerNotReadyError(desired.name, report, timeout)
 
 
 async def _server_action(change: Change, d: DesiredResource, ctx: ApplyContext) -> RuntimeReport | None:
@@ -156,6 +194,9 @@ async def _server_action(change: Change, d: DesiredResource, ctx: ApplyContext) 
         return None
     if d.runtime is RuntimeMode.HOSTED:
         report = ctx.backend.report(d.name)
+        if ctx.restart_crashed and report is not None and report.phase in ("backoff", "failed"):
+            await ctx.backend.remove(d.name)  # try now: the cause may have been fixed meanwhile
+            report = None
         if needs_run or report is None:
             report = await ctx.backend.ensure(
                 d.name, spec, safe_name=d.safe_name, config_hash=d.config_hash, base_dir=d.base_dir
@@ -208,6 +249,8 @@ def record_resource(d: DesiredResource, ctx: ApplyContext, report: RuntimeReport
     generation = (prior.generation + (prior.config_hash != d.config_hash)) if prior else 1
     conds, phase, status = _conditions(d, report)
     status["digests"] = dict(d.digests)
+    if report is not None and report.stderr:
+        status["stderr"] = list(report.stderr)
     if d.kind == "Agent":
         status.update(ctx.renderer.agent_status(d.name))
     ok = phase in ("Ready", "Disabled")

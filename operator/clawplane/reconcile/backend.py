@@ -34,6 +34,12 @@ class RuntimeReport:
     endpoint: str | None = None
     tools: tuple[ToolInfo, ...] = field(default_factory=tuple)
     filtered_tools: int = 0
+    stderr: tuple[str, ...] = ()
+    """The server's last stderr lines (redacted), oldest first; at most ``STDERR_TAIL_LINES``."""
+
+
+STDERR_TAIL_LINES = 20
+"""stderr lines a report, a status and a failed apply show for one server."""
 
 
 class RuntimeBackend(Protocol):

@@ -19,7 +19,7 @@ import contextlib
 import os
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -55,6 +55,12 @@ class SupervisorOptions:
     """Port of ``/healthz``, ``/readyz``, ``/metrics`` on ``host`` (0 = any free one, None = off)."""
 
 
+def live_reports(backend: LocalBackend) -> dict[str, dict[str, Any]]:
+    """What each runtime of ``backend`` reports right now, JSON-ready (texts already redacted)."""
+    reports = {name: backend.report(name) for name in backend.supervisor.names()}
+    return {name: asdict(r) for name, r in reports.items() if r is not None}
+
+
 def cleanup_stale_runtimes(db: StateDB) -> list[str]:
     """Terminate process groups a dead supervisor left behind; mark every runtime stopped."""
     cleaned = []
@@ -76,10 +82,17 @@ class _Handler:
     async def __call__(self, request: dict[str, Any], emit: Emit) -> dict[str, Any]:
         op = request.get("op")
         if op == "ping":
-            reply: dict[str, Any] = {"ok": True, "pid": os.getpid(), "endpoint": self.endpoint()}
+            reply: dict[str, Any] = {
+                "ok": True,
+                "pid": os.getpid(),
+                "endpoint": self.endpoint(),
+                "watching": self.loop is not None,
+            }
             if self.loop is not None:
                 reply["loop"] = self.loop.state.to_dict()
             return reply
+        if op == "runtimes":  # live phase, pid, restarts, error and stderr of every hosted server
+            return {"ok": True, "runtimes": live_reports(self.backend)}
         if op == "shutdown":
             return {"ok": True}  # the shutdown itself happens after this reply (see after_reply)
         if op == "apply":
@@ -103,7 +116,12 @@ class _Handler:
             desired = self.engine.with_skill_digests(desired)
         except InvalidFolderError as exc:
             return {"ok": False, "error": f"the folder does not validate ({exc}); nothing was changed"}
-        ctx = ApplyContext(desired, self.db, self.backend, self.engine.renderer, self.ws.out_dir)
+        # Someone waiting at `clawplane apply` wants each server Ready or a reason why not.
+        wait = bool(request.get("wait", True))
+        ctx = ApplyContext(
+            desired, self.db, self.backend, self.engine.renderer, self.ws.out_dir,
+            require_ready=wait, restart_crashed=wait,
+        )  # fmt: skip
         try:
             result = await apply_plan(
                 plan, ctx, allow_mass_delete=bool(request.get("allow_mass_delete")), emit=emit
@@ -193,6 +211,7 @@ async def run_supervisor(
                         on_ready(info)
                     await shutdown.wait()
                     tg.cancel_scope.cancel()
+                loop.sync_runtimes()  # last counters and errors, for `status` once this is gone
                 loop_ref.clear()
                 if server is not None:
                     server.stop()

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from clawplane.models import McpServerSpec
-from clawplane.reconcile.backend import RuntimeReport, ToolInfo
+from clawplane.reconcile.backend import STDERR_TAIL_LINES, RuntimeReport, ToolInfo
 from clawplane.runtimes import (
     BridgeEndpoint,
     Phase,
@@ -54,6 +54,7 @@ def _report(supervisor: Supervisor, name: str, status: RuntimeStatus, endpoint: 
         endpoint=endpoint,
         tools=tools,
         filtered_tools=status.filtered_tool_count,
+        stderr=tuple(supervisor.stderr(name)[-STDERR_TAIL_LINES:]),
     )
 
 

@@ -13,6 +13,19 @@ from datetime import UTC, datetime
 _reconcile_id: contextvars.ContextVar[str] = contextvars.ContextVar("reconcile_id", default="-")
 
 LOG_FORMATS = ("text", "json")
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+class LogLevelError(ValueError):
+    """A log level name that is not one of ``LOG_LEVELS``."""
+
+
+def level_number(name: str) -> int:
+    """The ``logging`` level for one of ``LOG_LEVELS`` (any case)."""
+    lowered = name.strip().lower()
+    if lowered not in LOG_LEVELS:
+        raise LogLevelError(f"--log-level must be one of {', '.join(LOG_LEVELS)} (got {name!r})")
+    return int(getattr(logging, lowered.upper()))
 
 
 @contextmanager

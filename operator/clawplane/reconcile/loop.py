@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from clawplane.desired import DesiredState
 from clawplane.models import McpServer
 from clawplane.reconcile.applier import ApplyContext, PlanRefusedError, apply_plan, record_resource
 from clawplane.reconcile.engine import Engine, InvalidFolderError
@@ -161,7 +162,7 @@ class ReconcileLoop:
 
     async def _pass(self, reason: str) -> str:
         log.info("reconcile started (%s)", reason)
-        self._sync_runtimes()
+        self.sync_runtimes()
         try:
             planned = self.engine.plan(self.db)
         except InvalidFolderError as exc:
@@ -174,10 +175,10 @@ class ReconcileLoop:
         if self.state.folder_valid is False:
             log.info("the folder validates again")
         self.state.folder_valid, self.state.diagnostics = True, []
-        ctx = ApplyContext(planned.desired, self.db, self.backend, self.engine.renderer, self.ws.out_dir)
+        ctx = self._context(planned.desired)
         if self._refresh_server_status(ctx):
             planned = self.engine.plan(self.db)
-            ctx = ApplyContext(planned.desired, self.db, self.backend, self.engine.renderer, self.ws.out_dir)
+            ctx = self._context(planned.desired)
         plan = planned.plan
         if not plan.has_changes:
             self.state.refused = None
@@ -219,7 +220,13 @@ class ReconcileLoop:
         )
         return "applied" if result.ok else "failed"
 
-    def _sync_runtimes(self) -> None:
+    def _context(self, desired: DesiredState) -> ApplyContext:
+        # A server that is not Ready is a failed pass, reported with its cause (never "applied").
+        return ApplyContext(
+            desired, self.db, self.backend, self.engine.renderer, self.ws.out_dir, require_ready=True
+        )
+
+    def sync_runtimes(self) -> None:
         """Fold the live state of hosted runtimes into the state database (level-based)."""
         observed = store.load_observed(self.db)
         live = set(self.backend.supervisor.names())

@@ -30,6 +30,7 @@ from clawplane.runtimes.supervisor import Supervisor
 __all__ = ["ProbeDiagnostic", "ProbeReport", "ProbeServer", "ProbeTarget", "probe_servers"]
 
 PROBE_CONNECT_TIMEOUT_MS = 5000
+PROBE_STDERR_LINES = 20
 APPROVAL_HINT = "tools have no safety annotations; calls require approval in prompting session postures"
 _HINT_KEYS = ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")
 
@@ -94,15 +95,20 @@ class ProbeDiagnostic:
     safe_server_name: str
     launch_summary: str
     message: str
+    stderr: tuple[str, ...] = ()
+    """The server's last stderr lines (redacted): usually the reason it failed."""
 
     def to_dict(self) -> dict[str, Any]:
-        """OpenClaw's diagnostic entry."""
-        return {
+        """OpenClaw's diagnostic entry, plus ``stderr`` when the server wrote any."""
+        doc: dict[str, Any] = {
             "serverName": self.server_name,
             "safeServerName": self.safe_server_name,
             "launchSummary": self.launch_summary,
             "message": self.message,
         }
+        if self.stderr:
+            doc["stderr"] = list(self.stderr)
+        return doc
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,7 +236,10 @@ async def probe_servers(
                 servers[target.name] = _server_entry(target, status, runtimes[target.name])
             else:
                 message = status.last_error or "probe did not connect to this server"
-                diagnostics.append(ProbeDiagnostic(target.name, status.safe_name, status.launch, message))
+                stderr = tuple(supervisor.stderr(target.name)[-PROBE_STDERR_LINES:])
+                diagnostics.append(
+                    ProbeDiagnostic(target.name, status.safe_name, status.launch, message, stderr)
+                )
         catalog = supervisor.catalog([t.name for t in enabled if t.name in servers])
     return ProbeReport(
         generated_at=datetime.now(UTC),

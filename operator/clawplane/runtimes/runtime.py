@@ -49,6 +49,11 @@ __all__ = ["ServerRuntime"]
 
 logger = logging.getLogger(__name__)
 _EXIT_SETTLE_SECONDS = 1.0
+CAUSE_LINES = 10
+"""stderr lines of the failed session logged with a start failure or crash (at WARNING)."""
+_WARNING_EVENTS = frozenset(
+    {EventKind.START_FAILED, EventKind.CRASHED, EventKind.GAVE_UP, EventKind.PAUSED, EventKind.WARNING}
+)
 _LISTEN_ACK_SECONDS = 5.0
 T = TypeVar("T")
 
@@ -281,6 +286,7 @@ class ServerRuntime:
         self._attempts += 1
         self._failures = self._new_tracker()
         session = self._session = SessionEnd()
+        stderr_mark = self.stderr.total_lines
         self._set_phase(Phase.STARTING)
         self._event(EventKind.STARTING)
         ready_at: float | None = None
@@ -293,11 +299,15 @@ class ServerRuntime:
             if session.reason is None and process.returncode is not None:
                 session.end(exit_text(process.returncode))
         reason = session.reason or "connection closed"
+        tail = self.stderr.recent(CAUSE_LINES, since=stderr_mark) if process is not None else []
+        if tail and process is not None and reason.startswith(exit_text(process.returncode)):
+            # "exited with code 1" says nothing; the server's last words usually say why.
+            reason = f"{reason}: {tail[-1]}"
         self._last_error = reason
         if ready_at is None:
-            self._event(EventKind.START_FAILED, reason)
+            self._event(EventKind.START_FAILED, reason, stderr=tail)
             return None
-        self._event(EventKind.CRASHED, reason)
+        self._event(EventKind.CRASHED, reason, stderr=tail)
         return anyio.current_time() - ready_at
 
     async def _start_and_serve(self, session: SessionEnd) -> float | None:
@@ -456,8 +466,18 @@ class ServerRuntime:
         """Tell the supervisor the status changed (it wakes its waiters)."""
         self._on_touch()
 
-    def _event(self, kind: EventKind, message: str = "", *, delay: float | None = None) -> None:
+    def _event(
+        self,
+        kind: EventKind,
+        message: str = "",
+        *,
+        delay: float | None = None,
+        stderr: list[str] | None = None,
+    ) -> None:
         event = RuntimeEvent(server=self.name, kind=kind, message=message, delay=delay)
-        logger.info("MCP server %s: %s %s", self.name, kind.value, message)
+        level = logging.WARNING if kind in _WARNING_EVENTS else logging.INFO
+        logger.log(level, "MCP server %s: %s %s", self.name, kind.value, message)
+        for line in stderr or ():
+            logger.log(level, "MCP server %s: stderr: %s", self.name, line)
         self._emit(event)
         self._touch()

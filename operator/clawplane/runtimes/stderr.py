@@ -2,7 +2,9 @@
 
 Lines split at ``\\r`` or ``\\n``, as OpenClaw's ``attachStderrLogging`` does; a line longer
 than the cap keeps its last bytes and gets the prefix ``[stderr line truncated]``. Each line
-is redacted, logged at DEBUG on ``clawplane.runtimes.stderr`` and kept in a short history.
+is redacted, logged at DEBUG on ``clawplane.runtimes.stderr`` and kept in a bounded ring
+(``RuntimeSettings.stderr_history`` lines): a failed start is explained by its last lines in
+status, apply, probe and the WARNING logged for it.
 Reading never stops while the process lives, so a server flooding stderr cannot block on a
 full pipe.
 """
@@ -85,6 +87,15 @@ class StderrLog:
     def lines(self) -> list[str]:
         """The kept lines, oldest first."""
         return list(self._lines)
+
+    def recent(self, limit: int, *, since: int = 0) -> list[str]:
+        """The last ``limit`` kept lines written after the first ``since`` lines (oldest first).
+
+        ``since`` is a ``total_lines`` value read earlier, e.g. when a session started, so a
+        failure is explained by what this session wrote, not by an older one.
+        """
+        fresh = min(self.total_lines - since, len(self._lines), limit)
+        return list(self._lines)[len(self._lines) - fresh :] if fresh > 0 else []
 
     def _emit(self, text: str) -> None:
         tail = _utf8_tail(text, self._max)

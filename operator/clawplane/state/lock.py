@@ -24,15 +24,30 @@ class FolderLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip()
             os.close(fd)
-            raise StateError(
-                f"another apply is running for this folder (pid {holder}, lock {self.path}); "
-                "wait for it to finish and try again"
-            ) from None
+            raise StateError(self._held_message(holder)) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)
         self._fd = fd
+
+    def _held_message(self, holder: str) -> str:
+        """Who holds the lock (pid and command line) and how to make it let go."""
+        who = f"pid {holder}" if holder.isdigit() else "another process"
+        command = _command_line(int(holder)) if holder.isdigit() else ""
+        if command:
+            who += f": {command}"
+        folder = self.path.parent.parent if self.path.parent.name == ".clawplane" else "FOLDER"
+        if self.path.name == "supervisor.lock":
+            return (
+                f"a supervisor already runs this folder ({who}); stop it with `clawplane down {folder}` "
+                f"(lock {self.path})"
+            )
+        kill = f" or `kill {holder}`" if holder.isdigit() else ""
+        return (
+            f"another `clawplane apply` is running for this folder ({who}); wait for it to finish, "
+            f"or stop it (Ctrl-C in its terminal{kill}), then try again (lock {self.path})"
+        )
 
     def release(self) -> None:
         """Release the lock."""
@@ -48,3 +63,14 @@ class FolderLock:
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self.release()
+
+
+def _command_line(pid: int) -> str:
+    """The command line of ``pid`` (shortened), or "" when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            words = fh.read().decode(errors="replace").split("\0")
+    except OSError:
+        return ""
+    text = " ".join(w for w in words if w)
+    return text if len(text) <= 160 else text[:157] + "..."

@@ -29,6 +29,7 @@ from ruamel.yaml.error import YAMLError
 from clawplane._utils.atomicfile import atomic_write_bytes
 from clawplane.diagnostics import Diagnostics
 from clawplane.loading.sources import discover_files
+from clawplane.loading.yamlparse import YamlProblem, parse_documents
 from clawplane.models.mcpserver import LEGACY_TYPE_ALIASES
 from clawplane.naming import assign_server_names, is_sensitive_key
 from clawplane.validation.fixes import BOM, Splice, Text, apply_splices, load_documents, scalar_like
@@ -57,6 +58,7 @@ class Finding:
     fix: str | None = None
     fixed: bool = False
     splices: list[Splice] = field(default_factory=list, repr=False)
+    hint: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (without the splices)."""
@@ -71,6 +73,7 @@ class Finding:
             "path": self.path,
             "fix": self.fix,
             "fixed": self.fixed,
+            "hint": self.hint,
         }
 
 
@@ -482,12 +485,31 @@ def _bom_finding(path: Path) -> Finding:
     )  # fmt: skip
 
 
+def _yaml_finding(path: Path, raw: str) -> Finding:
+    """The loader's own account of a YAML problem (position, code, hint), not ruamel's text."""
+    try:
+        parse_documents(raw)
+    except YamlProblem as problem:
+        return Finding(str(path), max(problem.line, 1), max(problem.column, 1), "error", problem.code,
+                       problem.message, hint=problem.hint)  # fmt: skip
+    return Finding(str(path), 1, 1, "error", "yaml.syntax", "invalid YAML", hint="run `clawplane validate`")
+
+
 def _load(path: Path, report: DoctorReport) -> tuple[str, list[_Doc]] | None:
     try:
         raw = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        message = f"cannot read: {exc.strerror}"
+        report.findings.append(Finding(str(path), 1, 1, "error", "file.unreadable", message))
+        return None
+    except UnicodeDecodeError as exc:
+        message = f"not UTF-8 text (byte {exc.start}); save the file as UTF-8"
+        report.findings.append(Finding(str(path), 1, 1, "error", "file.encoding", message))
+        return None
+    try:
         data = load_documents(raw)
-    except (OSError, UnicodeDecodeError, YAMLError) as exc:
-        report.findings.append(Finding(str(path), 1, 1, "error", "yaml.invalid", f"cannot read: {exc}"))
+    except YAMLError:
+        report.findings.append(_yaml_finding(path, raw))
         return None
     text = Text(raw)
     if raw.startswith(BOM):

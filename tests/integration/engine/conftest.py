@@ -40,8 +40,12 @@ class Cli:
             timeout=timeout,
             stdin=subprocess.DEVNULL,
         )
-        assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+        self.check(proc)
         return proc
+
+    def check(self, proc: subprocess.CompletedProcess[str]) -> None:
+        """No traceback, ever: a user never sees one."""
+        assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
 
     def json(self, *args: str) -> Any:
         proc = self(*args)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -40,7 +41,9 @@ def test_plan_exit_codes_and_saved_plan_staleness(quickstart: tuple[Path, Cli], 
 
 def test_saved_plan_applies_when_nothing_moved(quickstart: tuple[Path, Cli], tmp_path: Path) -> None:
     folder, cli = quickstart
-    cli("run", str(folder), "--detach")  # the plan must see the supervisor it will hand the work to
+    # The plan must see the supervisor it will hand the work to; one that watches the folder
+    # would converge it meanwhile, and the saved plan would rightly be refused.
+    assert cli("run", str(folder), "--detach", "--no-watch").returncode == 0
     saved = tmp_path / "plan.json"
     assert cli("plan", str(folder), "--out", str(saved)).returncode == 0
     applied = cli("apply", str(saved))
@@ -103,7 +106,9 @@ def test_a_second_apply_fails_fast(quickstart: tuple[Path, Cli]) -> None:
     folder, cli = quickstart
     with FolderLock(folder / ".clawplane"):
         proc = cli("apply", str(folder), "--yes")
-    assert proc.returncode == 1 and "another apply is running for this folder" in proc.stdout
+    # The message names the holder (this test process) and how to stop it.
+    holder = f"another `clawplane apply` is running for this folder (pid {os.getpid()}: "
+    assert proc.returncode == 1 and holder in proc.stdout and f"kill {os.getpid()}" in proc.stdout
 
 
 def test_apply_without_yes_on_a_pipe_refuses(quickstart: tuple[Path, Cli]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 
 from tests.integration.runloop.conftest import Loop, http_get, wait_for
@@ -71,7 +72,13 @@ def test_an_invalid_folder_tears_nothing_down_and_a_fix_converges(looping: Loop)
     assert "clawplane_folder_valid 0.0" in looping.metrics()
     shown = looping.cli.json("status", str(looping.folder), "--json")
     assert shown["loop"]["folderValid"] is False and shown["loop"]["diagnostics"]
-    assert "folder: INVALID" in looping.cli("status", str(looping.folder)).stdout
+    # Diagnostics read as validate prints them, never as dataclass reprs.
+    found = shown["loop"]["diagnostics"]
+    assert found[0].startswith(f"{agents}:27:1: error[yaml.syntax]: invalid YAML"), found
+    assert all(re.match(r"/\S+\.yaml:\d+:\d+: error\[[a-z.-]+\]: ", d) for d in found), found
+    text = looping.cli("status", str(looping.folder)).stdout
+    assert "folder: INVALID" in text and f"{agents}:" in text
+    assert "Diagnostic(" not in json.dumps(shown) + text + (looping.state / "supervisor.log").read_text()
     assert looping.pids() == before
     assert all(r["phase"] in ("Ready", "Disabled") for r in looping.status().values())
     ping_ok, _ = http_get(looping.info()["metrics"] + "/healthz")

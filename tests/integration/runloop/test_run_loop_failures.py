@@ -34,6 +34,10 @@ def test_a_crash_looping_server_is_reported_backing_off_and_others_unaffected(lo
     assert after["McpServer/notes-two"] == before["McpServer/notes-two"]
     assert all(looping.status()[k]["phase"] == "Ready" for k in ("McpServer/notes", "McpServer/notes-two"))
     assert 'clawplane_runtime_restarts{server="crasher"}' in looping.metrics()
+    # The loop's own errors are in the text view, with the server's cause.
+    wait_for("a failed pass", lambda: "McpServer/crasher" in (looping.loop_status().get("errors") or {}))
+    text = looping.cli("status", str(looping.folder)).stdout
+    assert "loop: McpServer/crasher failed: not ready (backoff" in text and "code 17" in text
 
 
 def test_the_loop_refuses_a_mass_delete_and_tears_nothing_down(looping: Loop) -> None:
@@ -42,5 +46,6 @@ def test_the_loop_refuses_a_mass_delete_and_tears_nothing_down(looping: Loop) ->
         (looping.folder / name).unlink()
     refused = wait_for("the loop to refuse the plan", lambda: looping.loop_status().get("refused"))
     assert "allow-mass-delete" in str(refused)
+    assert "loop: REFUSED — the folder would delete" in looping.cli("status", str(looping.folder)).stdout
     assert looping.pids() == before
     assert "Agent/coder" in looping.status()

@@ -92,9 +92,13 @@ def test_probe_reports_a_failing_server_and_exits_1(tmp_path: Path) -> None:
             "safeServerName": "hang",
             "launchSummary": f"{sys.executable} {script('hanging')}",
             "message": 'MCP server "hang" timed out: did not complete initialize within 1s',
+            "stderr": ["hanging on server/discover"],  # what the server said, beyond OpenClaw's shape
         }
     ]
     assert f'MCP probe failed for "hang" in {folder}: MCP server "hang" timed out' in proc.stderr
+    shown = probe(str(folder))
+    assert "! hang: MCP server \"hang\" timed out" in shown.stdout
+    assert "    stderr: hanging on server/discover" in shown.stdout
 
 
 def test_probe_refuses_unknown_names_and_invalid_folders(tmp_path: Path) -> None:

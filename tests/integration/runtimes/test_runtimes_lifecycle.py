@@ -49,7 +49,8 @@ async def test_crashed_process_is_restarted_and_reported(tmp_path: Path) -> None
     assert second.pid != first.pid and second.exit_code == 3
     assert live([first.pid]) == []
     crashed = [e for e in events if e.kind is EventKind.CRASHED]
-    assert [e.message for e in crashed] == ["process exited with code 3"]
+    # The exit code, and the server's last stderr line as its cause.
+    assert [e.message for e in crashed] == ["process exited with code 3: crashing with exit code 3"]
     assert [e.delay for e in events if e.kind is EventKind.RESTART_SCHEDULED] == [0.05]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import sqlite3
 from pathlib import Path
 
@@ -52,8 +54,11 @@ def test_missing_database_without_create(tmp_path: Path) -> None:
 
 
 def test_second_lock_fails_fast_naming_the_holder(tmp_path: Path) -> None:
-    with FolderLock(tmp_path), pytest.raises(StateError, match="another apply is running"):
+    holder = f"another `clawplane apply` is running for this folder (pid {os.getpid()}: "
+    with FolderLock(tmp_path), pytest.raises(StateError, match=re.escape(holder)):
         FolderLock(tmp_path).acquire()
+    with FolderLock(tmp_path, "supervisor.lock"), pytest.raises(StateError, match="a supervisor already runs"):
+        FolderLock(tmp_path, "supervisor.lock").acquire()
     with FolderLock(tmp_path):  # released: can be taken again
         pass
 
