@@ -48,9 +48,17 @@ def _secret_fields(res: Resource) -> list[tuple[tuple[str, ...], str, Any]]:
     return found
 
 
-def _redacted_spec(res: Resource) -> dict[str, Any]:
-    """The normalized spec with sensitive literals replaced; references stay as references."""
+def _spec_dump(res: Resource) -> dict[str, Any]:
     spec: dict[str, Any] = res.model_dump(mode="json", by_alias=True, exclude_none=True).get("spec", {})
+    return spec
+
+
+def _redacted_spec(res: Resource, spec: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The normalized spec with sensitive literals replaced; references stay as references.
+
+    ``spec`` is the resource's own dump when the caller has one; it is redacted in place.
+    """
+    spec = _spec_dump(res) if spec is None else spec
     for path, key, value in _secret_fields(res):
         if isinstance(value, ValueFrom):
             continue
@@ -70,8 +78,8 @@ def _runtime_mode(res: McpServer) -> RuntimeMode:
     return RuntimeMode.REMOTE
 
 
-def _base_hash(res: Resource, base_dir: Path) -> str:
-    full = res.model_dump(mode="json", by_alias=True, exclude_none=True).get("spec", {})
+def _base_hash(res: Resource, base_dir: Path, full: dict[str, Any] | None = None) -> str:
+    full = _spec_dump(res) if full is None else full
     extra: dict[str, Any] = {}
     if isinstance(res, McpServer) and res.spec.cwd:
         extra["cwd"] = str((base_dir / res.spec.cwd).resolve())
@@ -96,7 +104,7 @@ class Compiler:
     def __init__(self) -> None:
         # Keyed by the validated resource object: a validation cache hands back the same object
         # for an unchanged file, so identity is the cheapest "nothing changed" test.
-        self._cache: dict[int, tuple[LoadedResource, DesiredResource]] = {}
+        self._cache: dict[int, tuple[LoadedResource, DesiredResource, bool]] = {}
 
     def compile(
         self, result: ValidationResult, *, folder: Path, environ: Mapping[str, str] | None = None
@@ -105,36 +113,53 @@ class Compiler:
         names = [r.resource.name for r in result.resources if isinstance(r.resource, McpServer)]
         safe = dict(zip(names, assign_server_names(names), strict=True))
         resources: dict[str, DesiredResource] = {}
-        fresh: dict[int, tuple[LoadedResource, DesiredResource]] = {}
+        fresh: dict[int, tuple[LoadedResource, DesiredResource, bool]] = {}
+        dirs: dict[str, Path] = {}  # one resolve per file, not per resource
         for item in result.resources:
             hit = self._cache.get(id(item))
-            cached = hit[1] if hit is not None and hit[0] is item else None
+            if hit is not None and hit[0] is item:
+                cached: DesiredResource | None = hit[1]
+                has_refs = hit[2]
+            else:
+                cached = None
+                has_refs = any(isinstance(v, ValueFrom) for _, _, v in _secret_fields(item.resource))
             # A referenced secret may change without the document changing: always rehash those.
-            has_refs = any(isinstance(v, ValueFrom) for _, _, v in _secret_fields(item.resource))
-            desired = cached if cached is not None and not has_refs else self._one(item, environ)
-            if isinstance(item.resource, McpServer) and desired.safe_name != safe[item.resource.name]:
-                desired = _with_safe_name(desired, safe[item.resource.name])
-            fresh[id(item)] = (item, desired)
+            safe_name = safe[item.resource.name] if isinstance(item.resource, McpServer) else ""
+            if cached is None or has_refs:
+                desired = self._one(item, environ, dirs, safe_name)
+            elif cached.safe_name != safe_name:
+                desired = _with_safe_name(cached, safe_name)
+            else:
+                desired = cached
+            fresh[id(item)] = (item, desired, has_refs)
             resources[item.key] = desired
         self._cache = fresh
         agents = _agent_views(result, resources)
         fingerprint = fingerprint_of(resources)
         return DesiredState(folder, MappingProxyType(resources), MappingProxyType(agents), fingerprint)
 
-    def _one(self, item: LoadedResource, environ: Mapping[str, str] | None) -> DesiredResource:
+    def _one(
+        self, item: LoadedResource, environ: Mapping[str, str] | None, dirs: dict[str, Path], safe_name: str
+    ) -> DesiredResource:
         res = item.resource
-        base_dir = Path(item.source.file).resolve().parent
+        base_dir = dirs.get(item.source.file)
+        if base_dir is None:
+            base_dir = dirs[item.source.file] = Path(item.source.file).resolve().parent
+        dump = _spec_dump(res)
+        # Hash first: redaction rewrites the dump in place.
+        base_hash = _base_hash(res, base_dir, dump)
         return DesiredResource(
             key=item.key,
             kind=res.kind,
             name=res.name,
             resource=res,
-            spec=_redacted_spec(res),
-            base_hash=_base_hash(res, base_dir),
+            spec=_redacted_spec(res, dump),
+            base_hash=base_hash,
             source_file=item.source.file,
             base_dir=base_dir,
             digests=_secrets_digest(res, base_dir, environ),
             runtime=_runtime_mode(res) if isinstance(res, McpServer) else RuntimeMode.NONE,
+            safe_name=safe_name,
         )
 
 

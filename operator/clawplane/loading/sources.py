@@ -10,19 +10,19 @@ from __future__ import annotations
 
 import codecs
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from clawplane.diagnostics import Diagnostic, Diagnostics, Location, Severity
 from clawplane.loading.positions import Positions
+from clawplane.loading.walk import SKIPPED_DIRS, YAML_SUFFIXES, WalkCache, walk_resource_files
 from clawplane.loading.yamlparse import YamlProblem, parse_documents
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
-YAML_SUFFIXES = (".yaml", ".yml")
-# Folders that never hold resources: VCS and tool state, dependencies, our own state.
-SKIPPED_DIRS = frozenset({".git", ".clawplane", "node_modules", "__pycache__", ".venv"})
+__all__ = ["MAX_FILE_BYTES", "SKIPPED_DIRS", "YAML_SUFFIXES", "ReadResult", "SourceDocument",
+           "discover_files", "read_file", "read_sources"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,13 +49,22 @@ class ReadResult:
     diagnostics: Diagnostics
 
 
-def discover_files(paths: Iterable[str | os.PathLike[str]], diags: Diagnostics) -> list[Path]:
-    """Expand files and directories into resource files, sorted and de-duplicated."""
+def discover_files(
+    paths: Iterable[str | os.PathLike[str]], diags: Diagnostics, walk: WalkCache | None = None
+) -> list[Path]:
+    """Expand files and directories into resource files, sorted and de-duplicated.
+
+    With ``walk``, listings of unchanged directories are reused (one ``stat`` each).
+    """
     found: list[Path] = []
-    for raw in paths:
+    inputs = list(paths)
+    links = len(inputs) > 1
+    for raw in inputs:
         path = Path(raw)
         if path.is_dir():
-            found.extend(_walk(path))
+            files, saw_links = walk_resource_files(path, walk)
+            found.extend(files)
+            links = links or saw_links
         elif path.is_file():
             found.append(path)
         else:
@@ -68,6 +77,8 @@ def discover_files(paths: Iterable[str | os.PathLike[str]], diags: Diagnostics) 
                     hint="check the path",
                 )
             )
+    if not links:
+        return found  # one walk without symlinks never reaches a file twice
     seen: set[Path] = set()
     unique = []
     for path in found:
@@ -76,18 +87,6 @@ def discover_files(paths: Iterable[str | os.PathLike[str]], diags: Diagnostics) 
             seen.add(real)
             unique.append(path)
     return unique
-
-
-def _walk(root: Path) -> Iterator[Path]:
-    for dirpath, dirnames, filenames in os.walk(root):
-        # A skill folder (it has a SKILL.md) holds skill files, not resources.
-        if "SKILL.md" in filenames and Path(dirpath) != root:
-            dirnames[:] = []
-            continue
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS and not d.startswith("."))
-        for name in sorted(filenames):
-            if name.endswith(YAML_SUFFIXES) and not name.startswith("."):
-                yield Path(dirpath) / name
 
 
 def read_sources(paths: Iterable[str | os.PathLike[str]]) -> ReadResult:

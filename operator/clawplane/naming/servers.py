@@ -9,6 +9,7 @@ names. All lengths are UTF-16 code units (see :mod:`clawplane.naming.utf16`).
 
 from __future__ import annotations
 
+import functools
 import string
 from collections.abc import Sequence
 
@@ -87,6 +88,12 @@ def assign_server_names(raw_names: Sequence[str]) -> list[str]:
     the base cut so the result stays within 30 units (``x y``, ``x-y``, ``x.y``
     give ``x-y``, ``x-y-2``, ``x-y-3``).
     """
+    return list(_assign(tuple(raw_names)))
+
+
+@functools.lru_cache(maxsize=16)
+def _assign(raw_names: tuple[str, ...]) -> tuple[str, ...]:
+    # Validation, compilation and rendering each ask for the same fleet's names in one pass.
     used: set[str] = set()
     assigned: list[str] = []
     for raw in raw_names:
@@ -98,7 +105,7 @@ def assign_server_names(raw_names: Sequence[str]) -> list[str]:
             n += 1
         used.add(js_lower_key(candidate))
         assigned.append(candidate)
-    return assigned
+    return tuple(assigned)
 
 
 def is_reserved_server_name(name: str) -> bool:

@@ -27,7 +27,10 @@ def _high_surrogate(ch: str) -> str:
 
 def utf16_len(s: str) -> int:
     """Return the length of ``s`` in UTF-16 code units, as JavaScript's ``length``."""
-    return len(s) + sum(1 for ch in s if ord(ch) > _BMP_MAX)
+    if s.isascii():
+        return len(s)
+    # Lone surrogates (a cut emoji) are one unit each, as in JavaScript: surrogatepass keeps them.
+    return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def utf16_cut(s: str, n: int) -> str:

@@ -1,7 +1,7 @@
 """Planning: a pure plan of what apply will do, with redacted diffs and reasons."""
 
 from clawplane.planning.plan import FORMAT_VERSION, ActionType, Change, FieldChange, Plan, Reason, ReasonCode
-from clawplane.planning.planner import make_plan
+from clawplane.planning.planner import PlanMemo, make_plan
 from clawplane.planning.text import render_plan
 
 __all__ = [
@@ -10,6 +10,7 @@ __all__ = [
     "Change",
     "FieldChange",
     "Plan",
+    "PlanMemo",
     "Reason",
     "ReasonCode",
     "make_plan",

@@ -27,6 +27,18 @@ R = ReasonCode
 CRASHED_PHASES = frozenset({"crashed", "failed", "backoff", "stopped"})
 
 
+class PlanMemo:
+    """What a long-lived planner may reuse between plans.
+
+    A new resource's change (a create with its field diff) depends on its compiled form
+    alone, and the compiler hands back the same object for an unchanged resource.
+    """
+
+    def __init__(self) -> None:
+        self.created: dict[str, tuple[DesiredResource, Change]] = {}
+        self.outputs: dict[tuple[str, str | None, str | None], Change] = {}
+
+
 def make_plan(
     desired: DesiredState,
     observed: ObservedState,
@@ -35,13 +47,21 @@ def make_plan(
     created_at: str,
     now: datetime | None = None,
     mass_delete_share: float = 0.5,
+    memo: PlanMemo | None = None,
 ) -> Plan:
     """Everything apply must do to make ``observed`` match ``desired``."""
     moment = now or datetime.now(UTC)
-    changes = [
-        _resource_change(d, observed.resources.get(key), observed, moment)
-        for key, d in desired.resources.items()
-    ]
+    created: dict[str, tuple[DesiredResource, Change]] = {}
+    changes = []
+    for key, d in desired.resources.items():
+        prior = observed.resources.get(key)
+        hit = memo.created.get(key) if memo is not None and prior is None else None
+        change = hit[1] if hit is not None and hit[0] is d else _resource_change(d, prior, observed, moment)
+        if prior is None:
+            created[key] = (d, change)
+        changes.append(change)
+    if memo is not None:
+        memo.created = created
     removed = Reason(code=R.REMOVED, message="removed from the folder")
     deleted = [
         Change(
@@ -63,7 +83,7 @@ def make_plan(
         desired_fingerprint=desired.fingerprint,
         observed_fingerprint=observed.fingerprint(),
         changes=[*changes, *deleted],
-        outputs=_output_changes(outputs, observed.outputs),
+        outputs=_output_changes(outputs, observed.outputs, memo),
         mass_delete=mass,
     )
 
@@ -144,10 +164,19 @@ def _drift(before: tuple[ToolRecord, ...], after: tuple[ToolRecord, ...]) -> str
     return ", ".join(parts)
 
 
-def _output_changes(desired: Mapping[str, str], observed: Mapping[str, str]) -> list[Change]:
+def _output_changes(
+    desired: Mapping[str, str], observed: Mapping[str, str], memo: PlanMemo | None
+) -> list[Change]:
     out = []
+    known = memo.outputs if memo is not None else {}
+    fresh: dict[tuple[str, str | None, str | None], Change] = {}
     for path in sorted(set(desired) | set(observed)):
         new, old = desired.get(path), observed.get(path)
+        hit = known.get((path, new, old))
+        if hit is not None:
+            fresh[(path, new, old)] = hit
+            out.append(hit)
+            continue
         if new is None:
             action, reasons = ActionType.DELETE, [Reason(code=R.OUTPUT_STALE, message="no longer rendered")]
         elif old is None:
@@ -167,6 +196,9 @@ def _output_changes(desired: Mapping[str, str], observed: Mapping[str, str]) -> 
                 hash_after=new,
             )
         )
+        fresh[(path, new, old)] = out[-1]
+    if memo is not None:
+        memo.outputs = fresh
     return out
 
 

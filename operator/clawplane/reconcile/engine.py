@@ -14,7 +14,7 @@ from pathlib import Path
 
 from clawplane.desired import Compiler, DesiredState
 from clawplane.diagnostics import Diagnostics
-from clawplane.planning import Plan, make_plan
+from clawplane.planning import Plan, PlanMemo, make_plan
 from clawplane.reconcile.applier import content_digest
 from clawplane.reconcile.outputs import OutputRenderer
 from clawplane.reconcile.supervisorfile import supervisor_alive
@@ -51,6 +51,8 @@ class Engine:
         self.compiler = Compiler()
         self.validation_cache = ValidationCache()
         self.renderer = OutputRenderer(ws, environ=self.environ)
+        self._digests: dict[str, tuple[str, str]] = {}
+        self._plan_memo = PlanMemo()
 
     def load(self) -> tuple[DesiredState, ValidationResult]:
         """Validate and compile the folder; raises ``InvalidFolderError`` on any error."""
@@ -69,11 +71,25 @@ class Engine:
         observed = self.observe(db)
         rendered = self.renderer.render(desired, observed)
         desired = self.with_skill_digests(desired)
-        digests = {path: content_digest(text) for path, text in rendered.items()}
+        digests = self.output_digests(rendered)
         plan = make_plan(
-            desired, observed, outputs=digests, created_at=utcnow(), mass_delete_share=mass_delete_share
+            desired, observed, outputs=digests, created_at=utcnow(), mass_delete_share=mass_delete_share,
+            memo=self._plan_memo,
         )
         return Planned(plan, desired, observed, result, digests)
+
+    def output_digests(self, rendered: Mapping[str, str]) -> dict[str, str]:
+        """Each rendered file's digest; a file whose text did not change is not hashed again."""
+        memo: dict[str, tuple[str, str]] = {}
+        for path, text in rendered.items():
+            known = self._digests.get(path)
+            # The renderer hands back the same string object for unchanged snapshots: `is` is free.
+            if known is not None and (known[0] is text or known[0] == text):
+                memo[path] = known
+            else:
+                memo[path] = (text, content_digest(text))
+        self._digests = memo
+        return {path: digest for path, (_, digest) in memo.items()}
 
     def with_skill_digests(self, desired: DesiredState) -> DesiredState:
         """Fold each agent's last rendered skills snapshot into its config hash."""

@@ -19,15 +19,12 @@ from typing import Any
 from clawplane.desired import DesiredState
 from clawplane.diagnostics import Diagnostic
 from clawplane.models import Agent, Gateway, McpServer, Skill
+from clawplane.reconcile.jsontext import IndentedJson
 from clawplane.reconcile.workspace import Workspace
-from clawplane.render import render_codex_config, render_openclaw_config
+from clawplane.render import ServerEntries, render_codex_config, render_openclaw_config
 from clawplane.render.clients import render_client_configs
 from clawplane.skills import AgentSnapshot, GatewaySkills, Host, Placed, SkillsEngine
 from clawplane.state import ObservedState
-
-
-def _compact(doc: Any) -> str:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n"
 
 
 def _json(doc: Any) -> str:
@@ -48,10 +45,16 @@ class OutputRenderer:
     snapshots: dict[str, AgentSnapshot] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _snapshot_text: dict[str, tuple[str, str]] = field(default_factory=dict)
+    _server_entries: ServerEntries = field(default_factory=ServerEntries)
+    _tools_text: IndentedJson = field(default_factory=lambda: IndentedJson([()]))
+    _openclaw_text: IndentedJson = field(
+        default_factory=lambda: IndentedJson([("mcp", "servers"), ("agents", "entries"), ("channels",)]))
 
     def render(self, desired: DesiredState, observed: ObservedState) -> dict[str, str]:
         """Every output file's content, by path relative to the out dir."""
         self.diagnostics = []
+        self._openclaw_text.begin_pass()
+        self._tools_text.begin_pass()
         base_dirs = {key: r.base_dir for key, r in desired.resources.items()}
         hosted = {name: rt.endpoint for name, rt in observed.runtimes.items() if rt.endpoint}
         servers: list[McpServer] = desired.servers
@@ -65,9 +68,10 @@ class OutputRenderer:
             base_dirs=base_dirs,
             environ=self.environ,
             secret_env=secret_env,
+            server_memo=self._server_entries,
         )
         self.diagnostics.extend(rendered.diagnostics)
-        files = {"openclaw.json": _json(rendered.config)}
+        files = {"openclaw.json": self._openclaw_text.dumps(rendered.config) + "\n"}
         if secret_env:
             env = [
                 {"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}
@@ -83,7 +87,8 @@ class OutputRenderer:
             files[f"agents/{agent_id}/skills-prompt.txt"] = snapshot.prompt.text
             # Compact JSON: the C encoder is ~10x faster than an indented dump on large fleets.
             files[f"agents/{agent_id}/snapshot.json"] = self._snapshot_json(agent_id, snapshot)
-            files[f"agents/{agent_id}/tools.json"] = _json(_catalog(server_names, observed))
+            catalog = _catalog(server_names, observed)
+            files[f"agents/{agent_id}/tools.json"] = self._tools_text.dumps(catalog) + "\n"
             # Only servers whose tools are known: unknown ones must not become "no tools enabled".
             discovered = {
                 n: [t.raw_name for t in observed.tools_observed[n]]
@@ -152,7 +157,7 @@ class OutputRenderer:
         cached = self._snapshot_text.get(agent_id)
         if cached is not None and cached[0] == snapshot.content_hash:
             return cached[1]
-        text = _compact(snapshot.to_dict())
+        text = snapshot.compact_json() + "\n"
         self._snapshot_text[agent_id] = (snapshot.content_hash, text)
         return text
 

@@ -8,10 +8,12 @@ go the other way (an existing config → resource YAML), live in ``clawplane.int
 from clawplane.render.codex import RenderedText, render_codex_config
 from clawplane.render.files import write_if_changed
 from clawplane.render.openclaw import RenderedConfig, render_openclaw_config
+from clawplane.render.openclaw_servers import ServerEntries
 
 __all__ = [
     "RenderedConfig",
     "RenderedText",
+    "ServerEntries",
     "render_codex_config",
     "render_openclaw_config",
     "write_if_changed",

@@ -24,7 +24,7 @@ from clawplane.render.merge import merge_raw_config
 from clawplane.render.openclaw_agents import default_agent, render_agents
 from clawplane.render.openclaw_channels import render_channels
 from clawplane.render.openclaw_gateway import render_gateway
-from clawplane.render.openclaw_servers import render_servers
+from clawplane.render.openclaw_servers import ServerEntries, render_servers
 from clawplane.render.paths import base_dir_of
 from clawplane.render.secretvalues import SecretRenderer
 
@@ -47,12 +47,16 @@ def render_openclaw_config(
     resolve_secrets: bool = False,
     environ: Mapping[str, str] | None = None,
     secret_env: dict[str, tuple[str, str]] | None = None,
+    server_memo: ServerEntries | None = None,
 ) -> RenderedConfig:
     """Render openclaw.json; ``hosted_urls`` by server name, ``base_dirs`` by ``Kind/name``.
 
     With ``secret_env`` (Kubernetes), secretKeyRefs become env references and the dict is
-    filled with variable → (Secret, key) for the gateway pod's ``env``.
+    filled with variable → (Secret, key) for the gateway pod's ``env``. A ``server_memo``
+    kept by the caller between renders spares re-rendering unchanged servers.
     """
+    if server_memo is not None:
+        server_memo.begin()
     diagnostics: list[Diagnostic] = []
     secrets = SecretRenderer(resolve_secrets=resolve_secrets, environ=environ, secret_env=secret_env)
     config: dict[str, Any] = {}
@@ -61,7 +65,8 @@ def render_openclaw_config(
             gateway, base_dir=base_dir_of(gateway, base_dirs), secrets=secrets, diagnostics=diagnostics
         )
     mcp_servers = render_servers(
-        servers, hosted_urls=hosted_urls, base_dirs=base_dirs, secrets=secrets, diagnostics=diagnostics
+        servers, hosted_urls=hosted_urls, base_dirs=base_dirs, secrets=secrets, diagnostics=diagnostics,
+        memo=server_memo,
     )
     if mcp_servers:
         config.setdefault("mcp", {})["servers"] = mcp_servers

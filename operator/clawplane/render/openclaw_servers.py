@@ -9,8 +9,52 @@ from typing import Any
 from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.models import Hosting, McpServer, Transport
 from clawplane.models.mcpserver import DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS
+from clawplane.models.values import ValueFrom
+from clawplane.render.finalize import finalize
 from clawplane.render.paths import absolute_path, base_dir_of
-from clawplane.render.secretvalues import SecretRenderer
+from clawplane.render.secretvalues import SecretRenderer, Verbatim
+
+
+class ServerEntries:
+    """Finalized ``mcp.servers`` entries kept between renders, for servers that render purely.
+
+    An entry that reads no secret (a disabled server, or one whose ``env``/``headers`` hold
+    only literals) is a function of the resource, its folder and its hosted URL; the engine
+    hands back the same resource object while its file is unchanged, so a large fleet is
+    re-rendered only where it changed. Entries are shared between renders: read-only.
+    """
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[McpServer, Path, str | None, Verbatim, tuple[Diagnostic, ...]]] = {}
+        self._fresh: dict[str, tuple[McpServer, Path, str | None, Verbatim, tuple[Diagnostic, ...]]] = {}
+
+    def begin(self) -> None:
+        """Start a render: entries the last one did not use are dropped."""
+        self._kept, self._fresh = self._fresh, {}
+
+    def get(
+        self, server: McpServer, base_dir: Path, url: str | None
+    ) -> tuple[Verbatim, tuple[Diagnostic, ...]] | None:
+        """The kept entry when nothing it depends on changed."""
+        hit = self._kept.get(server.name)
+        if hit is None or hit[0] is not server or hit[1] != base_dir or hit[2] != url:
+            return None
+        self._fresh[server.name] = hit
+        return hit[3], hit[4]
+
+    def put(self, server: McpServer, base_dir: Path, url: str | None, entry: dict[str, Any],
+            diagnostics: Sequence[Diagnostic]) -> Verbatim:
+        """Keep a freshly rendered entry (finalized here, so the final pass skips it)."""
+        kept = Verbatim(finalize(entry))
+        self._fresh[server.name] = (server, base_dir, url, kept, tuple(diagnostics))
+        return kept
+
+
+def _pure(server: McpServer) -> bool:
+    spec = server.spec
+    if not spec.enabled:
+        return True
+    return not any(isinstance(v, ValueFrom) for v in (*spec.env.values(), *spec.headers.values()))
 
 
 def render_servers(
@@ -20,11 +64,26 @@ def render_servers(
     base_dirs: Mapping[str, Path],
     secrets: SecretRenderer,
     diagnostics: list[Diagnostic],
-) -> dict[str, dict[str, Any]]:
+    memo: ServerEntries | None = None,
+) -> dict[str, Any]:
     """``mcp.servers``: hosted stdio servers point at the supervisor, the rest as declared."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Any] = {}
     for server in servers:
-        entry = _server(server, hosted_urls, base_dir_of(server, base_dirs), secrets, diagnostics)
+        base_dir = base_dir_of(server, base_dirs)
+        url = hosted_urls.get(server.name)
+        if memo is not None and _pure(server):
+            hit = memo.get(server, base_dir, url)
+            if hit is not None:
+                out[server.name], found = hit
+                diagnostics.extend(found)
+                continue
+            fresh: list[Diagnostic] = []
+            entry = _server(server, hosted_urls, base_dir, secrets, fresh)
+            diagnostics.extend(fresh)
+            if entry is not None:
+                out[server.name] = memo.put(server, base_dir, url, entry, fresh)
+            continue
+        entry = _server(server, hosted_urls, base_dir, secrets, diagnostics)
         if entry is not None:
             out[server.name] = entry
     return out

@@ -99,6 +99,8 @@ class GatewaySkills:
     state_dir: Path
     """Where clawplane keeps its own files (inline skills go to ``<state_dir>/inline-skills``)."""
     _by_id: Mapping[str, Placed[Agent]] = field(init=False, repr=False)
+    _memo: dict[str, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
+    """Settings and config view, the same for every agent: made once (per host) and shared."""
 
     def __post_init__(self) -> None:
         by_id = {normalize_agent_id(p.resource.metadata.name): p for p in self.agents}
@@ -143,7 +145,7 @@ class GatewaySkills:
         agent_key = normalize_agent_id(agent_id)
         placed = self._by_id.get(agent_key)
         workspace = self._workspace(agent_key, placed)
-        settings, diags = self._settings(host)
+        settings, diags = self._shared_settings(host)
         spec = placed.resource.spec if placed else None
         limits = spec.skills_limits if spec else None
         skill_filter = spec.skills if spec and spec.skills is not None else self.spec.agents.defaults.skills
@@ -156,7 +158,7 @@ class GatewaySkills:
         roots = self.roots(agent_key, workspace, self._workshop(agent_key, placed))
         managed = self.spec.skills.roots.managed
         inputs = SkillsInputs(
-            roots=roots, settings=settings, agent=view, host=host, config=self.config_view(),
+            roots=roots, settings=settings, agent=view, host=host, config=self._shared_config(),
             managed_dir=self._path(managed, self.gateway_dir) if managed else None,
         )
         return inputs, diags
@@ -222,6 +224,18 @@ class GatewaySkills:
         return os.path.normpath(os.path.join(base, text))
 
     # -- settings and config ---------------------------------------------------------------
+    def _shared_settings(self, host: Host) -> tuple[SkillsSettings, list[Diagnostic]]:
+        known = self._memo.get("settings")
+        if known is None or known[0] is not host:
+            known = self._memo["settings"] = (host, *self._settings(host))
+        return known[1], list(known[2])
+
+    def _shared_config(self) -> Mapping[str, Any]:
+        if "config" not in self._memo:
+            self._memo["config"] = MappingProxyType(self.config_view())
+        config: Mapping[str, Any] = self._memo["config"]
+        return config
+
     def _settings(self, host: Host) -> tuple[SkillsSettings, list[Diagnostic]]:
         skills = self.spec.skills
         diags: list[Diagnostic] = []

@@ -75,6 +75,8 @@ class _RootResult:
     deps: list[tuple[str, str, Any]]
     value: Any
     checked_pass: int = -1
+    racy: bool = False
+    """Saw something too fresh to trust later: good for the pass that made it, then dropped."""
 
 
 @dataclass
@@ -104,7 +106,12 @@ class FsCache:
             return None
         if found.checked_pass == self.pass_id and self.pass_id > 0:
             return found.value
+        if found.racy:
+            del self.roots[key]
+            return None
         for kind, path, observed in found.deps:
+            if kind == "realpath" and observed is None and _missing(path):
+                continue  # what lstat cannot reach, realpath cannot resolve: no need to walk it
             if _replay(kind, path) != observed:
                 del self.roots[key]
                 return None
@@ -112,16 +119,29 @@ class FsCache:
         return found.value
 
     def store_root(self, key: Hashable, view: FsView, value: Any) -> None:
-        """Remember a scan result unless something it saw was too fresh to trust."""
-        if view.racy:
+        """Remember a scan result; one that saw something too fresh only for the current pass.
+
+        A pass is one consistent look at the tree (every agent of one render), so a fresh
+        checkout is scanned once per pass, not once per agent.
+        """
+        current = self.pass_id if self.pass_id > 0 else -1
+        if view.racy and current < 0:
             self.roots.pop(key, None)
         else:
-            self.roots[key] = _RootResult(view.deps, value, self.pass_id if self.pass_id > 0 else -1)
+            self.roots[key] = _RootResult(view.deps, value, current, racy=view.racy)
 
     def is_racy(self, st: os.stat_result) -> bool:
         """True when ``st`` changed so recently that a same-tick change could hide."""
         newest = max(st.st_mtime_ns, st.st_ctime_ns)
         return newest + self.racy_window_ns >= self.clock()
+
+
+def _missing(path: str) -> bool:
+    try:
+        os.lstat(path)
+    except OSError:
+        return True
+    return False
 
 
 def _replay(kind: str, path: str) -> Any:

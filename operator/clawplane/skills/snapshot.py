@@ -33,6 +33,8 @@ __all__ = [
     "AgentSnapshot",
     "PromptInfo",
     "SkillStatus",
+    "SkillsJson",
+    "compact_dumps",
 ]
 
 SNAPSHOT_FORMAT_VERSION = 1
@@ -135,6 +137,18 @@ class PromptInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class SkillsJson:
+    """Each status's compact, key-sorted JSON, already made (see ``clawplane.skills.shared``).
+
+    ``ascii`` is escaped as ``json.dumps`` does by default (the snapshot file), ``text`` is not
+    (the content hash); both equal ``json.dumps(status.to_dict(), sort_keys=True, ...)``.
+    """
+
+    ascii: tuple[str, ...]
+    text: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class AgentSnapshot:
     """One agent's skills: statuses sorted by name, and the prompt."""
 
@@ -147,16 +161,12 @@ class AgentSnapshot:
     prompt: PromptInfo
     format_version: int = SNAPSHOT_FORMAT_VERSION
     content_hash: str = field(default="", compare=False)
+    skills_json: SkillsJson | None = field(default=None, compare=False, repr=False)
+    """The statuses' JSON when the engine built it with them: serializing then only joins."""
 
     def body(self) -> dict[str, Any]:
         """The JSON form without ``contentHash``."""
-        return {
-            "formatVersion": self.format_version, "agentId": self.agent_id,
-            "workspaceDir": self.workspace_dir, "managedSkillsDir": self.managed_skills_dir,
-            "platform": self.platform,
-            "skillFilter": list(self.skill_filter) if self.skill_filter is not None else None,
-            "skills": [s.to_dict() for s in self.skills], "prompt": self.prompt.to_dict(),
-        }
+        return {**self.body_without_skills(), "skills": [s.to_dict() for s in self.skills]}
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form, ``contentHash`` included."""
@@ -168,7 +178,41 @@ class AgentSnapshot:
 
     def sealed(self) -> AgentSnapshot:
         """This snapshot with ``content_hash`` computed from its body."""
-        return replace(self, content_hash=hash_body(self.body()))
+        if self.skills_json is None:
+            return replace(self, content_hash=hash_body(self.body()))
+        text = self._compact(ascii_only=False, with_hash=False)
+        return replace(self, content_hash=_sha256(text))
+
+    def compact_json(self) -> str:
+        """``json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))``, made cheaply."""
+        if self.skills_json is None:
+            return compact_dumps(self.to_dict(), ascii_only=True)
+        return self._compact(ascii_only=True, with_hash=True)
+
+    def _compact(self, *, ascii_only: bool, with_hash: bool) -> str:
+        # Compact, key-sorted JSON of a dict is '{' + ','.join('"key":value' in key order) + '}',
+        # so the skills list can be spliced in from fragments byte for byte.
+        assert self.skills_json is not None
+        fragments = self.skills_json.ascii if ascii_only else self.skills_json.text
+        doc: dict[str, Any] = {**self.body_without_skills(), "skills": None}
+        if with_hash:
+            doc["contentHash"] = self.content_hash
+        parts = []
+        for key in sorted(doc):
+            value = ("[" + ",".join(fragments) + "]" if key == "skills"
+                     else compact_dumps(doc[key], ascii_only))
+            parts.append(compact_dumps(key, ascii_only) + ":" + value)
+        return "{" + ",".join(parts) + "}"
+
+    def body_without_skills(self) -> dict[str, Any]:
+        """The JSON form without ``contentHash`` and ``skills``."""
+        return {
+            "formatVersion": self.format_version, "agentId": self.agent_id,
+            "workspaceDir": self.workspace_dir, "managedSkillsDir": self.managed_skills_dir,
+            "platform": self.platform,
+            "skillFilter": list(self.skill_filter) if self.skill_filter is not None else None,
+            "prompt": self.prompt.to_dict(),
+        }
 
     def status(self, name: str) -> SkillStatus | None:
         """The status of the skill called ``name``."""
@@ -190,7 +234,15 @@ class AgentSnapshot:
         return tuple(s.name for s in self.skills if s.command_visible)
 
 
+def compact_dumps(value: Any, ascii_only: bool) -> str:
+    """Compact, key-sorted JSON (the form snapshots are hashed and written in)."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=ascii_only, separators=(",", ":"))
+
+
+def _sha256(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def hash_body(body: dict[str, Any]) -> str:
     """SHA-256 of canonical JSON."""
-    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return _sha256(compact_dumps(body, ascii_only=False))

@@ -20,7 +20,7 @@ def validate_paths(
     With a ``cache``, files whose stat identity did not change are not read again.
     """
     diags = Diagnostics()
-    files = discover_files(paths, diags)
+    files = discover_files(paths, diags, cache.walk if cache is not None else None)
     result = ValidationResult(files=[str(f) for f in files], diagnostics=diags)
     invalid: list[tuple[str, str]] = []
     for path in files:
@@ -31,7 +31,8 @@ def validate_paths(
                 result.resources.append(loaded)
             elif (named := _kind_and_name(doc.data)) is not None:
                 invalid.append(named)
-    result.diagnostics.extend(check_all(result.resources, invalid=invalid))
+    memo = cache.checks if cache is not None else None
+    result.diagnostics.extend(check_all(result.resources, invalid=invalid, memo=memo))
     return result
 
 

@@ -14,7 +14,9 @@ from pathlib import Path
 
 from clawplane.diagnostics import Diagnostic, Diagnostics
 from clawplane.loading import SourceDocument, read_file
+from clawplane.loading.walk import WalkCache
 from clawplane.validation.result import LoadedResource
+from clawplane.validation.semantic import ResourceChecks
 from clawplane.validation.structure import validate_document
 
 RACY_WINDOW_NS = 2_000_000_000
@@ -36,6 +38,10 @@ class ValidationCache:
 
     entries: dict[str, tuple[StatKey, FileResult]] = field(default_factory=dict)
     racy_window_ns: int = RACY_WINDOW_NS
+    checks: ResourceChecks = field(default_factory=dict)
+    """Per-resource semantic checks, reused for unchanged resources."""
+    walk: WalkCache = field(default_factory=WalkCache)
+    """Directory listings, so finding the files of an unchanged folder costs a ``stat`` per folder."""
 
     def validate_file(self, path: Path) -> FileResult:
         """The file's result, from the cache when its stat identity is unchanged."""

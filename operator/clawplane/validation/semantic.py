@@ -27,37 +27,58 @@ from clawplane.validation.suggest import did_you_mean
 E, W = Severity.ERROR, Severity.WARNING
 
 
+ResourceChecks = dict[int, tuple[LoadedResource, tuple[Diagnostic, ...]]]
+
+
 def check_all(
-    resources: list[LoadedResource], *, invalid: Iterable[tuple[str, str]] = ()
+    resources: list[LoadedResource],
+    *,
+    invalid: Iterable[tuple[str, str]] = (),
+    memo: ResourceChecks | None = None,
 ) -> list[Diagnostic]:
-    """Every semantic check over the whole set; ``invalid`` names resources that failed validation."""
+    """Every semantic check over the whole set; ``invalid`` names resources that failed validation.
+
+    ``memo`` keeps the checks that look at one resource alone, keyed by the resource object
+    (a validation cache hands back the same one while its file is unchanged); it is updated
+    to hold exactly this set's resources.
+    """
     out: list[Diagnostic] = []
     for check in (_duplicates, _gateways, _server_names, _agent_ids):
         out.extend(check(resources))
     out.extend(_references(resources, set(invalid)))
+    fresh: ResourceChecks = {}
     for item in resources:
-        res = item.resource
-        if isinstance(res, McpServer):
-            out.extend(_server_env(item, res))
-            out.extend(_server_secrets(item, res))
-        elif isinstance(res, Channel):
-            out.extend(_channel_policy(item, res))
-            out.extend(_literal_secrets(item, res.spec.credentials, ("spec", "credentials")))
-        elif isinstance(res, Gateway):
-            for key, entry in res.spec.skills.entries.items():
-                base = ("spec", "skills", "entries", key)
-                out.extend(_literal_secrets(item, entry.env, (*base, "env")))
-                if entry.api_key is not None and not isinstance(entry.api_key, ValueFrom):
-                    out.append(
-                        item.diagnostic(
-                            W,
-                            "secret.literal",
-                            "apiKey holds a literal secret",
-                            (*base, "apiKey"),
-                            hint=_VALUE_FROM_HINT,
-                        )
-                    )
+        hit = memo.get(id(item)) if memo is not None else None
+        found = hit[1] if hit is not None and hit[0] is item else tuple(_one_resource(item))
+        fresh[id(item)] = (item, found)
+        out.extend(found)
+    if memo is not None:
+        memo.clear()
+        memo.update(fresh)
     return out
+
+
+def _one_resource(item: LoadedResource) -> Iterator[Diagnostic]:
+    """The checks that need only this resource."""
+    res = item.resource
+    if isinstance(res, McpServer):
+        yield from _server_env(item, res)
+        yield from _server_secrets(item, res)
+    elif isinstance(res, Channel):
+        yield from _channel_policy(item, res)
+        yield from _literal_secrets(item, res.spec.credentials, ("spec", "credentials"))
+    elif isinstance(res, Gateway):
+        for key, entry in res.spec.skills.entries.items():
+            base = ("spec", "skills", "entries", key)
+            yield from _literal_secrets(item, entry.env, (*base, "env"))
+            if entry.api_key is not None and not isinstance(entry.api_key, ValueFrom):
+                yield item.diagnostic(
+                    W,
+                    "secret.literal",
+                    "apiKey holds a literal secret",
+                    (*base, "apiKey"),
+                    hint=_VALUE_FROM_HINT,
+                )
 
 
 _VALUE_FROM_HINT = (

@@ -1,0 +1,122 @@
+"""Walking a folder for resource files, with directory listings reused while a directory is unchanged.
+
+A folder often holds a large skill tree beside its resources; a long-running engine
+walks it on every pass. Adding, removing or renaming an entry changes its directory's
+mtime, so a listing is reused while the directory's stat identity is unchanged and it
+was observed outside the racy window (a change within one timestamp tick could leave
+the mtime alone). Listings with symbolic links are never reused: what a link points to
+can change without its directory changing.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["WalkCache", "walk_resource_files"]
+
+RACY_WINDOW_NS = 2_000_000_000
+# Folders that never hold resources: VCS and tool state, dependencies, our own state.
+SKIPPED_DIRS = frozenset({".git", ".clawplane", "node_modules", "__pycache__", ".venv"})
+YAML_SUFFIXES = (".yaml", ".yml")
+_DirKey = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    dirs: tuple[str, ...]
+    """Subdirectories to descend into, sorted (symlinked ones are listed but not followed)."""
+    files: tuple[str, ...]
+    """Resource file names, sorted."""
+    skill: bool
+    """Holds a SKILL.md: a skill folder, never descended into."""
+    links: bool
+
+
+@dataclass
+class WalkCache:
+    """Directory listings by path and stat identity."""
+
+    entries: dict[str, tuple[_DirKey, _Listing]] = field(default_factory=dict)
+    racy_window_ns: int = RACY_WINDOW_NS
+
+
+def walk_resource_files(root: Path, cache: WalkCache | None = None) -> tuple[list[Path], bool]:
+    """Resource files under ``root`` in a stable order, and whether the walk met a symlink.
+
+    The order is ``os.walk``'s top-down one with sorted names; a folder holding a
+    ``SKILL.md`` (other than ``root``) holds skill files, not resources, and is skipped.
+    """
+    found: list[Path] = []
+    fresh: dict[str, tuple[_DirKey, _Listing]] = {}
+    links = _walk(str(root), True, cache, fresh, found)
+    if cache is not None:
+        # Keep only what this walk saw, so removed folders do not pile up.
+        cache.entries = fresh
+    return found, links
+
+
+def _walk(path: str, top: bool, cache: WalkCache | None, fresh: dict[str, tuple[_DirKey, _Listing]],
+          found: list[Path]) -> bool:
+    listing = _listing(path, cache, fresh)
+    if listing is None:
+        return False
+    if listing.skill and not top:
+        return listing.links
+    base = Path(path)
+    found.extend(base / name for name in listing.files)
+    links = listing.links
+    for name in listing.dirs:
+        child = os.path.join(path, name)
+        if not (listing.links and os.path.islink(child)):
+            links = _walk(child, False, cache, fresh, found) or links
+    return links
+
+
+def _listing(path: str, cache: WalkCache | None,
+             fresh: dict[str, tuple[_DirKey, _Listing]]) -> _Listing | None:
+    key: _DirKey | None = None
+    if cache is not None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+        hit = cache.entries.get(path)
+        if hit is not None and hit[0] == key:
+            fresh[path] = hit
+            return hit[1]
+    listing = _scan(path)
+    if listing is None:
+        return None
+    if cache is not None and key is not None and not listing.links \
+            and max(key[2], key[3]) + cache.racy_window_ns < time.time_ns():
+        fresh[path] = (key, listing)
+    return listing
+
+
+def _scan(path: str) -> _Listing | None:
+    dirs: list[str] = []
+    files: list[str] = []
+    skill = links = False
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                try:
+                    is_dir = entry.is_dir()
+                    links = links or entry.is_symlink()
+                except OSError:
+                    is_dir = False
+                if is_dir:
+                    if entry.name not in SKIPPED_DIRS and not entry.name.startswith("."):
+                        dirs.append(entry.name)
+                else:
+                    if entry.name == "SKILL.md":
+                        skill = True
+                    if entry.name.endswith(YAML_SUFFIXES) and not entry.name.startswith("."):
+                        files.append(entry.name)
+    except OSError:
+        return None  # as os.walk: an unreadable folder is skipped
+    return _Listing(tuple(sorted(dirs)), tuple(sorted(files)), skill, links)

@@ -1,0 +1,116 @@
+"""Indented JSON, byte for byte as ``json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)``.
+
+Python's encoder has no C path once ``indent`` is set, so a large ``openclaw.json`` (a fleet
+of servers and agents) costs most of a re-render in pure-Python encoding. ``IndentedJson``
+keeps the text of each fleet member (``mcp.servers.<name>``, ``agents.entries.<id>``; the
+empty path ``()`` makes the whole document the member) keyed by its compact JSON, which the
+C encoder makes quickly: a re-render re-encodes only the members that changed. The indented
+text of a value is a function of its compact JSON, so a hit is exact; texts are stored at
+indentation level 0 and shifted to where they are placed.
+A member that is the very object placed there last pass reuses its text without even the
+compact dump: callers hand in such objects only when they never change them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["IndentedJson"]
+
+INDENT = "  "
+_INF = float("inf")
+_encode_string: Callable[[str], str] = (
+    getattr(json.encoder, "c_encode_basestring", None) or json.encoder.py_encode_basestring
+)
+
+
+def _plain(value: Any) -> str:
+    return _indented(value, 0)
+
+
+def _indented(value: Any, level: int) -> str:
+    """``json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)`` at ``level``, made faster.
+
+    The same checks in the same order as ``json.encoder._make_iterencode``, with strings
+    encoded by the C helper; anything unusual (non-string keys, other types) goes to
+    ``json.dumps`` itself.
+    """
+    if isinstance(value, str):
+        return _encode_string(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float) and value == value and value not in (_INF, -_INF):
+        return float.__repr__(value)
+    if isinstance(value, list | tuple):
+        if not value:
+            return "[]"
+        inner = "\n" + INDENT * (level + 1)
+        return "[" + inner + ("," + inner).join(_indented(v, level + 1) for v in value) \
+            + "\n" + INDENT * level + "]"
+    if isinstance(value, dict) and all(isinstance(k, str) for k in value):
+        if not value:
+            return "{}"
+        inner = "\n" + INDENT * (level + 1)
+        return "{" + inner + ("," + inner).join(
+            _encode_string(k) + ": " + _indented(v, level + 1) for k, v in sorted(value.items())
+        ) + "\n" + INDENT * level + "}"
+    return _shifted(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False), level)
+
+
+class IndentedJson:
+    """Encodes documents, reusing the text of unchanged members under the given fleet paths."""
+
+    def __init__(self, fleets: Sequence[tuple[str, ...]]) -> None:
+        self.fleets = tuple(fleets)
+        self._prefixes = {fleet[:n] for fleet in self.fleets for n in range(len(fleet) + 1)}
+        self._fleet_set = frozenset(self.fleets)
+        self._memo: dict[str, str] = {}
+        self._fresh: dict[str, str] = {}
+        # The same member object as last pass (renderers keep unchanged entries): no key needed.
+        self._placed: dict[tuple[str, ...], tuple[Any, str]] = {}
+        self._placed_fresh: dict[tuple[str, ...], tuple[Any, str]] = {}
+
+    def begin_pass(self) -> None:
+        """Start a render pass: texts the last pass did not use are dropped, so none pile up."""
+        self._memo, self._fresh = self._fresh, {}
+        self._placed, self._placed_fresh = self._placed_fresh, {}
+
+    def dumps(self, doc: Any) -> str:
+        """The document's text (no trailing newline), as ``json.dumps`` would write it."""
+        return self._encode(doc, (), 0)
+
+    def _encode(self, value: Any, path: tuple[str, ...], level: int) -> str:
+        if path in self._prefixes and value and isinstance(value, dict) \
+                and all(isinstance(k, str) for k in value):
+            inner = "\n" + INDENT * (level + 1)
+            items = [
+                json.dumps(key, ensure_ascii=False) + ": " + self._encode(item, (*path, key), level + 1)
+                for key, item in sorted(value.items())
+            ]
+            return "{" + inner + ("," + inner).join(items) + "\n" + INDENT * level + "}"
+        if path[:-1] in self._fleet_set:
+            return self._member(value, path, level)
+        return _shifted(_plain(value), level)
+
+    def _member(self, value: Any, path: tuple[str, ...], level: int) -> str:
+        placed = self._placed.get(path)
+        if placed is not None and placed[0] is value and isinstance(value, dict | list):
+            text = placed[1]
+        else:
+            key = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            text = self._memo.get(key) or self._fresh.get(key) or _plain(value)
+            self._fresh[key] = text
+        self._placed_fresh[path] = (value, text)
+        return _shifted(text, level)
+
+
+def _shifted(text: str, level: int) -> str:
+    return text.replace("\n", "\n" + INDENT * level) if level else text
