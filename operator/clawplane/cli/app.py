@@ -1,37 +1,31 @@
-"""The root typer application and its global options."""
+"""The root typer application and its global options.
+
+Commands are registered from a table and their modules imported only when registered:
+``build_app("validate")`` imports what ``clawplane validate`` needs and nothing else, so a
+quick command does not pay for starting the supervisor's, the bridge's or the MCP SDK's
+imports. ``app`` (every command) is what ``clawplane --help`` and the tests see.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+import importlib
+from typing import Annotated, Any
 
 import typer
 
 from clawplane import __version__
-from clawplane.cli import apply as apply_cmd
-from clawplane.cli import bridge as bridge_cmd
-from clawplane.cli import diff as diff_cmd
-from clawplane.cli import doctor as doctor_cmd
-from clawplane.cli import explain as explain_cmd
-from clawplane.cli import get as get_cmd
-from clawplane.cli import importer as importer_cmd
-from clawplane.cli import mcp as mcp_cmd
-from clawplane.cli import mcpedit as mcpedit_cmd
-from clawplane.cli import plan as plan_cmd
-from clawplane.cli import run as run_cmd
-from clawplane.cli import schema as schema_cmd
-from clawplane.cli import skills as skills_cmd
-from clawplane.cli import status as status_cmd
-from clawplane.cli import validate as validate_cmd
 
-app = typer.Typer(
-    name="clawplane",
-    help="Declarative control plane for OpenClaw-style AI agent gateways.",
-    epilog="The Kubernetes operator is `clawplane k8s run` (see `clawplane k8s run --help`).",
-    no_args_is_help=True,
-    add_completion=True,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+
+def _new_app() -> typer.Typer:
+    return typer.Typer(
+        name="clawplane",
+        help="Declarative control plane for OpenClaw-style AI agent gateways.",
+        epilog="The Kubernetes operator is `clawplane k8s run` (see `clawplane k8s run --help`).",
+        no_args_is_help=True,
+        add_completion=True,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
 
 
 def _version(value: bool) -> None:
@@ -40,7 +34,6 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
@@ -49,23 +42,58 @@ def root(
     """Declare MCP servers, agents, channels and skills as YAML; validate, plan and converge them."""
 
 
-app.command("validate")(validate_cmd.validate)
-app.command("schema")(schema_cmd.schema)
-app.command("get")(get_cmd.get)
-app.command("plan")(plan_cmd.plan)
-app.command("apply")(apply_cmd.apply)
-app.command("status")(status_cmd.status)
-app.command("run")(run_cmd.run)
-app.command("down")(run_cmd.down)
-app.command("import")(importer_cmd.import_config)
-app.add_typer(skills_cmd.skills_app, name="skills")
-app.command("bridge", context_settings=bridge_cmd.CONTEXT_SETTINGS)(bridge_cmd.bridge)
-app.add_typer(mcp_cmd.app, name="mcp")
-app.command("explain")(explain_cmd.explain)
-app.command("diff")(diff_cmd.diff)
-app.command("doctor")(doctor_cmd.doctor)
-mcp_cmd.app.command("list")(mcpedit_cmd.mcp_list)
-mcp_cmd.app.command("show")(mcpedit_cmd.mcp_show)
-mcp_cmd.app.command("set")(mcpedit_cmd.mcp_set)
-mcp_cmd.app.command("unset")(mcpedit_cmd.mcp_unset)
-mcp_cmd.app.command("tools")(mcpedit_cmd.mcp_tools)
+# name → (module under clawplane.cli, attribute, "command" or "group" for a sub-app).
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "validate": ("validate", "validate", "command"),
+    "schema": ("schema", "schema", "command"),
+    "get": ("get", "get", "command"),
+    "plan": ("plan", "plan", "command"),
+    "apply": ("apply", "apply", "command"),
+    "status": ("status", "status", "command"),
+    "run": ("run", "run", "command"),
+    "down": ("run", "down", "command"),
+    "import": ("importer", "import_config", "command"),
+    "skills": ("skills", "skills_app", "group"),
+    "bridge": ("bridge", "bridge", "command"),
+    "mcp": ("mcp", "app", "group"),
+    "explain": ("explain", "explain", "command"),
+    "diff": ("diff", "diff", "command"),
+    "doctor": ("doctor", "doctor", "command"),
+}
+MCP_VERBS = {
+    "list": "mcp_list", "show": "mcp_show", "set": "mcp_set", "unset": "mcp_unset", "tools": "mcp_tools",
+}
+
+
+def _module(name: str) -> Any:
+    return importlib.import_module(f"clawplane.cli.{name}")
+
+
+def build_app(only: str | None = None) -> typer.Typer:
+    """The CLI with every command, or with ``only`` that one (unknown names give every command)."""
+    names = [only] if only in COMMANDS else list(COMMANDS)
+    built = _new_app()
+    built.callback()(root)
+    for name in names:
+        module, attr, kind = COMMANDS[name]
+        target = getattr(_module(module), attr)
+        if kind == "group":
+            registered = {c.name for c in target.registered_commands}
+            if name == "mcp" and not registered & set(MCP_VERBS):
+                edit = _module("mcpedit")
+                for verb, func in MCP_VERBS.items():
+                    target.command(verb)(getattr(edit, func))
+            built.add_typer(target, name=name)
+        elif name == "bridge":
+            built.command(name, context_settings=_module("bridge").CONTEXT_SETTINGS)(target)
+        else:
+            built.command(name)(target)
+    return built
+
+
+def __getattr__(name: str) -> Any:
+    # `app` (every command) is built on first use, so `build_app("validate")` imports no other command.
+    if name == "app":
+        built = globals()["app"] = build_app()
+        return built
+    raise AttributeError(name)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from clawplane._utils.gcpause import gc_paused
 from clawplane.desired import Compiler, DesiredState
 from clawplane.diagnostics import Diagnostics
 from clawplane.planning import Plan, PlanMemo, make_plan
@@ -67,6 +68,10 @@ class Engine:
 
     def plan(self, db: StateDB, *, mass_delete_share: float = 0.5) -> Planned:
         """A fresh plan for the folder."""
+        with gc_paused():
+            return self._plan(db, mass_delete_share)
+
+    def _plan(self, db: StateDB, mass_delete_share: float) -> Planned:
         desired, result = self.load()
         observed = self.observe(db)
         rendered = self.renderer.render(desired, observed)

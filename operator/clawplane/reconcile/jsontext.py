@@ -75,8 +75,8 @@ class IndentedJson:
         self._memo: dict[str, str] = {}
         self._fresh: dict[str, str] = {}
         # The same member object as last pass (renderers keep unchanged entries): no key needed.
-        self._placed: dict[tuple[str, ...], tuple[Any, str]] = {}
-        self._placed_fresh: dict[tuple[str, ...], tuple[Any, str]] = {}
+        self._placed: dict[tuple[str, ...], tuple[Any, int, str]] = {}
+        self._placed_fresh: dict[tuple[str, ...], tuple[Any, int, str]] = {}
 
     def begin_pass(self) -> None:
         """Start a render pass: texts the last pass did not use are dropped, so none pile up."""
@@ -102,14 +102,16 @@ class IndentedJson:
 
     def _member(self, value: Any, path: tuple[str, ...], level: int) -> str:
         placed = self._placed.get(path)
-        if placed is not None and placed[0] is value and isinstance(value, dict | list):
-            text = placed[1]
-        else:
-            key = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-            text = self._memo.get(key) or self._fresh.get(key) or _plain(value)
-            self._fresh[key] = text
-        self._placed_fresh[path] = (value, text)
-        return _shifted(text, level)
+        reusable = isinstance(value, dict | list)
+        if placed is not None and reusable and placed[0] is value and placed[1] == level:
+            self._placed_fresh[path] = placed
+            return placed[2]
+        key = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        text = self._memo.get(key) or self._fresh.get(key) or _plain(value)
+        self._fresh[key] = text
+        shifted = _shifted(text, level)
+        self._placed_fresh[path] = (value, level, shifted)
+        return shifted
 
 
 def _shifted(text: str, level: int) -> str:

@@ -46,6 +46,8 @@ class OutputRenderer:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     _snapshot_text: dict[str, tuple[str, str]] = field(default_factory=dict)
     _server_entries: ServerEntries = field(default_factory=ServerEntries)
+    _setup: GatewaySkills | None = None
+    _host: Host | None = None
     _tools_text: IndentedJson = field(default_factory=lambda: IndentedJson([()]))
     _openclaw_text: IndentedJson = field(
         default_factory=lambda: IndentedJson([("mcp", "servers"), ("agents", "entries"), ("channels",)]))
@@ -132,6 +134,9 @@ class OutputRenderer:
         setup = GatewaySkills.from_resources(
             gateways[0] if gateways else None, agents, skills, self.ws.state_dir
         )
+        if self._setup is not None:
+            setup.adopt(self._setup)  # what unchanged resources gave last render
+        self._setup = setup
         self.diagnostics.extend(setup.materialize())
         self.engine.cache.begin_pass()  # many agents share roots: check each root once per render
         host = Host.current()
@@ -143,6 +148,9 @@ class OutputRenderer:
                 home=host.home,
                 cwd=host.cwd,
             )
+        if self._host == host:
+            host = self._host  # an equal host keeps its identity, so caches compare by `is`
+        self._host = host
         out: dict[str, AgentSnapshot] = {}
         for agent in agents:
             agent_id = agent.resource.name.lower()

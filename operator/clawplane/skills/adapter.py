@@ -99,8 +99,8 @@ class GatewaySkills:
     state_dir: Path
     """Where clawplane keeps its own files (inline skills go to ``<state_dir>/inline-skills``)."""
     _by_id: Mapping[str, Placed[Agent]] = field(init=False, repr=False)
-    _memo: dict[str, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
-    """Settings and config view, the same for every agent: made once (per host) and shared."""
+    _memo: dict[Any, Any] = field(init=False, repr=False, compare=False, default_factory=dict)
+    """Settings and config view (the same for every agent) and each agent's inputs, per host."""
 
     def __post_init__(self) -> None:
         by_id = {normalize_agent_id(p.resource.metadata.name): p for p in self.agents}
@@ -140,8 +140,38 @@ class GatewaySkills:
         """Write inline Skill resources as SKILL.md folders (only when their text changed)."""
         return materialize_inline_skills((p.resource for p in self.skills), self.inline_dir)
 
+    def adopt(self, previous: GatewaySkills) -> None:
+        """Reuse what ``previous`` worked out for resources that are the same objects here.
+
+        Settings and config depend on the Gateway alone; an agent's inputs on the Gateway,
+        its own resource, how many agents there are (the shared workspace) and inline skills.
+        """
+
+        def same(a: Placed[Any] | None, b: Placed[Any] | None) -> bool:
+            if a is None or b is None:
+                return a is b
+            return a.resource is b.resource and a.base_dir == b.base_dir
+
+        if not same(self.gateway, previous.gateway) or self.state_dir != previous.state_dir:
+            return
+        for key in ("settings", "config"):
+            if key in previous._memo:
+                self._memo[key] = previous._memo[key]
+        if len(self.agents) != len(previous.agents) or bool(self.skills) != bool(previous.skills):
+            return
+        for agent_id, placed in self._by_id.items():
+            known = previous._memo.get(("inputs", agent_id))
+            if known is not None and same(placed, previous._by_id.get(agent_id)):
+                self._memo[("inputs", agent_id)] = known
+
     def inputs_for(self, agent_id: str, host: Host) -> tuple[SkillsInputs, list[Diagnostic]]:
         """The engine inputs for one agent, and problems found resolving secrets."""
+        known = self._memo.get(("inputs", agent_id))
+        if known is None or known[0] is not host:
+            known = self._memo[("inputs", agent_id)] = (host, *self._inputs_for(agent_id, host))
+        return known[1], list(known[2])
+
+    def _inputs_for(self, agent_id: str, host: Host) -> tuple[SkillsInputs, list[Diagnostic]]:
         agent_key = normalize_agent_id(agent_id)
         placed = self._by_id.get(agent_key)
         workspace = self._workspace(agent_key, placed)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from clawplane._utils.gcpause import gc_paused
 from clawplane.diagnostics import Diagnostic
 from clawplane.naming import js_trim, utf16_len
 from clawplane.skills.collation import locale_sort_key
@@ -66,6 +67,10 @@ class SkillsEngine:
 
     def evaluate(self, inputs: SkillsInputs) -> SkillsEvaluation:
         """The agent's snapshot for these inputs, plus every diagnostic."""
+        with gc_paused():
+            return self._evaluate_once(inputs)
+
+    def _evaluate_once(self, inputs: SkillsInputs) -> SkillsEvaluation:
         loads = self._load_roots(inputs)
         home_real = os.path.realpath(inputs.host.home) if inputs.host.home else None
         gate = Gate(inputs.settings, inputs.config, inputs.host)

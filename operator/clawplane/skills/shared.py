@@ -59,8 +59,8 @@ class SharedSkills:
     _install: list[Any] = field(default_factory=list)
     _statuses: dict[tuple[bool, bool], list[SkillStatus | None]] = field(default_factory=dict)
     _json: dict[tuple[bool, bool], list[tuple[str, str] | None]] = field(default_factory=dict)
-    _bases: dict[tuple[bool, bool], tuple[tuple[SkillStatus, ...], SkillsJson]] = field(
-        default_factory=dict)
+    _bases: dict[bool, tuple[SkillStatus, ...]] = field(default_factory=dict)
+    _bases_json: dict[bool, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
 
     @classmethod
     def build(cls, roots: Sequence[SkillRoot], loads: tuple[RootLoad, ...], gate: Gate,
@@ -109,9 +109,9 @@ class SharedSkills:
 
     def statuses(self, allowed: frozenset[str] | None,
                  in_prompt: frozenset[str]) -> tuple[tuple[SkillStatus, ...], SkillsJson]:
-        """Every skill's status for one agent, and their JSON fragments, sharing all that is equal."""
+        """Every skill's status for one agent, and their JSON fragments (made when first read)."""
         filtered_by_default = allowed is not None
-        statuses, fragments = self._base(filtered_by_default)
+        statuses = self._base(filtered_by_default)
         patched: dict[int, tuple[bool, bool]] = {}
         if allowed is not None:
             for name in allowed:
@@ -123,27 +123,37 @@ class SharedSkills:
                 i = self.index.get(name)
                 if i is not None:
                     patched[i] = (False, True)
+
+        def fragments() -> tuple[tuple[str, ...], tuple[str, ...]]:
+            ascii_base, text_base = self._base_json(filtered_by_default)
+            if not patched:
+                return ascii_base, text_base
+            ascii_list, text_list = list(ascii_base), list(text_base)
+            for i, (filtered, prompt) in patched.items():
+                ascii_list[i], text_list[i] = self.fragments(i, filtered, prompt)
+            return tuple(ascii_list), tuple(text_list)
+
         if not patched:
-            return statuses, fragments
+            return statuses, SkillsJson(fragments)
         status_list = list(statuses)
-        ascii_list, text_list = list(fragments.ascii), list(fragments.text)
         for i, (filtered, prompt) in patched.items():
             status_list[i] = self.status(i, filtered, prompt)
-            ascii_list[i], text_list[i] = self.fragments(i, filtered, prompt)
-        return tuple(status_list), SkillsJson(tuple(ascii_list), tuple(text_list))
+        return tuple(status_list), SkillsJson(fragments)
 
-    def _base(self, filtered: bool) -> tuple[tuple[SkillStatus, ...], SkillsJson]:
+    def _base(self, filtered: bool) -> tuple[SkillStatus, ...]:
         """Every skill filtered (or every skill unfiltered and out of the prompt)."""
-        key = (filtered, False)
-        base = self._bases.get(key)
+        base = self._bases.get(filtered)
         if base is None:
-            count = len(self.records)
-            pairs = [self.fragments(i, filtered, False) for i in range(count)]
-            base = (
-                tuple(self.status(i, filtered, False) for i in range(count)),
-                SkillsJson(tuple(a for a, _ in pairs), tuple(t for _, t in pairs)),
-            )
-            self._bases[key] = base
+            base = self._bases[filtered] = tuple(
+                self.status(i, filtered, False) for i in range(len(self.records)))
+        return base
+
+    def _base_json(self, filtered: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The fragments of ``_base``."""
+        base = self._bases_json.get(filtered)
+        if base is None:
+            pairs = [self.fragments(i, filtered, False) for i in range(len(self.records))]
+            base = self._bases_json[filtered] = (tuple(a for a, _ in pairs), tuple(t for _, t in pairs))
         return base
 
     def status(self, i: int, filtered: bool, in_prompt: bool) -> SkillStatus:

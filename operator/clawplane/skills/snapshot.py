@@ -2,7 +2,7 @@
 
 A snapshot is a frozen value. ``to_dict()`` gives its JSON form (camelCase keys,
 modelled on OpenClaw's ``skills list/check --json``) and ``content_hash`` is the
-SHA-256 of that form without the hash itself, so equal inputs give equal hashes
+SHA-256 of that form without the hash itself (computed when first read), so equal inputs give equal hashes
 and any change in a skill file, a verdict or the prompt changes it.
 
 Exclusion reasons, in the order they apply:
@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from clawplane.skills.gating import Requirement
@@ -136,16 +137,33 @@ class PromptInfo:
                 "maxSkills": self.max_skills, "maxChars": self.max_chars}
 
 
-@dataclass(frozen=True, slots=True)
 class SkillsJson:
-    """Each status's compact, key-sorted JSON, already made (see ``clawplane.skills.shared``).
+    """Each status's compact, key-sorted JSON, made on first use (see ``clawplane.skills.shared``).
 
     ``ascii`` is escaped as ``json.dumps`` does by default (the snapshot file), ``text`` is not
     (the content hash); both equal ``json.dumps(status.to_dict(), sort_keys=True, ...)``.
     """
 
-    ascii: tuple[str, ...]
-    text: tuple[str, ...]
+    __slots__ = ("_made", "_make")
+
+    def __init__(self, make: Callable[[], tuple[tuple[str, ...], tuple[str, ...]]]) -> None:
+        self._make = make
+        self._made: tuple[tuple[str, ...], tuple[str, ...]] | None = None
+
+    def _both(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+    @property
+    def ascii(self) -> tuple[str, ...]:
+        """Fragments as the snapshot file writes them."""
+        return self._both()[0]
+
+    @property
+    def text(self) -> tuple[str, ...]:
+        """Fragments as the content hash reads them."""
+        return self._both()[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,9 +178,19 @@ class AgentSnapshot:
     skills: tuple[SkillStatus, ...]
     prompt: PromptInfo
     format_version: int = SNAPSHOT_FORMAT_VERSION
-    content_hash: str = field(default="", compare=False)
     skills_json: SkillsJson | None = field(default=None, compare=False, repr=False)
     """The statuses' JSON when the engine built it with them: serializing then only joins."""
+    _hash: list[str] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 of the body, computed when first asked for (a listing may never ask)."""
+        if not self._hash:
+            if self.skills_json is None:
+                self._hash.append(hash_body(self.body()))
+            else:
+                self._hash.append(_sha256(self._compact(ascii_only=False, with_hash=False)))
+        return self._hash[0]
 
     def body(self) -> dict[str, Any]:
         """The JSON form without ``contentHash``."""
@@ -177,11 +205,8 @@ class AgentSnapshot:
         return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False, indent=2)
 
     def sealed(self) -> AgentSnapshot:
-        """This snapshot with ``content_hash`` computed from its body."""
-        if self.skills_json is None:
-            return replace(self, content_hash=hash_body(self.body()))
-        text = self._compact(ascii_only=False, with_hash=False)
-        return replace(self, content_hash=_sha256(text))
+        """This snapshot, its ``content_hash`` fixed (it is computed on first use)."""
+        return self
 
     def compact_json(self) -> str:
         """``json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))``, made cheaply."""

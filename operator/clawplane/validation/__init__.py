@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from clawplane._utils.gcpause import gc_paused
 from clawplane.diagnostics import Diagnostics
 from clawplane.loading.sources import discover_files
 from clawplane.validation.cache import ValidationCache, validate_file
@@ -19,6 +20,11 @@ def validate_paths(
 
     With a ``cache``, files whose stat identity did not change are not read again.
     """
+    with gc_paused():
+        return _validate(paths, cache)
+
+
+def _validate(paths: Iterable[str | os.PathLike[str]], cache: ValidationCache | None) -> ValidationResult:
     diags = Diagnostics()
     files = discover_files(paths, diags, cache.walk if cache is not None else None)
     result = ValidationResult(files=[str(f) for f in files], diagnostics=diags)
