@@ -1,7 +1,8 @@
 """``clawplane bridge`` with real clients: the MCP Inspector CLI 0.15.0 and the Python SDK client.
 
 The bridge runs as the command the Kubernetes driver will use; behind it run our fixture
-servers and ``@modelcontextprotocol/server-everything``.
+servers and ``@modelcontextprotocol/server-everything``. The Inspector CLI 0.15.0 cannot send
+headers, so it reaches the bridge through the test-side token forwarder.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
-from mcp import Client
 from mcp.client.session import IncomingMessage
-from tests.fixtures.servers.helpers import bridge_process, script
+from tests.fixtures.servers.helpers import TOKEN, authed, bridge_process, script
 from tests.oracles.runners import OracleRunner, StdioServer
+from tests.support.forwarder import token_forwarder
 
 pytestmark = pytest.mark.anyio
 
@@ -26,10 +27,13 @@ def anyio_backend() -> str:
 
 
 async def inspect(inspector: OracleRunner, url: str, *args: str) -> Any:
-    """Run the inspector CLI against ``url`` in a worker thread; its JSON output."""
-    return await anyio.to_thread.run_sync(
-        lambda: inspector.json(url, "--transport", "http", *args, timeout=120)
-    )
+    """Run the inspector CLI against ``url`` (through a token forwarder) in a worker thread."""
+
+    def run() -> Any:
+        with token_forwarder(url, TOKEN) as forwarder:
+            return inspector.json(forwarder.url, "--transport", "http", *args, timeout=120)
+
+    return await anyio.to_thread.run_sync(run)
 
 
 async def test_inspector_lists_and_calls_a_fixture_server_through_the_bridge(
@@ -64,7 +68,7 @@ async def test_inspector_and_python_client_use_server_everything_through_the_bri
             inspector_cli, url, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=hi"
         )
         prompts = await inspect(inspector_cli, url, "--method", "prompts/list")
-        async with Client(url, read_timeout_seconds=60) as client:
+        async with authed(url, read_timeout_seconds=60) as client:
             summed = await client.call_tool("get-sum", {"a": 1, "b": 2})
     names = {tool["name"] for tool in listed["tools"]}
     assert {"echo", "get-sum"} <= names
@@ -83,7 +87,7 @@ async def test_list_changed_from_the_child_reaches_a_client_of_the_bridge_comman
 
     async with (
         bridge_process(sys.executable, script("changing")) as (_, url),
-        Client(url, mode=mode, message_handler=on_message, read_timeout_seconds=60) as client,
+        authed(url, mode=mode, message_handler=on_message, read_timeout_seconds=60) as client,
     ):
         if mode == "auto":
             async with client.listen(tools_list_changed=True) as subscription:

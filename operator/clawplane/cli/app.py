@@ -56,6 +56,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "skills": ("skills", "skills_app", "group"),
     "bridge": ("bridge", "bridge", "command"),
     "mcp": ("mcp", "app", "group"),
+    "token": ("token", "token_app", "group"),
     "explain": ("explain", "explain", "command"),
     "diff": ("diff", "diff", "command"),
     "doctor": ("doctor", "doctor", "command"),

@@ -1,25 +1,66 @@
 """``clawplane bridge -- COMMAND ARGS…``: serve one stdio MCP server over streamable HTTP.
 
-The container entrypoint of the Kubernetes driver. The child's MCP endpoint is ``/mcp``,
-its health ``/healthz``; the bridge exits with the child's exit code when the child exits
-and shuts down cleanly (child torn down, exit 0) on SIGTERM or SIGINT.
+The container entrypoint of the Kubernetes driver. The server's MCP endpoint is ``/mcp``,
+its health ``/healthz``. Clients must send ``Authorization: Bearer <token>`` with the
+token from ``--token-file`` (or ``CLAWPLANE_BRIDGE_TOKEN``); without one the bridge refuses
+to start unless ``--allow-unauthenticated`` is given, which is itself refused on a
+non-loopback address. The bridge exits with the server's exit code when its primary
+process exits (127 when it could not start) and shuts down cleanly (exit 0) on SIGTERM
+or SIGINT.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import signal
+import stat
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
 
 from clawplane.cli.console import EXIT_INVALID, EXIT_USAGE, err
+from clawplane.models import SessionMode
+from clawplane.models.mcpserver import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TTL_MS
 
 if TYPE_CHECKING:
-    from clawplane.runtimes import BridgeEndpoint
+    from clawplane.runtimes import BridgeOptions, Endpoint, RuntimeStatus
 
 CONTEXT_SETTINGS = {"allow_interspersed_args": False}
 """Everything after the command (or ``--``) belongs to the child, not to the bridge."""
+
+TOKEN_ENV = "CLAWPLANE_BRIDGE_TOKEN"
+_LEVELS = ("debug", "info", "warning", "error")
+
+
+def _say(text: str) -> None:
+    err.print(f"clawplane bridge: {text}", markup=False)
+
+
+def _fail(text: str, code: int = EXIT_USAGE) -> typer.Exit:
+    _say(text)
+    return typer.Exit(code)
+
+
+def _read_token(path: Path) -> str:
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise _fail(f"--token-file {path} is not a regular file")
+        if info.st_size > 4096:
+            raise _fail(f"--token-file {path} is larger than 4 KiB; it should hold one token")
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise _fail(f"cannot read --token-file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise _fail(f"--token-file {path} is not UTF-8 text") from None
+    if not token or any(c.isspace() for c in token):
+        raise _fail(f"--token-file {path} must hold one token (no spaces or line breaks)")
+    if info.st_mode & 0o004:
+        _say(f"warning: {path} is readable by every user on this machine; chmod 600 it")
+    return token
 
 
 def bridge(
@@ -30,22 +71,81 @@ def bridge(
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on (0 picks a free one).")] = 8080,
     name: Annotated[str | None, typer.Option("--name", help="Server name in logs and errors.")] = None,
+    token_file: Annotated[
+        Path | None,
+        typer.Option("--token-file", help=f"File with the token clients must send (or set {TOKEN_ENV})."),
+    ] = None,
+    allow_unauthenticated: Annotated[
+        bool,
+        typer.Option("--allow-unauthenticated", help="Serve without a token (loopback addresses only)."),
+    ] = False,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option("--allowed-host", help="Host header to accept on a non-loopback address (repeatable)."),
+    ] = None,
+    sessions: Annotated[
+        SessionMode,
+        typer.Option("--sessions", help="perClient: a process per client session; shared: one for all."),
+    ] = SessionMode.PER_CLIENT,
+    max_sessions: Annotated[
+        int, typer.Option("--max-sessions", min=1, help="Client sessions allowed at once.")
+    ] = DEFAULT_MAX_SESSIONS,
+    session_idle_ttl_ms: Annotated[
+        int, typer.Option("--session-idle-ttl-ms", min=1, help="Close a client session idle this long.")
+    ] = DEFAULT_SESSION_IDLE_TTL_MS,
+    log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error.")] = "warning",
 ) -> None:
     """Run one stdio MCP server and serve it at http://HOST:PORT/mcp until it exits."""
+    from clawplane.runtimes import BridgeOptions
+    from clawplane.runtimes.proxy import is_loopback
+
     if not command:
-        err.print("clawplane bridge: give the server command after `--`", markup=False)
-        raise typer.Exit(EXIT_USAGE)
-    code = anyio.run(_serve, command, host, port, name)
+        raise _fail("give the server command after `--`")
+    if log_level not in _LEVELS:
+        raise _fail(f"--log-level must be one of {', '.join(_LEVELS)}")
+    if token_file is not None:
+        token: str | None = _read_token(token_file)
+    else:
+        token = (os.environ.get(TOKEN_ENV) or "").strip() or None
+    if allow_unauthenticated and not is_loopback(host):
+        raise _fail(
+            f"--allow-unauthenticated is refused on {host}: anyone who can reach it could call every tool; "
+            "give --token-file instead"
+        )
+    if token is None and not allow_unauthenticated:
+        raise _fail(
+            f"no token: give --token-file PATH (or set {TOKEN_ENV}); "
+            "--allow-unauthenticated serves without one, on loopback only"
+        )
+    from clawplane.reconcile.logs import configure_logging
+
+    configure_logging("text", level=getattr(logging, log_level.upper()))
+    options = BridgeOptions(
+        host=host,
+        port=port,
+        name=name,
+        token=None if allow_unauthenticated and token is None else token,
+        allow_unauthenticated=allow_unauthenticated,
+        allowed_hosts=frozenset(h.lower() for h in allowed_host or ()),
+        sessions=sessions,
+        max_sessions=max_sessions,
+        session_idle_ttl_ms=session_idle_ttl_ms,
+    )
+    code = anyio.run(_serve, command, options)
     raise typer.Exit(code)
 
 
-def _announce(endpoint: BridgeEndpoint) -> None:
-    err.print(f"clawplane bridge: serving {endpoint.url()} (health: {endpoint.health_url})", markup=False)
+def _announce(endpoint: Endpoint) -> None:
+    _say(f"listening on {endpoint.url()} (health: {endpoint.health_url}); starting the server")
 
 
-async def _serve(command: list[str], host: str, port: int, name: str | None) -> int:
+def _ready(status: RuntimeStatus) -> None:
+    _say(f"ready: {status.tool_count} tools ({status.protocol_version})")
+
+
+async def _serve(command: list[str], options: BridgeOptions) -> int:
     # Imported here: the MCP SDK takes most of a second to import, and only this command needs it.
-    from clawplane.runtimes import run_bridge
+    from clawplane.runtimes import PortInUseError, run_bridge
 
     code = 0
     async with anyio.create_task_group() as tg:
@@ -53,18 +153,27 @@ async def _serve(command: list[str], host: str, port: int, name: str | None) -> 
         async def run() -> None:
             nonlocal code
             try:
-                code = await run_bridge(command, host=host, port=port, name=name, on_ready=_announce)
-            except OSError as exc:
-                err.print(
-                    f"clawplane bridge: cannot listen on {host}:{port}: {exc.strerror or exc}", markup=False
-                )
+                outcome = await run_bridge(command, options, on_ready=_announce, on_server_ready=_ready)
+            except PortInUseError as exc:
+                _say(f"cannot listen: {exc}; pick another with --port (0 picks a free one)")
                 code = EXIT_INVALID
+            except OSError as exc:
+                _say(f"cannot listen on {options.host}:{options.port}: {exc.strerror or exc}")
+                code = EXIT_INVALID
+            else:
+                code = outcome.code
+                what = "could not start" if not outcome.started else "stopped"
+                _say(f"the server {what}: {outcome.reason} (exit {outcome.code})")
+                for line in outcome.stderr:
+                    _say(f"  stderr: {line}")
+                if not outcome.started:
+                    _say("check the command and its environment; run it by hand to see its own output")
             tg.cancel_scope.cancel()
 
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
             tg.start_soon(run)
             async for received in signals:
-                err.print(f"clawplane bridge: {received.name}, shutting down", markup=False)
+                _say(f"{received.name}, shutting down")
                 tg.cancel_scope.cancel()
                 break
     return code

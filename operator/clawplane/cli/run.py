@@ -40,8 +40,14 @@ def run(
     detach: Annotated[
         bool, typer.Option("--detach", "-d", help="Run in the background (pidfile + socket).")
     ] = False,
-    host: Annotated[str, typer.Option("--host", help="Loopback address for hosted servers.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option("--port", help="Port for hosted servers (0 = any free port).")] = 0,
+    host: Annotated[
+        str | None,
+        typer.Option("--host", help="Address for hosted servers (default: the Gateway's, else 127.0.0.1)."),
+    ] = None,
+    port: Annotated[
+        int,
+        typer.Option("--port", help="Port for hosted servers (0: the Gateway's, else the last, else free)."),
+    ] = 0,
     state_dir: StateDirOpt = None,
     out_dir: OutDirOpt = None,
     watch: Annotated[
@@ -159,7 +165,7 @@ class LoopArgs:
 
 
 def start_detached(
-    ws: Workspace, *, host: str = "127.0.0.1", port: int = 0, loop: LoopArgs | None = None
+    ws: Workspace, *, host: str | None = None, port: int = 0, loop: LoopArgs | None = None
 ) -> tuple[SupervisorInfo, bool]:
     """The folder's running supervisor, started in the background first if none runs.
 
@@ -170,7 +176,7 @@ def start_detached(
         return info, False
     ws.state_dir.mkdir(parents=True, exist_ok=True)
     args = [sys.executable, "-m", "clawplane", "run", str(ws.folder), "--state-dir", str(ws.state_dir),
-            "--out-dir", str(ws.out_dir), "--host", host, "--port", str(port),
+            "--out-dir", str(ws.out_dir), *(["--host", host] if host else []), "--port", str(port),
             *(loop or LoopArgs()).argv()]  # fmt: skip
     with open(ws.log_file, "ab") as log:
         logged = log.tell()

@@ -93,6 +93,9 @@ class NamespaceReconciler:
         self.engine = ClusterEngine(self.ws, environ={})
         self.engine.digests = {}
         self.engine.renderer.secret_key_refs_as_env = True
+        # Bridge pods authenticate with a token Secret per McpServer; until the gateway's
+        # entries reference it, rendered configs carry no Authorization header.
+        self.engine.renderer.auth_header = lambda consumer, server: None
         self.materializer = Materializer(self.ws.folder)
         self._render_problems: set[str] = set()
         self.db = StateDB.open(self.ws.state_dir)

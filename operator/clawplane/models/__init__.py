@@ -6,7 +6,7 @@ from clawplane.models.agent import Agent, AgentSpec
 from clawplane.models.base import API_GROUP, API_VERSION, ObjectMeta, Resource
 from clawplane.models.channel import CHANNEL_TYPES, Channel, ChannelSpec, DmPolicy, GroupPolicy
 from clawplane.models.gateway import Gateway, GatewaySpec
-from clawplane.models.mcpserver import Hosting, McpServer, McpServerSpec, Transport
+from clawplane.models.mcpserver import Hosting, McpServer, McpServerSpec, SessionMode, Transport
 from clawplane.models.skill import Skill, SkillSpec
 from clawplane.models.values import SecretKeyRef, SecretValue, ValueFrom, ValueSource
 
@@ -35,6 +35,7 @@ __all__ = [
     "Resource",
     "SecretKeyRef",
     "SecretValue",
+    "SessionMode",
     "Skill",
     "SkillSpec",
     "Transport",

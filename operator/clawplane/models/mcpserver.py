@@ -30,6 +30,17 @@ class Hosting(enum.StrEnum):
     CONSUMER = "consumer"
 
 
+class SessionMode(enum.StrEnum):
+    """How clients of a hosted stdio server are isolated from one another."""
+
+    PER_CLIENT = "perClient"
+    SHARED = "shared"
+
+
+DEFAULT_MAX_SESSIONS = 32
+DEFAULT_SESSION_IDLE_TTL_MS = 600_000
+
+
 class ApprovalMode(enum.StrEnum):
     """Codex tool approval: ``approve`` never asks, ``prompt`` always asks, ``auto`` uses annotations."""
 
@@ -139,6 +150,12 @@ class McpServerSpec(Model):
     """Projections into MCP clients' own config files (Claude Code, Claude Desktop, VS Code, Cursor, Gemini CLI); absent = none."""
     hosting: Hosting = Hosting.CLAWPLANE
     """``clawplane`` keeps a stdio server running and exposes it over HTTP; ``consumer`` lets the agent runtime spawn it."""
+    sessions: SessionMode = SessionMode.PER_CLIENT
+    """Hosted servers: ``perClient`` gives every client session a process of its own; ``shared`` serves all clients from one process (only for servers that keep no per-client state)."""
+    max_sessions: Annotated[int, Field(ge=1, le=10_000)] = DEFAULT_MAX_SESSIONS
+    """Hosted servers: how many client sessions may be open at once; one more is refused with an error."""
+    session_idle_ttl_ms: PositiveMs = DEFAULT_SESSION_IDLE_TTL_MS
+    """Hosted servers: a client session with no request in flight for this long is closed (and its process stopped)."""
     image: str | None = None
     """Container image for the stdio server (kubernetes driver)."""
     resources: KubernetesResources | None = None
@@ -169,6 +186,11 @@ class McpServerSpec(Model):
         if transport is None:
             raise ValueError("an MCP server needs a command (stdio) or a url (sse/streamable-http)")
         return self
+
+    @property
+    def behind_endpoint(self) -> bool:
+        """An enabled stdio server clawplane hosts: consumers reach it at the hosted endpoint."""
+        return self.enabled and self.effective_transport is Transport.STDIO and self.hosting is Hosting.CLAWPLANE
 
     @property
     def effective_transport(self) -> Transport | None:
@@ -205,6 +227,7 @@ __all__ = [
     "McpClient",
     "McpServer",
     "McpServerSpec",
+    "SessionMode",
     "ToolFilter",
     "Transport",
 ]

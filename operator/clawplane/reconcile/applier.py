@@ -28,7 +28,16 @@ from clawplane.reconcile.conditions import Cond, merge
 from clawplane.reconcile.hints import failure_hint
 from clawplane.reconcile.outputs import OutputRenderer
 from clawplane.render.files import write_if_changed
-from clawplane.state import ObservedState, ResourceRecord, RuntimeRecord, StateDB, ToolRecord, store, utcnow
+from clawplane.state import (
+    ObservedState,
+    ResourceRecord,
+    RuntimeRecord,
+    StateDB,
+    ToolRecord,
+    store,
+    tokens,
+    utcnow,
+)
 
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -90,6 +99,8 @@ class ApplyContext:
     restart_crashed: bool = False
     """Start a backing-off or failed hosted server afresh instead of waiting out its back-off
     (what someone running ``clawplane apply`` by hand asks for)."""
+    on_outputs: Callable[[], None] | None = None
+    """Called once the rendered files are written (the local endpoint reloads its tokens)."""
 
 
 def check_plan(plan: Plan, ctx: ApplyContext, *, allow_mass_delete: bool) -> None:
@@ -330,19 +341,45 @@ def _conditions(d: DesiredResource, report: RuntimeReport | None) -> tuple[list[
 
 
 async def _write_outputs(ctx: ApplyContext, result: ApplyResult, emit: Emit) -> None:
-    observed = store.load_observed(ctx.db)
-    rendered = ctx.renderer.render(ctx.desired, observed)
-    for rel, content in sorted(rendered.items()):
-        target = ctx.out_dir / rel
-        if write_if_changed(target, content):
-            result.written.append(rel)
-            await emit({"event": "wrote", "path": rel})
-        store.put_output(ctx.db, rel, content_digest(content))
-    for rel in sorted(set(observed.outputs) - set(rendered)):
-        (ctx.out_dir / rel).unlink(missing_ok=True)
-        store.delete_output(ctx.db, rel)
+    written, removed = write_outputs(ctx.desired, ctx.db, ctx.renderer, ctx.out_dir)
+    for rel in written:
+        result.written.append(rel)
+        await emit({"event": "wrote", "path": rel})
+    for rel in removed:
         result.removed.append(rel)
         await emit({"event": "removed", "path": rel})
+    if ctx.on_outputs is not None:
+        ctx.on_outputs()
+
+
+def write_outputs(
+    desired: DesiredState, db: StateDB, renderer: OutputRenderer, out_dir: Path
+) -> tuple[list[str], list[str]]:
+    """Render every output from the observed state, write those that changed, drop stale ones.
+
+    Issues a bearer token for every consumer that needs one and records what each token
+    reaches. Returns the paths written and removed.
+    """
+    observed = store.load_observed(db)
+    rendered = renderer.render(desired, observed)
+    if renderer.missing_tokens:
+        # A consumer needs a bearer token it has not been issued yet: issue it, render again.
+        tokens.ensure_tokens(db, renderer.missing_tokens)
+        observed = store.load_observed(db)
+        rendered = renderer.render(desired, observed)
+    written: list[str] = []
+    removed: list[str] = []
+    for rel, content in sorted(rendered.items()):
+        if write_if_changed(out_dir / rel, content):
+            written.append(rel)
+        store.put_output(db, rel, content_digest(content))
+    for rel in sorted(set(observed.outputs) - set(rendered)):
+        (out_dir / rel).unlink(missing_ok=True)
+        store.delete_output(db, rel)
+        removed.append(rel)
+    if renderer.auth_header is None:
+        tokens.set_access(db, renderer.access)
+    return written, removed
 
 
 def content_digest(content: str) -> str:

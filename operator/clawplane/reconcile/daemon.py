@@ -16,6 +16,7 @@ and metrics endpoint (``metrics.py``) runs on a loopback port unless disabled.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -28,6 +29,7 @@ import anyio
 from clawplane.planning import Plan
 from clawplane.reconcile.applier import ApplyContext, PlanRefusedError, apply_plan
 from clawplane.reconcile.control import serve_control
+from clawplane.reconcile.endpoint import bind_endpoint
 from clawplane.reconcile.engine import Engine, InvalidFolderError
 from clawplane.reconcile.localbackend import LocalBackend, open_local_backend
 from clawplane.reconcile.loop import DEFAULT_RESYNC_S, ReconcileLoop
@@ -35,18 +37,22 @@ from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
 from clawplane.reconcile.processes import terminate_group
 from clawplane.reconcile.supervisorfile import SupervisorInfo, write_info
 from clawplane.reconcile.workspace import Workspace
-from clawplane.runtimes import RuntimeEvent, RuntimeSettings
-from clawplane.state import FolderLock, StateDB, store, utcnow
+from clawplane.runtimes import RequestGuard, RuntimeEvent, RuntimeSettings
+from clawplane.runtimes.proxy import is_loopback
+from clawplane.state import FolderLock, StateDB, store, tokens, utcnow
 
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
+log = logging.getLogger(__name__)
 
 
 @dataclass
 class SupervisorOptions:
     """How the supervisor listens and runs servers."""
 
-    host: str = "127.0.0.1"
+    host: str | None = None
+    """Address of the hosted endpoint (None: the Gateway's ``spec.endpoint.host``, else 127.0.0.1)."""
     port: int = 0
+    """Port of the hosted endpoint (0: the Gateway's, else the one used last time, else any free one)."""
     settings: RuntimeSettings | None = None
     watch: bool = False
     """Run the GitOps loop (initial reconcile, folder watch, runtime events, resync)."""
@@ -95,6 +101,14 @@ class _Handler:
             return {"ok": True, "runtimes": live_reports(self.backend)}
         if op == "shutdown":
             return {"ok": True}  # the shutdown itself happens after this reply (see after_reply)
+        if op == "rotate-tokens":
+            from clawplane.reconcile.tokenops import rotate
+
+            async with self.busy:
+                consumers = request.get("consumers")
+                result = rotate(self.engine, self.db, consumers if isinstance(consumers, list) else None)
+                self.backend.refresh_access(self.db)
+                return result.to_dict()
         if op == "apply":
             if self.busy.locked():
                 return {
@@ -121,6 +135,7 @@ class _Handler:
         ctx = ApplyContext(
             desired, self.db, self.backend, self.engine.renderer, self.ws.out_dir,
             require_ready=wait, restart_crashed=wait,
+            on_outputs=lambda: self.backend.refresh_access(self.db),
         )  # fmt: skip
         try:
             result = await apply_plan(
@@ -172,10 +187,29 @@ async def run_supervisor(
         cleanup_stale_runtimes(db)
         # Signals stay captured until teardown is over, so a second SIGTERM cannot orphan runtimes.
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received:
+            tokens.ensure_tokens(db, [tokens.CLI])
+            choice = bind_endpoint(
+                ws.folder,
+                db,
+                host=options.host or "127.0.0.1",
+                port=options.port,
+                host_given=options.host is not None,
+            )
+            if not is_loopback(choice.host):
+                log.warning(
+                    "hosted MCP servers are served on %s: anyone who can reach it and holds a token can "
+                    "call their tools; prefer 127.0.0.1",
+                    choice.host,
+                )
             backend_cm = open_local_backend(
-                host=options.host, port=options.port, settings=options.settings, on_event=on_event
+                host=choice.host,
+                port=choice.port,
+                sock=choice.sock,
+                settings=options.settings,
+                on_event=on_event,
             )
             async with backend_cm as backend:
+                backend.refresh_access(db)
                 handler = _Handler(ws, db, backend, shutdown)
                 loop = ReconcileLoop(
                     ws,
@@ -193,10 +227,11 @@ async def run_supervisor(
                 if options.metrics_port is not None:
                     server = MetricsServer(
                         metrics,
+                        guard=RequestGuard(choice.host, backend.tokens),
                         healthy=lambda: not shutdown.is_set() and (loop.state.watching or not options.watch),
                         ready=lambda: loop.state.ready or not options.watch,
                     )
-                    metrics_url = server.start(options.host, options.metrics_port)
+                    metrics_url = server.start(choice.host, options.metrics_port)
                 async with anyio.create_task_group() as tg:
                     await tg.start(partial(serve_control, ws.socket_path, handler, after_reply=after_reply))
                     info = SupervisorInfo(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -17,14 +18,20 @@ from pathlib import Path
 from clawplane.models import McpServerSpec
 from clawplane.reconcile.backend import STDERR_TAIL_LINES, RuntimeReport, ToolInfo
 from clawplane.runtimes import (
-    BridgeEndpoint,
+    Endpoint,
     Phase,
+    Principal,
+    RequestGuard,
     RuntimeEvent,
     RuntimeSettings,
     RuntimeStatus,
     Supervisor,
+    TokenTable,
     ToolKind,
+    token_digest,
 )
+from clawplane.state import StateDB
+from clawplane.state.tokens import CLI, load_tokens
 
 SETTLE_MARGIN_S = 5.0
 
@@ -62,11 +69,20 @@ class LocalBackend:
     """``RuntimeBackend`` over a running ``runtimes.Supervisor`` and its HTTP endpoint."""
 
     def __init__(
-        self, supervisor: Supervisor, endpoint: BridgeEndpoint | None, settings: RuntimeSettings
+        self,
+        supervisor: Supervisor,
+        endpoint: Endpoint | None,
+        settings: RuntimeSettings,
+        tokens: TokenTable | None = None,
     ) -> None:
         self.supervisor = supervisor
         self.endpoint = endpoint
         self.settings = settings
+        self.tokens = tokens or TokenTable()
+
+    def refresh_access(self, db: StateDB) -> None:
+        """Load the tokens and what each reaches from the state database (after renders, rotation)."""
+        self.tokens.replace(access_table(db))
 
     def _url(self, name: str) -> str | None:
         return self.endpoint.url(name) if self.endpoint is not None else None
@@ -116,6 +132,15 @@ async def probe_once(
     return replace(report, pid=None, pgid=None)
 
 
+def access_table(db: StateDB) -> dict[str, Principal]:
+    """Token digest → principal, from the tokens table."""
+    table: dict[str, Principal] = {}
+    for record in load_tokens(db).values():
+        scopes = frozenset({"read", "approve"}) if record.consumer == CLI else frozenset()
+        table[token_digest(record.token)] = Principal(record.consumer, record.servers, scopes)
+    return table
+
+
 @asynccontextmanager
 async def open_local_backend(
     *,
@@ -123,9 +148,16 @@ async def open_local_backend(
     port: int = 0,
     settings: RuntimeSettings | None = None,
     on_event: Callable[[RuntimeEvent], None] | None = None,
+    tokens: TokenTable | None = None,
+    sock: socket.socket | None = None,
 ) -> AsyncIterator[LocalBackend]:
-    """A supervisor with its HTTP endpoint running; everything is torn down on exit."""
+    """A supervisor with its HTTP endpoint running; everything is torn down on exit.
+
+    Raises:
+        PortInUseError: ``port`` is taken.
+    """
     settings = settings or RuntimeSettings()
+    tokens = tokens or TokenTable()
     async with Supervisor(settings=settings, on_event=on_event) as supervisor:
-        endpoint = await supervisor.expose(host=host, port=port)
-        yield LocalBackend(supervisor, endpoint, settings)
+        endpoint = await supervisor.expose(RequestGuard(host, tokens), host=host, port=port, sock=sock)
+        yield LocalBackend(supervisor, endpoint, settings, tokens)

@@ -109,6 +109,9 @@ class ReconcileLoop:
         self._ids = itertools.count(1)
         self._prefix = f"{os.getpid():x}"
 
+    def _reload_tokens(self) -> None:
+        self.backend.refresh_access(self.db)
+
     # -- triggers (callable from callbacks on the event loop thread) ---------------------------
     def trigger(self, reason: str) -> None:
         """Ask for a pass; triggers coalesce until the next one starts."""
@@ -223,8 +226,9 @@ class ReconcileLoop:
     def _context(self, desired: DesiredState) -> ApplyContext:
         # A server that is not Ready is a failed pass, reported with its cause (never "applied").
         return ApplyContext(
-            desired, self.db, self.backend, self.engine.renderer, self.ws.out_dir, require_ready=True
-        )
+            desired, self.db, self.backend, self.engine.renderer, self.ws.out_dir,
+            require_ready=True, on_outputs=self._reload_tokens,
+        )  # fmt: skip
 
     def sync_runtimes(self) -> None:
         """Fold the live state of hosted runtimes into the state database (level-based)."""

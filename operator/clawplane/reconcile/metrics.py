@@ -2,13 +2,16 @@
 
 Metrics live in a private ``CollectorRegistry`` (never the process-global one) and are
 served in the Prometheus text format by a small stdlib HTTP server on a loopback
-address, in a thread of its own, stopped with the supervisor.
+address, in a thread of its own, stopped with the supervisor. Requests pass the same
+Host/Origin checks as the hosted endpoint; ``/metrics`` also needs a token with the
+``read`` scope (the ``cli`` consumer's: ``clawplane token show PATH cli``), while the
+probes answer only ``ok``/``ready`` and need none.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -21,6 +24,7 @@ from prometheus_client import (
     generate_latest,
 )
 
+from clawplane.runtimes import RequestGuard
 from clawplane.state import ObservedState
 
 
@@ -88,8 +92,11 @@ Probe = Callable[[], bool]
 class MetricsServer:
     """``/healthz``, ``/readyz`` and ``/metrics`` over HTTP on a loopback port, in a thread."""
 
-    def __init__(self, metrics: LoopMetrics, *, healthy: Probe, ready: Probe) -> None:
+    def __init__(
+        self, metrics: LoopMetrics, *, healthy: Probe, ready: Probe, guard: RequestGuard | None = None
+    ) -> None:
         self.metrics, self.healthy, self.ready = metrics, healthy, ready
+        self.guard = guard
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -108,7 +115,10 @@ class MetricsServer:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 path = self.path.split("?", 1)[0]
-                if path == "/metrics":
+                refusal = owner._refusal(self.headers.items(), needs_read=path == "/metrics")
+                if refusal is not None:
+                    self._send(*refusal)
+                elif path == "/metrics":
                     self._send(200, owner.metrics.render(), CONTENT_TYPE_LATEST)
                 elif path == "/healthz":
                     ok = owner.healthy()
@@ -135,6 +145,24 @@ class MetricsServer:
         self._thread = threading.Thread(target=server.serve_forever, name="clawplane-metrics", daemon=True)
         self._thread.start()
         return self.url
+
+    def _refusal(self, headers: Iterable[tuple[str, str]], *, needs_read: bool) -> tuple[int, bytes] | None:
+        """(status, body) when a request must be refused, else None."""
+        guard = self.guard
+        if guard is None:
+            return None
+        scope = {"headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]}
+        if not guard.host_ok(scope):
+            return 421, b"Invalid Host header\n"
+        if not guard.origin_ok(scope):
+            return 403, b"Invalid Origin header\n"
+        if needs_read:
+            principal = guard.principal(scope)
+            if principal is None:
+                return 401, b"/metrics needs Authorization: Bearer <token> (clawplane token show PATH cli)\n"
+            if "read" not in principal.scopes:
+                return 403, b"this token has no read scope\n"
+        return None
 
     def stop(self) -> None:
         """Stop serving and close the socket."""

@@ -11,7 +11,7 @@ Nothing here writes to disk except materialising inline Skill resources as SKILL
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,10 +21,15 @@ from clawplane.diagnostics import Diagnostic
 from clawplane.models import Agent, Gateway, McpServer, Skill
 from clawplane.reconcile.jsontext import IndentedJson
 from clawplane.reconcile.workspace import Workspace
-from clawplane.render import ServerEntries, render_codex_config, render_openclaw_config
+from clawplane.render import ServerEntries, projected_into, render_codex_config, render_openclaw_config
 from clawplane.render.clients import render_client_configs
 from clawplane.skills import AgentSnapshot, GatewaySkills, Host, Placed, SkillsEngine
 from clawplane.state import ObservedState
+from clawplane.state.tokens import OPENCLAW, codex_consumer
+
+AuthHeader = Callable[[str, str], str | None]
+"""(consumer, hosted server) → the ``Authorization`` header value its config sends."""
+UNISSUED = "<issued by the next apply>"
 
 
 def _json(doc: Any) -> str:
@@ -39,11 +44,15 @@ class OutputRenderer:
     environ: Mapping[str, str] | None = None
     secret_key_refs_as_env: bool = False
     """Kubernetes: render secretKeyRefs as env references and list them in ``gateway-secret-env.json``."""
-    consumer_tokens: Mapping[str, str] | None = None
-    """Bearer token per consumer id (``client:<client>:<agent>``) for the hosted endpoint."""
+    auth_header: AuthHeader | None = None
+    """How hosted servers are authenticated in rendered configs (default: the consumer's token)."""
     engine: SkillsEngine = field(default_factory=SkillsEngine)
     snapshots: dict[str, AgentSnapshot] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    access: dict[str, set[str]] = field(default_factory=dict)
+    """Consumer → hosted servers its rendered config reaches (from the last render)."""
+    missing_tokens: set[str] = field(default_factory=set)
+    """Consumers the last render needed a token for and found none (apply issues them)."""
     _snapshot_text: dict[str, tuple[str, str]] = field(default_factory=dict)
     _server_entries: ServerEntries = field(default_factory=ServerEntries)
     _setup: GatewaySkills | None = None
@@ -60,6 +69,9 @@ class OutputRenderer:
         base_dirs = {key: r.base_dir for key, r in desired.resources.items()}
         hosted = {name: rt.endpoint for name, rt in observed.runtimes.items() if rt.endpoint}
         servers: list[McpServer] = desired.servers
+        self.access, self.missing_tokens = {}, set()
+        auth = self._auth(observed)
+        hosted_servers = [s for s in servers if s.spec.behind_endpoint and s.name in hosted]
         secret_env: dict[str, tuple[str, str]] | None = {} if self.secret_key_refs_as_env else None
         rendered = render_openclaw_config(
             gateway=desired.gateway,
@@ -71,6 +83,7 @@ class OutputRenderer:
             environ=self.environ,
             secret_env=secret_env,
             server_memo=self._server_entries,
+            hosted_auth=auth(OPENCLAW, hosted_servers),
         )
         self.diagnostics.extend(rendered.diagnostics)
         files = {"openclaw.json": self._openclaw_text.dumps(rendered.config) + "\n"}
@@ -104,6 +117,10 @@ class OutputRenderer:
                 base_dirs=base_dirs,
                 discovered_tools=discovered,
                 environ=self.environ,
+                hosted_auth=auth(
+                    codex_consumer(agent_id),
+                    [s for s in hosted_servers if s.name in server_names and projected_into(s, agent_id)],
+                ),
             )
             self.diagnostics.extend(codex.diagnostics)
             if "[mcp_servers" in codex.text:
@@ -114,11 +131,28 @@ class OutputRenderer:
                 hosted_urls=hosted,
                 base_dirs=base_dirs,
                 discovered_tools=discovered,
-                tokens=self.consumer_tokens,
+                auth=auth,
             )
             self.diagnostics.extend(problems)
             files.update(clients)
         return files
+
+    def _auth(self, observed: ObservedState) -> Callable[[str, Iterable[McpServer]], dict[str, str]]:
+        def headers(consumer: str, servers: Iterable[McpServer]) -> dict[str, str]:
+            out: dict[str, str] = {}
+            for server in servers:
+                header = self.auth_header(consumer, server.name) if self.auth_header else None
+                if header is None and self.auth_header is None:
+                    token = observed.tokens.get(consumer)
+                    if token is None:
+                        self.missing_tokens.add(consumer)
+                    header = f"Bearer {token or UNISSUED}"
+                if header is not None:
+                    out[server.name] = header
+                    self.access.setdefault(consumer, set()).add(server.name)
+            return out
+
+        return headers
 
     def _snapshots(self, desired: DesiredState) -> dict[str, AgentSnapshot]:
         def placed(kind: type[Any]) -> list[Placed[Any]]:

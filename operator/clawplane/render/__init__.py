@@ -5,7 +5,7 @@ cannot express. ``write_if_changed`` puts content on disk atomically. The import
 go the other way (an existing config → resource YAML), live in ``clawplane.interop``.
 """
 
-from clawplane.render.codex import RenderedText, render_codex_config
+from clawplane.render.codex import RenderedText, projected_into, render_codex_config
 from clawplane.render.files import write_if_changed
 from clawplane.render.openclaw import RenderedConfig, render_openclaw_config
 from clawplane.render.openclaw_servers import ServerEntries
@@ -14,6 +14,7 @@ __all__ = [
     "RenderedConfig",
     "RenderedText",
     "ServerEntries",
+    "projected_into",
     "render_codex_config",
     "render_openclaw_config",
     "write_if_changed",

@@ -47,23 +47,32 @@ def render_codex_config(
     discovered_tools: Mapping[str, Sequence[str]] | None = None,
     resolve_secrets: bool = False,
     environ: Mapping[str, str] | None = None,
+    hosted_auth: Mapping[str, str] | None = None,
 ) -> RenderedText:
-    """Codex config.toml for ``agent_id``; ``discovered_tools`` (by server) turns tool globs into names."""
+    """Codex config.toml for ``agent_id``; ``discovered_tools`` (by server) turns tool globs into names.
+
+    ``hosted_auth`` gives each hosted server's ``Authorization`` header (this agent's token),
+    rendered as a static ``http_headers`` entry.
+    """
     diagnostics: list[Diagnostic] = []
     tables: dict[str, dict[str, Any]] = {}
     for server in sorted(servers, key=lambda s: s.name):
-        if not _projected(server, agent_id):
+        if not projected_into(server, agent_id):
             continue
         builder = _ServerTable(server, base_dir_of(server, base_dirs), resolve_secrets, environ, diagnostics)
         tools = None if discovered_tools is None else discovered_tools.get(server.name)
         table = builder.build(hosted_urls.get(server.name), tools)
         if table is not None:
+            auth = (hosted_auth or {}).get(server.name)
+            if auth is not None and "url" in table and server.spec.behind_endpoint:
+                table["http_headers"] = {"Authorization": auth}
             tables[server.name] = table
     body = tomli_w.dumps({"mcp_servers": tables}) if tables else ""
     return RenderedText(HEADER.format(agent=agent_id) + body, diagnostics)
 
 
-def _projected(server: McpServer, agent_id: str) -> bool:
+def projected_into(server: McpServer, agent_id: str) -> bool:
+    """Whether ``server``'s ``codex.agents`` include ``agent_id`` (omitted: every agent)."""
     codex = server.spec.codex
     if codex is None or codex.agents is None:
         return True

@@ -48,8 +48,11 @@ def render_openclaw_config(
     environ: Mapping[str, str] | None = None,
     secret_env: dict[str, tuple[str, str]] | None = None,
     server_memo: ServerEntries | None = None,
+    hosted_auth: Mapping[str, str] | None = None,
 ) -> RenderedConfig:
     """Render openclaw.json; ``hosted_urls`` by server name, ``base_dirs`` by ``Kind/name``.
+
+    ``hosted_auth`` gives each hosted server's ``Authorization`` header (the gateway's token).
 
     With ``secret_env`` (Kubernetes), secretKeyRefs become env references and the dict is
     filled with variable → (Secret, key) for the gateway pod's ``env``. A ``server_memo``
@@ -67,6 +70,7 @@ def render_openclaw_config(
     mcp_servers = render_servers(
         servers, hosted_urls=hosted_urls, base_dirs=base_dirs, secrets=secrets, diagnostics=diagnostics,
         memo=server_memo,
+        hosted_auth=hosted_auth,
     )
     if mcp_servers:
         config.setdefault("mcp", {})["servers"] = mcp_servers

@@ -65,13 +65,19 @@ def render_servers(
     secrets: SecretRenderer,
     diagnostics: list[Diagnostic],
     memo: ServerEntries | None = None,
+    hosted_auth: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """``mcp.servers``: hosted stdio servers point at the supervisor, the rest as declared."""
+    """``mcp.servers``: hosted stdio servers point at the supervisor, the rest as declared.
+
+    ``hosted_auth`` maps a hosted server to the ``Authorization`` header value its entry
+    sends (the gateway's own bearer token); such entries are never memoized (tokens rotate).
+    """
     out: dict[str, Any] = {}
     for server in servers:
         base_dir = base_dir_of(server, base_dirs)
         url = hosted_urls.get(server.name)
-        if memo is not None and _pure(server):
+        auth = (hosted_auth or {}).get(server.name) if server.spec.behind_endpoint else None
+        if memo is not None and auth is None and _pure(server):
             hit = memo.get(server, base_dir, url)
             if hit is not None:
                 out[server.name], found = hit
@@ -84,6 +90,8 @@ def render_servers(
                 out[server.name] = memo.put(server, base_dir, url, entry, fresh)
             continue
         entry = _server(server, hosted_urls, base_dir, secrets, diagnostics)
+        if entry is not None and auth is not None and "url" in entry:
+            entry["headers"] = {"Authorization": auth}
         if entry is not None:
             out[server.name] = entry
     return out

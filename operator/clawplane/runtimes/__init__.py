@@ -14,19 +14,19 @@ Public API (everything the reconcile engine and the CLI need; no SDK types leak 
 
 - ``Supervisor`` — ``ensure``/``remove`` runtimes, ``status``/``statuses``/``wait_until``,
   ``catalog`` (an agent's merged tool list), ``call_tool``/``invoke``, ``stderr``, and
-  ``expose`` (hosted servers over streamable HTTP at ``http://127.0.0.1:PORT/mcp/<name>``).
+  ``expose`` (hosted servers over streamable HTTP at ``http://127.0.0.1:PORT/mcp/<name>``,
+  through the proxy in ``runtimes.proxy``: faithful forwarding, per-client sessions, tokens).
 - ``RuntimeSettings`` — timings and bounds; defaults are OpenClaw's constants.
 - ``RuntimeStatus``, ``Phase``, ``RuntimeEvent``, ``EventKind``, ``ToolEntry``, ``ToolKind``,
   ``ToolResult`` — plain values.
 - ``probe_servers`` / ``ProbeReport`` — start, list and stop declared servers once
   (``clawplane mcp probe``; ``hosting: consumer`` servers).
-- ``serve_bridge`` / ``run_bridge`` — the bridge over any ``UpstreamDirectory``, and the
-  standalone one-child bridge behind ``clawplane bridge``.
+- ``run_bridge`` / ``BridgeOptions`` — the standalone one-server bridge behind ``clawplane bridge``.
+- ``RequestGuard``, ``TokenTable``, ``Principal``, ``Endpoint``, ``PortInUseError`` — who may
+  call a listener, and where it listens.
 - The errors in ``clawplane.runtimes.errors``.
 """
 
-from clawplane.runtimes.bridge import BridgeEndpoint, UpstreamDirectory
-from clawplane.runtimes.bridge import serve as serve_bridge
 from clawplane.runtimes.catalog import ToolEntry, ToolKind
 from clawplane.runtimes.errors import (
     ConnectTimeoutError,
@@ -40,21 +40,34 @@ from clawplane.runtimes.errors import (
     UnknownServerError,
 )
 from clawplane.runtimes.probe import ProbeReport, ProbeTarget, probe_servers
+from clawplane.runtimes.proxy import (
+    Endpoint,
+    PortInUseError,
+    Principal,
+    RequestGuard,
+    TokenTable,
+    token_digest,
+)
 from clawplane.runtimes.settings import RuntimeSettings
-from clawplane.runtimes.standalone import run_bridge
+from clawplane.runtimes.standalone import BridgeOptions, BridgeOutcome, run_bridge
 from clawplane.runtimes.status import EventKind, Phase, RuntimeEvent, RuntimeStatus, ToolResult
 from clawplane.runtimes.supervisor import Supervisor
 
 __all__ = [
-    "BridgeEndpoint",
+    "BridgeOptions",
+    "BridgeOutcome",
     "ConnectTimeoutError",
+    "Endpoint",
     "EventKind",
     "ListingError",
     "McpRuntimeError",
     "Phase",
+    "PortInUseError",
+    "Principal",
     "ProbeReport",
     "ProbeTarget",
     "RequestFailedError",
+    "RequestGuard",
     "RequestTimeoutError",
     "RuntimeEvent",
     "RuntimeSettings",
@@ -63,12 +76,12 @@ __all__ = [
     "ServerUnavailableError",
     "StartError",
     "Supervisor",
+    "TokenTable",
     "ToolEntry",
     "ToolKind",
     "ToolResult",
     "UnknownServerError",
-    "UpstreamDirectory",
     "probe_servers",
     "run_bridge",
-    "serve_bridge",
+    "token_digest",
 ]

@@ -13,20 +13,24 @@ A runtime that hangs on initialize only holds its own task, so it cannot stall t
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
 from mcp.client._transport import TransportStreams
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from clawplane.models import Hosting, McpServerSpec, Transport
+from clawplane.naming import is_tool_allowed
 from clawplane.runtimes import calls
 from clawplane.runtimes.catalog import ServerTools, ToolKind
 from clawplane.runtimes.changes import Change, ChangeFanout
+from clawplane.runtimes.clients import ClientUpstreams
 from clawplane.runtimes.connection import Connection, open_connection
 from clawplane.runtimes.errors import (
     ListingError,
@@ -39,6 +43,9 @@ from clawplane.runtimes.failures import FailureTracker, Verdict
 from clawplane.runtimes.launch import Launch, prepare_launch
 from clawplane.runtimes.listing import ListLimits
 from clawplane.runtimes.process import ServerProcess
+from clawplane.runtimes.proxy.hosting import SessionPolicy, UnavailableError
+from clawplane.runtimes.proxy.mux import Mux
+from clawplane.runtimes.proxy.upstream import open_mux
 from clawplane.runtimes.redaction import Redactor, describe_launch
 from clawplane.runtimes.session import SessionEnd, exit_text, list_catalog, session_process, session_transport
 from clawplane.runtimes.settings import RuntimeSettings
@@ -56,6 +63,11 @@ _WARNING_EVENTS = frozenset(
 )
 _LISTEN_ACK_SECONDS = 5.0
 T = TypeVar("T")
+
+
+def _end_text(process: ServerProcess) -> str:
+    code = process.returncode
+    return exit_text(code) if code is not None else "the server closed its stdout"
 
 
 class ServerRuntime:
@@ -95,6 +107,9 @@ class ServerRuntime:
         self._redact = Redactor()
         self._conn: Connection | None = None
         self._process: ServerProcess | None = None
+        self._mux: Mux | None = None
+        self._launch: Launch | None = None
+        self._client_sessions = 0
         self._session: SessionEnd | None = None
         self._tools = ServerTools(server=name, safe_server=safe_name, launch=describe_launch(spec))
         self._tools_dirty = anyio.Event()
@@ -106,6 +121,16 @@ class ServerRuntime:
             history=settings.stderr_history,
             redact=self._redact_text,
             on_update=self._touch,
+        )
+        self.clients = ClientUpstreams(
+            name,
+            settings=settings,
+            stderr=self.stderr,
+            primary=self.primary,
+            launch=lambda: self._launch,
+            mode=lambda: self.spec.sessions,
+            primary_is_modern=self._primary_is_modern,
+            on_noise=self._noise,
         )
 
     # -- public --------------------------------------------------------------------------
@@ -161,6 +186,8 @@ class ServerRuntime:
             exit_code=self._exit_code,
             stderr_lines=self.stderr.total_lines,
             stdout_noise=self._noise_lines,
+            sessions=self._client_sessions,
+            session_pids=tuple(sorted(p.pid for p in self.clients.processes if p.returncode is None)),
         )
 
     def rename(self, safe_name: str) -> None:
@@ -194,6 +221,60 @@ class ServerRuntime:
             while self.connection is None and self._phase in (Phase.STARTING, Phase.BACKOFF):
                 await self._phase_changed.wait()
         return self.require_connection()
+
+    # -- hosting (the proxy's view, see ``proxy.hosting.Hosted``) ------------------------
+    @property
+    def policy(self) -> SessionPolicy:
+        """Session isolation and limits of this server's hosted endpoint."""
+        return SessionPolicy(
+            mode=self.spec.sessions,
+            max_sessions=self.spec.max_sessions,
+            idle_ttl=self.spec.session_idle_ttl_ms / 1000,
+        )
+
+    async def primary(self) -> Mux:
+        """The primary process's mux, waiting while the server (re)starts.
+
+        Raises:
+            UnavailableError: Not ready within the connection timeout, paused, or gone.
+        """
+        with anyio.move_on_after(self.spec.connection_timeout_ms / 1000):
+            while (self._mux is None or self._phase is not Phase.READY) and self._phase in (
+                Phase.STARTING,
+                Phase.BACKOFF,
+            ):
+                await self._phase_changed.wait()
+        mux = self._mux
+        if mux is None or self._phase is not Phase.READY or mux.gone is not None:
+            why = f" ({self._last_error})" if self._last_error else ""
+            raise UnavailableError(
+                f'MCP server "{self.name}" is not ready: it is {self._phase.value}{why}; '
+                f"see `clawplane status {self.name}` for its stderr"
+            )
+        return mux
+
+    def session_upstream(self, label: str) -> AbstractAsyncContextManager[Mux]:
+        """The upstream of one handshake-era client session (``clients.ClientUpstreams``)."""
+        return self.clients.session(label)
+
+    def tool_allowed(self, tool: str) -> bool:
+        """Whether the declared ``toolFilter`` lets clients of the hosted endpoint see ``tool``."""
+        flt = self.spec.tool_filter
+        return flt is None or is_tool_allowed(tool, include=flt.include, exclude=flt.exclude)
+
+    def tool_input_schema(self, tool: str) -> Mapping[str, Any] | None:
+        """A tool's input schema as a fresh session lists it."""
+        return next((t.input_schema for t in self._tools.tools if t.name == tool), None)
+
+    def sessions_changed(self, count: int) -> None:
+        """The hosted endpoint now holds ``count`` client sessions of this server."""
+        if count != self._client_sessions:
+            self._client_sessions = count
+            self._touch()
+
+    def _primary_is_modern(self) -> bool:
+        conn = self._conn
+        return conn is not None and conn.protocol_version in MODERN_PROTOCOL_VERSIONS
 
     def record_success(self) -> None:
         """A guarded request succeeded."""
@@ -248,37 +329,46 @@ class ServerRuntime:
         """Stop the runtime and wait until its process tree is gone."""
         if not self.done.is_set():
             self._set_phase(Phase.STOPPING)
+        timings = self.settings
+        await self.clients.close(timings.stdin_close_grace + timings.terminate_grace + 2 * timings.kill_wait)
         self._stop_scope.cancel()
         await self.done.wait()
 
     async def run(self) -> None:
         """The runtime's task: sessions, separated by backoff, until stopped."""
-        streak = 0
         try:
             with self._stop_scope:
-                while True:
-                    ready_for = await self._one_session()
-                    if ready_for is not None and ready_for >= self.settings.stable_seconds:
-                        streak = 0
-                    recycled = self._session is not None and self._session.recycled
-                    self._session = None
-                    limit = self.settings.max_restarts
-                    if limit is not None and self._restarts >= limit:
-                        self._set_phase(Phase.FAILED)
-                        self._event(EventKind.GAVE_UP, self._last_error or "")
-                        await anyio.sleep_forever()
-                    streak = streak if recycled else streak + 1
-                    delay = 0.0 if recycled else self.settings.restart_delay(streak)
-                    self._restarts += 1
-                    self._set_phase(Phase.BACKOFF)
-                    self._event(EventKind.RESTART_SCHEDULED, f"restart in {delay:g}s", delay=delay)
-                    await anyio.sleep(delay)
+                async with anyio.create_task_group() as background:
+                    self.clients.attach(background)
+                    await self._sessions_forever()
         finally:
+            self.clients.attach(None)
             self._conn = None
+            self._mux = None
             self._process = None
             self._set_phase(Phase.STOPPED)
             self._event(EventKind.STOPPED)
             self.done.set()
+
+    async def _sessions_forever(self) -> None:
+        streak = 0
+        while True:
+            ready_for = await self._one_session()
+            if ready_for is not None and ready_for >= self.settings.stable_seconds:
+                streak = 0
+            recycled = self._session is not None and self._session.recycled
+            self._session = None
+            limit = self.settings.max_restarts
+            if limit is not None and self._restarts >= limit:
+                self._set_phase(Phase.FAILED)
+                self._event(EventKind.GAVE_UP, self._last_error or "")
+                await anyio.sleep_forever()
+            streak = streak if recycled else streak + 1
+            delay = 0.0 if recycled else self.settings.restart_delay(streak)
+            self._restarts += 1
+            self._set_phase(Phase.BACKOFF)
+            self._event(EventKind.RESTART_SCHEDULED, f"restart in {delay:g}s", delay=delay)
+            await anyio.sleep(delay)
 
     # -- sessions ------------------------------------------------------------------------
     async def _one_session(self) -> float | None:
@@ -324,6 +414,7 @@ class ServerRuntime:
                 inherit_environment=self.settings.inherit_environment,
             )
             self._redact = launch.redact
+            self._launch = launch
             self._warnings = launch.warnings
             for warning in launch.warnings:
                 self._event(EventKind.WARNING, warning)
@@ -336,10 +427,17 @@ class ServerRuntime:
     async def _connect_and_serve(
         self, launch: Launch, process: ServerProcess | None, session: SessionEnd
     ) -> float | None:
+        async with self._primary_mux(process) as mux:
+            # Caught inside the mux's task group, so it is not wrapped in an exception group.
+            return await self._connect(launch, mux, process, session)
+
+    async def _connect(
+        self, launch: Launch, mux: Mux | None, process: ServerProcess | None, session: SessionEnd
+    ) -> float | None:
         ready_at: float | None = None
         try:
             async with open_connection(
-                self._transport(launch, process),
+                self._transport(launch, mux),
                 server=self.name,
                 connect_timeout=self.spec.connection_timeout_ms / 1000,
                 request_timeout=self.spec.request_timeout_ms / 1000,
@@ -385,6 +483,8 @@ class ServerRuntime:
                     await session.over.wait()
                 tg.cancel_scope.cancel()
         finally:
+            # The client closes right after this; nobody may read it through ``_conn`` any more.
+            self._conn = None
             unsubscribe()
         return ready_at
 
@@ -399,10 +499,28 @@ class ServerRuntime:
         self._process = process
         self._touch()
 
-    def _transport(
-        self, launch: Launch, process: ServerProcess | None
-    ) -> AbstractAsyncContextManager[TransportStreams]:
-        return session_transport(launch, self.spec, process, settings=self.settings, on_noise=self._noise)
+    @contextlib.asynccontextmanager
+    async def _primary_mux(self, process: ServerProcess | None) -> AsyncIterator[Mux | None]:
+        """The primary process's mux (None for remote servers), shared with the hosted endpoint."""
+        if process is None:
+            yield None
+            return
+        async with open_mux(
+            process,
+            name=self.name,
+            max_message_bytes=self.settings.max_message_bytes,
+            on_noise=self._noise,
+            describe_end=lambda: _end_text(process),
+            share_initialize=True,
+        ) as mux:
+            self._mux = mux
+            try:
+                yield mux
+            finally:
+                self._mux = None
+
+    def _transport(self, launch: Launch, mux: Mux | None) -> AbstractAsyncContextManager[TransportStreams]:
+        return session_transport(launch, self.spec, mux)
 
     async def _load_catalog(self, conn: Connection, launch_description: str) -> None:
         self._tools = await list_catalog(

@@ -22,10 +22,11 @@ from clawplane.runtimes.errors import RequestFailedError
 from clawplane.runtimes.launch import Launch
 from clawplane.runtimes.listing import ListLimits
 from clawplane.runtimes.process import ServerProcess, Teardown, open_process
+from clawplane.runtimes.proxy.mux import Mux
+from clawplane.runtimes.proxy.upstream import link_transport
 from clawplane.runtimes.remote import HttpOptions, sse_transport, streamable_http_transport
 from clawplane.runtimes.settings import RuntimeSettings
 from clawplane.runtimes.stderr import StderrLog
-from clawplane.runtimes.stdio import stdio_transport
 
 __all__ = ["SessionEnd", "exit_text", "list_catalog", "session_process", "session_transport"]
 
@@ -92,16 +93,12 @@ async def _watch_exit(process: ServerProcess, session: SessionEnd, scope: anyio.
 
 
 def session_transport(
-    launch: Launch,
-    spec: McpServerSpec,
-    process: ServerProcess | None,
-    *,
-    settings: RuntimeSettings,
-    on_noise: Callable[[str], None],
+    launch: Launch, spec: McpServerSpec, mux: Mux | None
 ) -> AbstractAsyncContextManager[TransportStreams]:
-    """The client transport of a session: the process's pipes, or an HTTP connection."""
-    if process is not None:
-        return stdio_transport(process, max_message_bytes=settings.max_message_bytes, on_noise=on_noise)
+    """The client transport of a session: a link of the primary process's mux, or an HTTP connection."""
+    if mux is not None:
+        # Lowest priority: server requests go to the hosted endpoint's clients when they are busy.
+        return link_transport(mux.open_link("clawplane", priority=0))
     cert: tuple[str, str] | str | None = None
     if spec.client_cert:
         cert = (spec.client_cert, spec.client_key) if spec.client_key else spec.client_cert

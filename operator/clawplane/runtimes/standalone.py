@@ -1,74 +1,123 @@
 """The standalone bridge: one stdio server served over streamable HTTP (``clawplane bridge``).
 
 This is the container entrypoint of the Kubernetes driver: ``clawplane bridge --host 0.0.0.0
--- COMMAND ARGS…``. It runs exactly one child, serves it at ``/mcp`` (and ``/healthz``), never
-restarts it and returns the child's exit code when the child exits (Kubernetes restarts the
-container). The child gets the bridge's whole environment, which is the container's. When
-the bridge runs as PID 1 it also reaps orphaned descendants, as an init process must.
-Cancelling ``run_bridge`` (the CLI does on SIGTERM/SIGINT) tears the child down cleanly.
+--token-file … -- COMMAND ARGS…``. It serves its server at ``/mcp`` (and ``/healthz``)
+through the same proxy as the supervisor's hosted endpoint — one process per client
+session by default — never restarts the primary process, and returns its exit code when
+it exits (Kubernetes restarts the container). Children get the bridge's whole
+environment, which is the container's. When the bridge runs as PID 1 it also reaps
+orphaned descendants, as an init process must. Cancelling ``run_bridge`` (the CLI does on
+SIGTERM/SIGINT) tears every child down cleanly.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
 
-from clawplane.models import McpServerSpec
+from clawplane.models import McpServerSpec, SessionMode
+from clawplane.models.mcpserver import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TTL_MS
 from clawplane.runtimes import reaping
-from clawplane.runtimes.bridge import BridgeEndpoint, serve
+from clawplane.runtimes.proxy import Endpoint, Principal, RequestGuard, TokenTable, bind
 from clawplane.runtimes.settings import RuntimeSettings
-from clawplane.runtimes.status import Phase
+from clawplane.runtimes.status import Phase, RuntimeStatus
 from clawplane.runtimes.supervisor import Supervisor
 
-__all__ = ["run_bridge"]
+__all__ = ["BridgeOptions", "BridgeOutcome", "run_bridge"]
 
 _REAP_SECONDS = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeOptions:
+    """How the bridge listens, authenticates and isolates clients."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    name: str | None = None
+    token: str | None = None
+    """The bearer token clients must send; None only with ``allow_unauthenticated``."""
+    allow_unauthenticated: bool = False
+    allowed_hosts: frozenset[str] = frozenset()
+    sessions: SessionMode = SessionMode.PER_CLIENT
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    session_idle_ttl_ms: int = DEFAULT_SESSION_IDLE_TTL_MS
+    settings: RuntimeSettings = field(default_factory=RuntimeSettings)
+
+
+@dataclass(frozen=True, slots=True)
+class BridgeOutcome:
+    """How the bridge ended: the server's exit code, and why."""
+
+    code: int
+    reason: str
+    stderr: tuple[str, ...] = ()
+    started: bool = True
 
 
 async def _reaper(supervisor: Supervisor, name: str) -> None:
     while True:
         await anyio.sleep(_REAP_SECONDS)
-        pid = supervisor.status(name).pid
-        reaping.reap_orphans({pid} if pid is not None else set())
+        status = supervisor.status(name)
+        keep = {pid for pid in (status.pid, *status.session_pids) if pid is not None}
+        reaping.reap_orphans(keep)
+
+
+def _guard(options: BridgeOptions, name: str) -> RequestGuard:
+    if options.token is None:
+        return RequestGuard(options.host, None, allowed_hosts=options.allowed_hosts)
+    table = TokenTable.of({options.token: Principal("bridge", frozenset({name}))})
+    return RequestGuard(options.host, table, allowed_hosts=options.allowed_hosts)
 
 
 async def run_bridge(
     command: Sequence[str],
+    options: BridgeOptions,
     *,
-    host: str = "127.0.0.1",
-    port: int = 8080,
-    name: str | None = None,
-    settings: RuntimeSettings | None = None,
-    on_ready: Callable[[BridgeEndpoint], None] | None = None,
-) -> int:
-    """Serve ``command`` until it exits; returns its exit code (0 when it ended cleanly).
+    on_ready: Callable[[Endpoint], None] | None = None,
+    on_server_ready: Callable[[RuntimeStatus], None] | None = None,
+) -> BridgeOutcome:
+    """Serve ``command`` until its primary process exits; returns how it ended.
 
-    ``on_ready`` is called with the endpoint once the socket listens (the child may still be
-    starting; ``/healthz`` says when it is ready).
+    ``on_ready`` is called with the endpoint once the socket listens, ``on_server_ready``
+    once the server has listed its tools.
 
     Raises:
+        PortInUseError: The port is taken.
         OSError: The address cannot be bound.
     """
-    server = name or Path(command[0]).name or "server"
-    spec = McpServerSpec(command=command[0], args=list(command[1:]))
-    bridge_settings = replace(settings or RuntimeSettings(), max_restarts=0, inherit_environment=True)
-    async with Supervisor(settings=bridge_settings) as supervisor:
+    server = options.name or Path(command[0]).name or "server"
+    spec = McpServerSpec(
+        command=command[0],
+        args=list(command[1:]),
+        sessions=options.sessions,
+        max_sessions=options.max_sessions,
+        session_idle_ttl_ms=options.session_idle_ttl_ms,
+    )
+    settings = replace(options.settings, max_restarts=0, inherit_environment=True)
+    sock = bind(options.host, options.port)  # before anything starts: a busy port fails fast and plainly
+    async with Supervisor(settings=settings) as supervisor:
+        guard = _guard(options, server)
+        endpoint = await supervisor.expose(guard, default=server, sock=sock)
         await supervisor.ensure(server, spec, config_hash="bridge", base_dir=Path.cwd())
-        async with (
-            serve(supervisor, host=host, port=port, default=server) as endpoint,
-            anyio.create_task_group() as tg,
-        ):
+        async with anyio.create_task_group() as tg:
             if os.getpid() == 1:
                 tg.start_soon(_reaper, supervisor, server)
             if on_ready is not None:
                 on_ready(endpoint)
+            status = await supervisor.wait_settled(server)
+            if status.phase is Phase.READY and on_server_ready is not None:
+                on_server_ready(status)
+            started = status.phase is Phase.READY
             status = await supervisor.wait_until(server, lambda s: s.phase is Phase.FAILED)
+            stderr = tuple(supervisor.stderr(server)[-10:])
             tg.cancel_scope.cancel()
     code = status.exit_code
+    reason = status.last_error or "the server stopped"
     if code is None:
-        return 1  # it never started
-    return code if code >= 0 else 128 - code
+        return BridgeOutcome(127, reason, stderr, started=started)
+    return BridgeOutcome(code if code >= 0 else 128 - code, reason, stderr, started=started)

@@ -87,6 +87,10 @@ class RuntimeStatus:
     """stderr lines the server has written so far (see ``Supervisor.stderr`` for the last ones)."""
     stdout_noise: int = 0
     """Lines on stdout that were not protocol messages (dropped, logged at DEBUG)."""
+    sessions: int = 0
+    """Client sessions the hosted endpoint holds for this server."""
+    session_pids: tuple[int, ...] = ()
+    """Processes started for those sessions (``perClient``), besides the primary ``pid``."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping (camelCase keys, as in resource status)."""
@@ -106,6 +110,8 @@ class RuntimeStatus:
             "serverVersion": self.server_version,
             "protocolVersion": self.protocol_version,
             "toolCount": self.tool_count,
+            "sessions": self.sessions,
+            "sessionPids": list(self.session_pids),
             "filteredToolCount": self.filtered_tool_count,
             "hosted": self.hosted,
             "warnings": list(self.warnings),

@@ -7,7 +7,7 @@ The reconcile engine drives it from a long-running task group::
         await supervisor.wait_until("github", lambda s: s.phase is Phase.READY, timeout=30)
         tools = supervisor.catalog(["github"])
         result = await supervisor.call_tool("github", "search_issues", {"q": "bug"})
-        endpoint = await supervisor.expose()      # hosted servers at endpoint.url(name)
+        endpoint = await supervisor.expose(guard)  # hosted servers at endpoint.url(name)
         await supervisor.remove("github")
 
 ``ensure`` returns at once: starting happens in the runtime's own task, so a server that
@@ -18,8 +18,8 @@ context (or ``aclose``) tears every runtime down, concurrently and bounded in ti
 
 from __future__ import annotations
 
-import contextlib
 import logging
+import socket
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,10 +29,9 @@ import anyio.abc
 
 from clawplane.models import McpServerSpec
 from clawplane.naming import SERVER_NAME_FALLBACK, SERVER_NAME_MAX, sanitize_fragment
-from clawplane.runtimes.bridge import BridgeEndpoint, serve
 from clawplane.runtimes.catalog import ServerTools, ToolEntry, ToolKind, merge_catalog
-from clawplane.runtimes.changes import Change
 from clawplane.runtimes.errors import UnknownServerError
+from clawplane.runtimes.proxy import Endpoint, ProxyHandle, RequestGuard, bind, serve_proxy
 from clawplane.runtimes.runtime import ServerRuntime
 from clawplane.runtimes.settings import RuntimeSettings
 from clawplane.runtimes.status import Phase, RuntimeEvent, RuntimeStatus, ToolResult
@@ -66,10 +65,9 @@ class Supervisor:
         self._runtimes: dict[str, ServerRuntime] = {}
         self._locks: dict[str, anyio.Lock] = {}
         self._changed = anyio.Event()
-        self._change_listeners: list[Callable[[str, Change], None]] = []
         self._tg: anyio.abc.TaskGroup | None = None
         self._bridge_scope: anyio.CancelScope | None = None
-        self._endpoint: BridgeEndpoint | None = None
+        self._proxy: ProxyHandle | None = None
 
     async def __aenter__(self) -> Supervisor:
         tg = anyio.create_task_group()
@@ -128,7 +126,6 @@ class Supervisor:
                 emit=self._emit,
                 on_touch=self._touch,
             )
-            runtime.fanout.subscribe(lambda change: self._publish_change(name, change))
             self._runtimes[name] = runtime
             self._require_tg().start_soon(runtime.run)
             self._touch()
@@ -144,7 +141,7 @@ class Supervisor:
         if self._bridge_scope is not None:
             self._bridge_scope.cancel()
             self._bridge_scope = None
-            self._endpoint = None
+            self._proxy = None
         async with anyio.create_task_group() as tg:
             for name in list(self._runtimes):
                 tg.start_soon(self.remove, name)
@@ -229,50 +226,64 @@ class Supervisor:
         return await runtime.run_utility(entry.kind, arguments)
 
     # -- exposure ------------------------------------------------------------------------
-    async def expose(self, *, host: str = "127.0.0.1", port: int = 0) -> BridgeEndpoint:
+    async def expose(
+        self,
+        guard: RequestGuard,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        default: str | None = None,
+        sock: socket.socket | None = None,
+    ) -> Endpoint:
         """Serve hosted stdio servers over streamable HTTP at ``endpoint.url(name)``.
 
-        Idempotent: a second call returns the running endpoint.
-        """
-        if self._endpoint is None:
-            self._endpoint = await self._require_tg().start(self._run_bridge, host, port)
-        return self._endpoint
+        ``guard`` checks Host/Origin and tokens; ``sock`` is an already bound socket (else
+        ``host``/``port`` are bound). Idempotent: a second call returns the running endpoint.
 
-    async def _run_bridge(
+        Raises:
+            PortInUseError: ``port`` is taken.
+            OSError: The address cannot be bound.
+        """
+        if self._proxy is None:
+            sock = sock or bind(host, port)
+            self._proxy = await self._require_tg().start(self._run_proxy, guard, sock, default)
+        return self._proxy.endpoint
+
+    @property
+    def endpoint(self) -> Endpoint | None:
+        """Where hosted servers are served, once ``expose`` ran."""
+        return self._proxy.endpoint if self._proxy is not None else None
+
+    def session_counts(self) -> dict[str, int]:
+        """Client sessions the hosted endpoint holds, by server."""
+        return self._proxy.app.session_counts() if self._proxy is not None else {}
+
+    async def _run_proxy(
         self,
-        host: str,
-        port: int,
+        guard: RequestGuard,
+        sock: socket.socket,
+        default: str | None,
         *,
-        task_status: anyio.abc.TaskStatus[BridgeEndpoint] = anyio.TASK_STATUS_IGNORED,
+        task_status: anyio.abc.TaskStatus[ProxyHandle] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
         with anyio.CancelScope() as scope:
             self._bridge_scope = scope
-            async with serve(self, host=host, port=port) as endpoint:
-                task_status.started(endpoint)
+            async with serve_proxy(self, guard, sock, default=default) as handle:
+                task_status.started(handle)
                 await anyio.sleep_forever()
 
     def server_tools(self, name: str) -> ServerTools:
         """The tools ``name`` listed last (exposed ones, and how many were filtered)."""
         return self._get(name).tools
 
-    def upstream(self, name: str) -> ServerRuntime | None:
-        """The hosted runtime called ``name`` (for the bridge), or None."""
+    def hosted(self, name: str) -> ServerRuntime | None:
+        """The hosted runtime called ``name`` (for the proxy), or None."""
         runtime = self._runtimes.get(name)
         return runtime if runtime is not None and runtime.hosted else None
 
     def health(self) -> dict[str, str]:
         """The phase of every hosted runtime (for the bridge's health endpoint)."""
         return {name: r.phase.value for name, r in self._runtimes.items() if r.hosted}
-
-    def subscribe_changes(self, listener: Callable[[str, Change], None]) -> Callable[[], None]:
-        """Call ``listener(name, change)`` whenever a server's tools, prompts or resources change."""
-        self._change_listeners.append(listener)
-
-        def unsubscribe() -> None:
-            with contextlib.suppress(ValueError):
-                self._change_listeners.remove(listener)
-
-        return unsubscribe
 
     # -- internals -----------------------------------------------------------------------
     def _get(self, name: str) -> ServerRuntime:
@@ -303,10 +314,6 @@ class Supervisor:
     def _emit(self, event: RuntimeEvent) -> None:
         if self._on_event is not None:
             self._on_event(event)
-
-    def _publish_change(self, name: str, change: Change) -> None:
-        for listener in list(self._change_listeners):
-            listener(name, change)
 
     def _touch(self) -> None:
         changed, self._changed = self._changed, anyio.Event()

@@ -1,6 +1,6 @@
 """State: the embedded SQLite database of what clawplane observed and applied."""
 
-from clawplane.state import store
+from clawplane.state import store, tokens
 from clawplane.state.db import SCHEMA_VERSION, StateDB, StateError, utcnow
 from clawplane.state.lock import FolderLock
 from clawplane.state.records import AuditRecord, ObservedState, ResourceRecord, RuntimeRecord, ToolRecord
@@ -16,5 +16,6 @@ __all__ = [
     "StateError",
     "ToolRecord",
     "store",
+    "tokens",
     "utcnow",
 ]

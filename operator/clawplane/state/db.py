@@ -48,6 +48,10 @@ class StateDB:
         if not path.exists() and not create:
             raise StateError(f"no state database at {path}; run `clawplane apply` first")
         state_dir.mkdir(parents=True, exist_ok=True)
+        # The database holds the hosted endpoint's tokens: owner only, whatever the umask.
+        state_dir.chmod(0o700)
+        path.touch(mode=0o600, exist_ok=True)
+        path.chmod(0o600)
         try:
             conn = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
             conn.row_factory = sqlite3.Row
@@ -82,6 +86,8 @@ class StateDB:
             )
         if version < 1:
             raise StateError(f"state database {self.path} has no schema version; move it aside and re-apply")
+        # Tables added since version 1 (all CREATE ... IF NOT EXISTS): older databases gain them.
+        self._conn.executescript(_schema_sql())
         integrity = self._conn.execute("PRAGMA quick_check").fetchone()[0]
         if integrity != "ok":
             raise sqlite3.DatabaseError(f"integrity check failed: {integrity}")

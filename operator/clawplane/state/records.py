@@ -82,6 +82,8 @@ class ObservedState:
     tools_applied: dict[str, tuple[ToolRecord, ...]] = field(default_factory=dict)
     outputs: dict[str, str] = field(default_factory=dict)
     supervisor_alive: bool = False
+    tokens: dict[str, str] = field(default_factory=dict, repr=False)
+    """Bearer token by consumer (rendered into configs; left out of the fingerprint and repr)."""
 
     def fingerprint(self) -> str:
         """A hash that changes whenever anything a plan depends on changes."""

@@ -1,4 +1,5 @@
--- clawplane state database, schema version 1. Never holds a secret value.
+-- clawplane state database, schema version 1. Holds no secret of the folder's resources;
+-- the only credentials in it are the hosted endpoint's own bearer tokens (tokens table).
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -63,4 +64,13 @@ CREATE TABLE IF NOT EXISTS audit (
   actions_json TEXT NOT NULL,
   outcome     TEXT NOT NULL,
   detail      TEXT NOT NULL DEFAULT ''
+);
+-- Bearer tokens of the hosted endpoint, one per consumer (state/tokens.py). The database
+-- file is 0600; a token is shown only by `clawplane token show`.
+CREATE TABLE IF NOT EXISTS tokens (
+  consumer     TEXT PRIMARY KEY,            -- openclaw | codex:<agent> | client:<client>:<agent> | cli
+  token        TEXT NOT NULL,
+  servers_json TEXT NOT NULL DEFAULT '[]',  -- hosted servers rendered into this consumer's config
+  created_at   TEXT NOT NULL,
+  rotated_at   TEXT
 );

@@ -58,13 +58,31 @@ def load_observed(db: StateDB) -> ObservedState:
         target = observed if r["surface"] == "observed" else applied
         target.setdefault(r["server"], []).append(_tool(r))
     outputs = {r["path"]: r["content_hash"] for r in db.query("SELECT path, content_hash FROM outputs")}
+    tokens = {r["consumer"]: r["token"] for r in db.query("SELECT consumer, token FROM tokens")}
     return ObservedState(
         resources=resources,
         runtimes=runtimes,
         tools_observed={k: tuple(v) for k, v in observed.items()},
         tools_applied={k: tuple(v) for k, v in applied.items()},
         outputs=outputs,
+        tokens=tokens,
     )
+
+
+def get_meta(db: StateDB, key: str) -> str | None:
+    """A value of the ``meta`` table (e.g. ``endpoint_port``)."""
+    rows = db.query("SELECT value FROM meta WHERE key = ?", (key,))
+    return str(rows[0]["value"]) if rows else None
+
+
+def set_meta(db: StateDB, key: str, value: str) -> None:
+    """Set a value of the ``meta`` table."""
+    with db.transaction() as conn:
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
 
 
 def _runtime(r: Any) -> RuntimeRecord:

@@ -7,7 +7,9 @@ import sqlite3
 from pathlib import Path
 
 import anyio
+import httpx2
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from tests.integration.engine.conftest import CANARY, Cli, processes_under
 
 
@@ -66,26 +68,38 @@ def test_quickstart_converges_serves_and_tears_down(quickstart: tuple[Path, Cli]
     again = cli("plan", str(folder), "--detailed-exitcode")
     assert again.returncode == 0, again.stdout
 
-    url = json.loads((out / "openclaw.json").read_text())["mcp"]["servers"]["notes"]["url"]
-    # Both agents get Claude Code, VS Code, Cursor and Gemini CLI configs pointing at the hosted endpoint.
+    entry = json.loads((out / "openclaw.json").read_text())["mcp"]["servers"]["notes"]
+    url, authorization = entry["url"], entry["headers"]["Authorization"]
+    # Both agents get Claude Code, VS Code, Cursor and Gemini CLI configs pointing at the hosted
+    # endpoint, each with a token of its own (consumer client:<client>:<agent>).
+    seen = {authorization}
     for agent in ("coder", "writer"):
-        claude = json.loads((out / f"clients/claude-code/{agent}/.mcp.json").read_text())
-        assert claude["mcpServers"]["notes"] == {"type": "http", "url": url}
-        assert json.loads((out / f"clients/vscode/{agent}/mcp.json").read_text())["servers"]["notes"]["url"] == url
-        assert json.loads((out / f"clients/cursor/{agent}/mcp.json").read_text())["mcpServers"]["notes"]["url"] == url
-        gemini = json.loads((out / f"clients/gemini-cli/{agent}/settings.json").read_text())
-        assert gemini["mcpServers"]["notes"] == {"httpUrl": url, "trust": False}
+        claude = json.loads((out / f"clients/claude-code/{agent}/.mcp.json").read_text())["mcpServers"]["notes"]
+        vscode = json.loads((out / f"clients/vscode/{agent}/mcp.json").read_text())["servers"]["notes"]
+        cursor = json.loads((out / f"clients/cursor/{agent}/mcp.json").read_text())["mcpServers"]["notes"]
+        gemini = json.loads((out / f"clients/gemini-cli/{agent}/settings.json").read_text())["mcpServers"]["notes"]
+        assert (claude["type"], claude["url"]) == ("http", url)
+        assert vscode["url"] == url and cursor["url"] == url
+        assert (gemini["httpUrl"], gemini["trust"]) == (url, False)
+        for entry_ in (claude, vscode, cursor, gemini):
+            header = entry_["headers"]["Authorization"]
+            assert header.startswith("Bearer clawplane_") and header not in seen
+            seen.add(header)
     assert not (out / "clients/claude-desktop").exists()
 
-    async def call() -> tuple[list[str], str]:
-        async with Client(url) as client:
+    async def call() -> tuple[list[str], str, int]:
+        http = httpx2.AsyncClient(headers={"Authorization": authorization}, timeout=60)
+        async with Client(streamable_http_client(url, http_client=http)) as client:
             tools = [t.name for t in (await client.list_tools()).tools]
             result = await client.call_tool("greet", {"name": "ci"})
-            return tools, result.content[0].text  # type: ignore[union-attr]
+        async with httpx2.AsyncClient() as anonymous:
+            refused = await anonymous.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        return tools, result.content[0].text, refused.status_code  # type: ignore[union-attr]
 
-    tools, text = anyio.run(call)
+    tools, text, refused = anyio.run(call)
     assert "debug_dump" not in tools and "greet" in tools
     assert text == "hello from clawplane, ci!"
+    assert refused == 401
 
     assert CANARY not in _all_text(folder)
     assert CANARY not in applied.stdout + applied.stderr

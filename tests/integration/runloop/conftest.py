@@ -42,10 +42,10 @@ def wait_for(what: str, probe: Callable[[], T | None], *, timeout: float = 30.0,
     raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what} (last: {last!r})")
 
 
-def http_get(url: str) -> tuple[int, str]:
+def http_get(url: str, headers: dict[str, str] | None = None) -> tuple[int, str]:
     """Status and body of a GET (non-2xx answers included)."""
     try:
-        with urllib.request.urlopen(url, timeout=5) as resp:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=5) as resp:
             return resp.status, resp.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
@@ -79,7 +79,8 @@ class Loop:
         return {k: r.get("pid") for k, r in self.status().items() if k.startswith("McpServer/")}
 
     def metrics(self) -> str:
-        code, body = http_get(self.info()["metrics"] + "/metrics")
+        token = self.cli("token", "show", str(self.folder), "cli").stdout.strip()
+        code, body = http_get(self.info()["metrics"] + "/metrics", {"Authorization": f"Bearer {token}"})
         assert code == 200
         return body
 

@@ -103,6 +103,12 @@ def test_health_ready_and_metrics_endpoints(looping: Loop) -> None:
     assert http_get(base + "/healthz") == (200, "ok\n")
     assert http_get(base + "/readyz") == (200, "ready\n")
     assert http_get(base + "/nope")[0] == 404
+    # The same Host/Origin checks as the hosted endpoint, and /metrics needs the cli token.
+    assert http_get(base + "/metrics")[0] == 401
+    assert http_get(base + "/healthz", {"Host": "attacker.example"})[0] == 421
+    assert http_get(base + "/healthz", {"Origin": "http://attacker.example"})[0] == 403
+    openclaw = looping.cli("token", "show", str(looping.folder), "openclaw").stdout.strip()
+    assert http_get(base + "/metrics", {"Authorization": f"Bearer {openclaw}"})[0] == 403
     text = looping.metrics()
     for line in (
         'clawplane_runtimes{phase="ready"} 2.0',

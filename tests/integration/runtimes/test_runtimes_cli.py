@@ -13,9 +13,8 @@ from typing import Any
 import anyio
 import httpx
 import pytest
-from mcp import Client
 from mcp.shared.exceptions import MCPError
-from tests.fixtures.servers.helpers import CLAWPLANE, bridge_process, live, script
+from tests.fixtures.servers.helpers import CLAWPLANE, authed, bridge_process, live, script
 
 
 def write_servers(folder: Path, servers: dict[str, dict[str, Any]]) -> Path:
@@ -117,18 +116,20 @@ def text(result: Any) -> str:
 @pytest.mark.anyio
 async def test_bridge_serves_its_child_and_shuts_down_cleanly_on_sigterm() -> None:
     async with bridge_process(sys.executable, script("grandchild")) as (process, url):
-        async with Client(url, read_timeout_seconds=30) as client:
+        async with authed(url, mode="legacy") as client:
             tools = await client.list_tools()
             echo = text(await client.call_tool("echo", {"message": "via cli"}))
             grandchild = int(text(await client.call_tool("grandchild_pid", {})))
             server = int(text(await client.call_tool("pid", {})))
         async with httpx.AsyncClient() as http:
             health = await http.get(url.replace("/mcp", "/healthz"))
+            refused = await http.post(url, json={})
         process.send_signal(signal.SIGTERM)
         with anyio.fail_after(30):
             code = await process.wait()
     assert "echo" in {t.name for t in tools.tools} and echo == "echo: via cli"
     assert health.status_code == 200 and health.json()["status"] == "ok"
+    assert refused.status_code == 401
     assert code == 0
     assert live([server, grandchild]) == []
 
@@ -136,7 +137,8 @@ async def test_bridge_serves_its_child_and_shuts_down_cleanly_on_sigterm() -> No
 @pytest.mark.anyio
 async def test_bridge_exits_with_the_child_exit_code() -> None:
     async with bridge_process(sys.executable, script("crashing")) as (process, url):
-        async with Client(url, read_timeout_seconds=30) as client:
+        # A 2026-07-28 client talks to the primary process, whose exit ends the bridge.
+        async with authed(url, mode="auto") as client:
             with pytest.raises(MCPError):  # the child dies mid-call
                 await client.call_tool("crash", {"code": 7})
         with anyio.fail_after(30):
@@ -147,3 +149,61 @@ async def test_bridge_exits_with_the_child_exit_code() -> None:
 def test_bridge_without_a_command_is_a_usage_error() -> None:
     proc = subprocess.run([*CLAWPLANE, "bridge"], capture_output=True, text=True, timeout=60, env=os.environ)
     assert proc.returncode == 2
+
+
+def _bridge(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if k != "CLAWPLANE_BRIDGE_TOKEN"}
+    environ.update(env or {})
+    return subprocess.run(
+        [*CLAWPLANE, "bridge", *args], capture_output=True, text=True, timeout=120, env=environ
+    )
+
+
+def test_bridge_refuses_to_start_without_a_token() -> None:
+    proc = _bridge("--port", "0", "--", sys.executable, script("normal"))
+    assert proc.returncode == 2
+    assert "no token: give --token-file PATH (or set CLAWPLANE_BRIDGE_TOKEN)" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bridge_refuses_unauthenticated_on_a_non_loopback_address() -> None:
+    proc = _bridge("--host", "0.0.0.0", "--allow-unauthenticated", "--", sys.executable, script("normal"))
+    assert proc.returncode == 2
+    assert "--allow-unauthenticated is refused on 0.0.0.0" in proc.stderr and "--token-file" in proc.stderr
+
+
+def test_bridge_token_file_must_hold_one_token(tmp_path: Path) -> None:
+    bad = tmp_path / "token"
+    bad.write_text("two\nlines\n")
+    proc = _bridge("--token-file", str(bad), "--", sys.executable, script("normal"))
+    assert proc.returncode == 2 and "must hold one token" in proc.stderr
+    missing = _bridge("--token-file", str(tmp_path / "nope"), "--", sys.executable, script("normal"))
+    assert missing.returncode == 2 and "cannot read --token-file" in missing.stderr
+
+
+def test_bridge_on_a_busy_port_names_the_port() -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = _bridge("--port", str(port), "--", sys.executable, script("normal"), env={"CLAWPLANE_BRIDGE_TOKEN": "t"})
+    assert proc.returncode == 1
+    assert f"port {port} on 127.0.0.1 is already in use" in proc.stderr and "--port" in proc.stderr
+    assert "ExceptionGroup" not in proc.stderr and "internal error" not in proc.stderr
+
+
+def test_bridge_with_a_missing_command_says_why_and_exits_127() -> None:
+    proc = _bridge("--port", "0", "--", "/nonexistent/server", env={"CLAWPLANE_BRIDGE_TOKEN": "t"})
+    assert proc.returncode == 127
+    assert "could not start" in proc.stderr and "/nonexistent/server" in proc.stderr
+    assert "No such file or directory" in proc.stderr
+
+
+def test_bridge_shows_the_servers_own_stderr_when_it_fails_to_start(tmp_path: Path) -> None:
+    failing = tmp_path / "failing.py"
+    failing.write_text("import sys\nprint('NOTES_API_TOKEN is not set', file=sys.stderr)\nsys.exit(3)\n")
+    proc = _bridge("--port", "0", "--", sys.executable, str(failing), env={"CLAWPLANE_BRIDGE_TOKEN": "t"})
+    assert proc.returncode == 3
+    assert "NOTES_API_TOKEN is not set" in proc.stderr and "exited with code 3" in proc.stderr

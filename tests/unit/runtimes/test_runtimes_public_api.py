@@ -8,11 +8,12 @@ import clawplane.runtimes as runtimes
 def test_public_names_are_exactly_the_documented_ones() -> None:
     assert sorted(runtimes.__all__) == sorted(
         [
-            "BridgeEndpoint", "ConnectTimeoutError", "EventKind", "ListingError", "McpRuntimeError", "Phase",
-            "ProbeReport", "ProbeTarget", "RequestFailedError", "RequestTimeoutError", "RuntimeEvent",
-            "RuntimeSettings", "RuntimeStatus", "ServerPausedError", "ServerUnavailableError", "StartError",
-            "Supervisor", "ToolEntry", "ToolKind", "ToolResult", "UnknownServerError", "UpstreamDirectory",
-            "probe_servers", "run_bridge", "serve_bridge",
+            "BridgeOptions", "BridgeOutcome", "ConnectTimeoutError", "Endpoint", "EventKind", "ListingError",
+            "McpRuntimeError", "Phase", "PortInUseError", "Principal", "ProbeReport", "ProbeTarget",
+            "RequestFailedError", "RequestGuard", "RequestTimeoutError", "RuntimeEvent", "RuntimeSettings",
+            "RuntimeStatus", "ServerPausedError", "ServerUnavailableError", "StartError", "Supervisor",
+            "TokenTable", "ToolEntry", "ToolKind", "ToolResult", "UnknownServerError", "probe_servers",
+            "run_bridge", "token_digest",
         ]
     )  # fmt: skip
     assert all(hasattr(runtimes, name) for name in runtimes.__all__)

@@ -1,4 +1,4 @@
-"""The stdio transport's framing: one JSON-RPC message per line, everything else dropped as noise."""
+"""The stdio channel's framing: one JSON-RPC message per line, everything else dropped as noise."""
 
 from __future__ import annotations
 
@@ -6,11 +6,9 @@ import json
 from typing import Any
 
 import anyio
-import mcp_types as types
 import pytest
-from mcp.shared.message import SessionMessage
 
-from clawplane.runtimes.stdio import stdio_transport
+from clawplane.runtimes.proxy.channel import StdioChannel
 
 pytestmark = pytest.mark.anyio
 
@@ -53,14 +51,12 @@ async def test_protocol_lines_pass_and_garbage_is_reported() -> None:
         pipes.feed.send_nowait(chunk)
     pipes.feed.close()
     received: list[Any] = []
-    async with stdio_transport(pipes, max_message_bytes=100, on_noise=noise.append) as (read, write):  # type: ignore[arg-type]
-        with anyio.fail_after(5):
-            async for item in read:
-                received.append(item)
-        await write.send(
-            SessionMessage(types.JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized"))
-        )
-    assert [m.message.params["progressToken"] for m in received] == [1, 2]  # type: ignore[union-attr]
+    channel = StdioChannel(pipes, pipes, max_message_bytes=100, on_noise=noise.append)  # type: ignore[arg-type]
+    with anyio.fail_after(5):
+        async for item in channel.messages():
+            received.append(item)
+    await channel.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert [m["params"]["progressToken"] for m in received] == [1, 2]
     assert noise == [
         "non-protocol output on stdout dropped: banner: not json",
         'non-protocol output on stdout dropped: {"hello": 1}',

@@ -1,0 +1,101 @@
+"""What the proxy needs from a hosted server (a ``ServerRuntime`` provides it).
+
+A hosted stdio server has one *primary* process: the one the supervisor itself talks to
+(tool catalog, health, ``list_changed``). 2026-07-28 traffic is stateless, so it shares
+that process. Handshake-era clients each get a *session upstream*: with ``perClient``
+(the default) a private process of their own, started for the session and torn down
+with it; with ``shared`` one process for all of them (the primary one when it speaks
+the handshake era, else a second long-lived one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from clawplane.models import SessionMode
+from clawplane.runtimes.proxy.mux import Mux
+
+__all__ = [
+    "SERVER_UNAVAILABLE",
+    "SESSION_LIMIT",
+    "Hosted",
+    "HostedDirectory",
+    "SessionMode",
+    "SessionPolicy",
+    "UnavailableError",
+]
+
+# JSON-RPC error codes the proxy itself answers with (implementation-defined band; the
+# SDK uses -32000 and -32001). Documented in the README's "Hosting MCP servers".
+SERVER_UNAVAILABLE = -32010
+"""The hosted server is not running or not ready (the message says which and why)."""
+SESSION_LIMIT = -32011
+"""The hosted server already holds ``maxSessions`` client sessions."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionPolicy:
+    """Session isolation and limits of one hosted server."""
+
+    mode: SessionMode = SessionMode.PER_CLIENT
+    max_sessions: int = 32
+    idle_ttl: float = 600.0
+    """Seconds a session may stay without any request in flight before it is closed."""
+
+
+class UnavailableError(Exception):
+    """The server cannot take requests now; ``str()`` says why and what to do."""
+
+
+class Hosted(Protocol):
+    """One hosted server as the proxy sees it."""
+
+    name: str
+
+    @property
+    def policy(self) -> SessionPolicy:
+        """Its session isolation and limits."""
+        ...
+
+    async def primary(self) -> Mux:
+        """The primary process's multiplexer, waiting while the server (re)starts.
+
+        Raises:
+            UnavailableError: Not ready within the server's connection timeout.
+        """
+        ...
+
+    def session_upstream(self, label: str) -> AbstractAsyncContextManager[Mux]:
+        """An upstream for one handshake-era client session (see the module docstring).
+
+        Raises:
+            UnavailableError: The server is not ready, or its process could not start.
+        """
+        ...
+
+    def tool_allowed(self, tool: str) -> bool:
+        """Whether the server's declared ``toolFilter`` lets clients see and call ``tool``."""
+        ...
+
+    def tool_input_schema(self, tool: str) -> Mapping[str, Any] | None:
+        """The input schema of one of its tools, as listed by a fresh session."""
+        ...
+
+    def sessions_changed(self, count: int) -> None:
+        """The proxy now holds ``count`` client sessions of this server."""
+        ...
+
+
+class HostedDirectory(Protocol):
+    """Where a proxy listener finds the servers it exposes."""
+
+    def hosted(self, name: str) -> Hosted | None:
+        """The hosted server ``name``, or None."""
+        ...
+
+    def health(self) -> Mapping[str, str]:
+        """The phase of every exposed server, by name."""
+        ...

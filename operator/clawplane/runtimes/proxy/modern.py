@@ -1,0 +1,238 @@
+"""A 2026-07-28 request: one self-contained POST, forwarded to the server's primary process.
+
+The HTTP rules are the SDK's for this revision, checked here because the upstream only
+sees stdio: POST only (405), ``Accept`` (406), one request or notification per body (a
+batch or a posted response is ``INVALID_REQUEST``), routing headers that agree with the
+body (``HEADER_MISMATCH``), and ``Mcp-Param-*`` headers that agree with the called
+tool's schema. A notification is acknowledged with 202 and dropped, as an SDK server
+does: this revision has no client notifications on this wire.
+
+The answer comes back as ``application/json`` when it arrives before anything else and
+within ``SSE_DEFER_S``; otherwise the response becomes an SSE stream carrying the
+request's notifications (progress, logging, ``subscriptions/listen`` frames) and then the
+response, with keep-alive comments while it waits. A client that disconnects cancels its
+request upstream.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+
+import anyio
+from mcp.server.streamable_http import check_accept_headers
+from mcp.shared.inbound import (
+    ERROR_CODE_HTTP_STATUS,
+    MCP_PROTOCOL_VERSION_HEADER,
+    InboundLadderRejection,
+    classify_inbound_request,
+    find_duplicated_routing_header,
+    unsupported_protocol_version_rejection,
+    validate_mcp_param_headers,
+)
+from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
+
+from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, Hosted, UnavailableError
+from clawplane.runtimes.proxy.legacy import read_body
+from clawplane.runtimes.proxy.mux import Delivery, UpstreamGoneError
+from clawplane.runtimes.proxy.wire import Message, error_response, is_response
+
+__all__ = ["SSE_DEFER_S", "handle_modern"]
+
+logger = logging.getLogger(__name__)
+
+SSE_DEFER_S: Final = 15.0
+"""How long an answer may take before the response commits to SSE (the SDK's ping interval)."""
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+HEADER_MISMATCH = -32020
+_SSE_HEADERS: Final = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"connection", b"keep-alive"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+def _status_of(msg: Message) -> int:
+    error = msg.get("error")
+    if isinstance(error, dict) and isinstance(error.get("code"), int):
+        return ERROR_CODE_HTTP_STATUS.get(error["code"], 200)
+    return 200
+
+
+async def _json(send: Send, msg: Message, status: int | None = None) -> None:
+    data = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    await send({"type": "http.response.start", "status": status or _status_of(msg), "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _empty(send: Send, status: int, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": headers or []})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def _sse(msg: Message) -> bytes:
+    data = json.dumps(msg, ensure_ascii=False, separators=(",", ":"))
+    return f"event: message\r\ndata: {data}\r\n\r\n".encode()
+
+
+def _rejection(rejection: InboundLadderRejection, request_id: Any) -> Message:
+    return error_response(request_id, rejection.code, rejection.message, rejection.data)
+
+
+async def handle_modern(hosted: Hosted, scope: Scope, receive: Receive, send: Send) -> None:
+    """Serve one 2026-07-28 request of ``hosted`` (see the module docstring)."""
+    request = Request(scope, receive)
+    if request.method != "POST":
+        await _empty(send, 405, [(b"allow", b"POST")])
+        return
+    has_json, has_sse = check_accept_headers(request)
+    if not has_json or not has_sse:
+        await _empty(send, 406)
+        return
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+        await _empty(send, 415)
+        return
+    body = await read_body(receive)
+    try:
+        decoded = json.loads(body)
+    except (ValueError, RecursionError):
+        await _json(send, error_response(None, PARSE_ERROR, "Parse error"), 400)
+        return
+    if isinstance(decoded, dict) and "id" not in decoded:
+        rejection = unsupported_protocol_version_rejection(
+            request.headers.get(MCP_PROTOCOL_VERSION_HEADER, "")
+        )
+        if rejection is not None:
+            await _json(send, _rejection(rejection, None))
+        elif isinstance(decoded.get("method"), str):
+            await _empty(send, 202)
+        else:
+            await _json(
+                send,
+                error_response(
+                    None, INVALID_REQUEST, "Body must be a single JSON-RPC request or notification object"
+                ),
+                400,
+            )
+        return
+    if not _is_request(decoded):
+        await _json(
+            send,
+            error_response(
+                None, INVALID_REQUEST, "Body must be a single JSON-RPC request or notification object"
+            ),
+            400,
+        )
+        return
+    duplicated = find_duplicated_routing_header(request.headers.items())
+    if duplicated is not None:
+        await _json(
+            send,
+            error_response(decoded["id"], HEADER_MISMATCH, f"{duplicated} header appears more than once"),
+        )
+        return
+    verdict = classify_inbound_request(decoded, headers=dict(request.headers))
+    if isinstance(verdict, InboundLadderRejection):
+        await _json(send, _rejection(verdict, decoded["id"]))
+        return
+    rejection = _param_headers_rejection(hosted, decoded, request.headers)
+    if rejection is not None:
+        await _json(send, _rejection(rejection, decoded["id"]))
+        return
+    await _forward(hosted, decoded, receive, send)
+
+
+def _is_request(decoded: Any) -> bool:
+    return (
+        isinstance(decoded, dict)
+        and decoded.get("jsonrpc") == "2.0"
+        and isinstance(decoded.get("method"), str)
+        and isinstance(decoded.get("id"), int | str)
+        and not isinstance(decoded.get("id"), bool)
+        and (decoded.get("params") is None or isinstance(decoded.get("params"), dict))
+    )
+
+
+def _param_headers_rejection(
+    hosted: Hosted, decoded: Message, headers: Mapping[str, str]
+) -> InboundLadderRejection | None:
+    if decoded.get("method") != "tools/call":
+        return None
+    params = decoded.get("params") or {}
+    name, arguments = params.get("name"), params.get("arguments") or {}
+    if not isinstance(name, str) or not isinstance(arguments, dict):
+        return None
+    schema = hosted.tool_input_schema(name)
+    if schema is None:
+        return None
+    return validate_mcp_param_headers(schema, arguments, headers)
+
+
+async def _forward(hosted: Hosted, decoded: Message, receive: Receive, send: Send) -> None:
+    try:
+        mux = await hosted.primary()
+        link = mux.open_link(f"request {decoded['id']!r}", tool_allowed=hosted.tool_allowed)
+    except (UnavailableError, UpstreamGoneError) as exc:
+        await _json(send, error_response(decoded["id"], SERVER_UNAVAILABLE, str(exc)), 503)
+        return
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_watch_disconnect, receive, tg.cancel_scope)
+            await link.send(decoded)
+            await _answer(link, decoded["id"], send)
+            tg.cancel_scope.cancel()
+    finally:
+        # A request still pending here was abandoned by its client: the link cancels it upstream.
+        await link.aclose()
+
+
+async def _next(link: Any, timeout: float) -> Delivery | None:
+    with anyio.move_on_after(timeout):
+        try:
+            delivery: Delivery = await link.receive()
+            return delivery
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            reason = link.reason or "the server closed the connection"
+            return Delivery(error_response(None, -32603, f"MCP server ended the request: {reason}"))
+    return None
+
+
+async def _answer(link: Any, request_id: Any, send: Send) -> None:
+    first = await _next(link, SSE_DEFER_S)
+    if first is not None and is_response(first.message):
+        await _json(send, _with_id(first.message, request_id))
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+    delivery = first
+    while True:
+        if delivery is None:
+            await send({"type": "http.response.body", "body": b": ping\r\n\r\n", "more_body": True})
+        elif is_response(delivery.message):
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": _sse(_with_id(delivery.message, request_id)),
+                    "more_body": False,
+                }
+            )
+            return
+        else:
+            await send({"type": "http.response.body", "body": _sse(delivery.message), "more_body": True})
+        delivery = await _next(link, SSE_DEFER_S)
+
+
+def _with_id(msg: Message, request_id: Any) -> Message:
+    return msg if msg.get("id") is not None else {**msg, "id": request_id}
+
+
+async def _watch_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while (await receive()).get("type") != "http.disconnect":
+        pass
+    scope.cancel()

@@ -1,0 +1,506 @@
+"""Several downstream parties over one upstream server connection, each seeing only its own traffic.
+
+A ``Mux`` owns one upstream ``Channel`` (a stdio server's pipes) and hands out ``Link``
+objects. Each link behaves like a private connection to the server:
+
+- requests get fresh upstream ids and their responses come back with the link's own
+  ids; a progress token is kept verbatim unless another pending request already uses it,
+  in which case it is swapped for a unique one upstream and restored on the way back;
+- ``notifications/progress`` go to the request that owns the token, frames of a
+  2026-07-28 ``subscriptions/listen`` stream (``_meta.subscriptionId``) to the listen
+  request that opened them (with the link's id), ``notifications/resources/updated`` to
+  the links subscribed to that URI, and ``notifications/cancelled`` from the server to the
+  link that holds the cancelled request;
+- a server→client request (sampling, elicitation, roots) goes to the link whose request
+  is being served — the newest pending request of the highest-priority link, because
+  stdio carries no "related request" field — and the answer goes back verbatim;
+- logging goes with the request being served, or to everyone when none is; list-change
+  notifications go to everyone.
+
+``Delivery.related`` names the downstream request a message belongs to, so an HTTP
+transport can put it on that request's response stream (or on the standalone stream).
+
+With ``share_initialize`` (one long-lived process shared by many handshake-era
+clients), only the first ``initialize`` and ``notifications/initialized`` reach the
+server; later clients get the recorded result. Subscriptions are reference-counted so
+one client's unsubscribe does not end another's.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import anyio.abc
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from clawplane.runtimes.proxy.channel import Channel, ChannelClosedError
+from clawplane.runtimes.proxy.wire import (
+    PROGRESS_TOKEN,
+    SUBSCRIPTION_ID_META_KEY,
+    Message,
+    RequestId,
+    error_response,
+    is_notification,
+    is_request,
+    is_response,
+    meta_of,
+    params_of,
+    progress_token,
+)
+
+__all__ = ["Delivery", "Link", "Mux", "UpstreamGoneError"]
+
+logger = logging.getLogger(__name__)
+
+INTERNAL_ERROR = -32603
+INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
+_LINK_BUFFER = 4096
+# Long-lived requests that must not attract logging or server requests of other calls.
+_STREAMING_METHODS = frozenset({"subscriptions/listen"})
+
+Key = tuple[type, RequestId]
+
+
+def _key(value: RequestId) -> Key:
+    # JSON-RPC ids 1 and "1" are different requests.
+    return (type(value), value)
+
+
+class UpstreamGoneError(Exception):
+    """The upstream server went away; ``str()`` says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """A message for a link, and the link's request it relates to (None: not request-scoped)."""
+
+    message: Message
+    related: RequestId | None = None
+
+
+@dataclass(slots=True)
+class _Pending:
+    link: Link | None  # None: the mux's own request (e.g. an unsubscribe after a link left)
+    downstream_id: RequestId | None
+    method: str
+    seq: int
+    token: tuple[RequestId, RequestId] | None = None  # (upstream, downstream) progress token
+    cancelled: bool = False
+
+
+@dataclass(eq=False)
+class Link:
+    """One downstream party's private view of the upstream server."""
+
+    mux: Mux
+    label: str
+    priority: int
+    _send: MemoryObjectSendStream[Delivery]
+    _receive: MemoryObjectReceiveStream[Delivery]
+    tool_allowed: Callable[[str], bool] | None = None
+    """The server's declared ``toolFilter``: hidden tools are left out of ``tools/list`` and refused."""
+    closed: anyio.Event = field(default_factory=anyio.Event)
+    reason: str | None = None
+    pending: dict[Key, int] = field(default_factory=dict)  # downstream id → upstream id
+
+    async def send(self, msg: Message) -> None:
+        """Send a message from this party to the server."""
+        await self.mux._from_link(self, msg)
+
+    async def receive(self) -> Delivery:
+        """The next message for this party; ``anyio.EndOfStream`` once the link is closed."""
+        return await self._receive.receive()
+
+    def __aiter__(self) -> AsyncIterator[Delivery]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Delivery]:
+        while True:
+            try:
+                yield await self.receive()
+            except (anyio.EndOfStream, anyio.ClosedResourceError):
+                return
+
+    async def aclose(self) -> None:
+        """Leave: cancel this party's pending requests and drop its subscriptions."""
+        await self.mux._detach(self)
+
+    def _deliver(self, delivery: Delivery) -> None:
+        if self.closed.is_set():
+            return
+        try:
+            self._send.send_nowait(delivery)
+        except anyio.WouldBlock:
+            # A reader this far behind would stall every other party of the server.
+            self._end("the client did not read its messages fast enough")
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            self._end("the client went away")
+
+    def _end(self, reason: str) -> None:
+        if not self.closed.is_set():
+            self.reason = reason
+            self.closed.set()
+            self._send.close()
+
+
+class Mux:
+    """Links over one upstream channel (see the module docstring)."""
+
+    def __init__(
+        self,
+        channel: Channel,
+        *,
+        name: str,
+        share_initialize: bool = False,
+        describe_end: Callable[[], str] | None = None,
+    ) -> None:
+        self.name = name
+        self.share_initialize = share_initialize
+        self._channel = channel
+        self._describe_end = describe_end or (lambda: "the connection closed")
+        self._ids = itertools.count(1)
+        self._seq = itertools.count()
+        self._links: list[Link] = []
+        self._pending: dict[int, _Pending] = {}
+        self._tokens: dict[Key, int] = {}
+        self._server_requests: dict[Key, Link] = {}
+        self._subscriptions: dict[str, set[Link]] = {}
+        self._initialize: Message | None = None  # the recorded initialize result (share_initialize)
+        self._initializing: anyio.Event | None = None
+        self._initialized_sent = False
+        self.gone: str | None = None
+        self.ended = anyio.Event()
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    # -- links -----------------------------------------------------------------------------
+    def open_link(
+        self, label: str, *, priority: int = 1, tool_allowed: Callable[[str], bool] | None = None
+    ) -> Link:
+        """A new party; lower ``priority`` parties get server requests only when no other is busy."""
+        if self.gone is not None:
+            raise UpstreamGoneError(self.gone)
+        send, receive = anyio.create_memory_object_stream[Delivery](_LINK_BUFFER)
+        link = Link(self, label, priority, send, receive, tool_allowed)
+        self._links.append(link)
+        return link
+
+    @property
+    def links(self) -> int:
+        """How many parties are attached."""
+        return len(self._links)
+
+    async def _detach(self, link: Link) -> None:
+        if link not in self._links:
+            link._end(link.reason or "closed")
+            return
+        self._links.remove(link)
+        link._end(link.reason or "closed")
+        if self.gone is not None:
+            return
+        outgoing: list[Message] = []
+        for upstream_id in list(link.pending.values()):
+            pending = self._pending.get(upstream_id)
+            if pending is not None and not pending.cancelled:
+                pending.cancelled = True
+                outgoing.append(_cancelled(upstream_id, "the client went away"))
+        link.pending.clear()
+        for key, owner in list(self._server_requests.items()):
+            if owner is link:
+                del self._server_requests[key]
+                outgoing.append(error_response(key[1], INTERNAL_ERROR, "the client went away"))
+        for uri, members in list(self._subscriptions.items()):
+            if link in members:
+                members.discard(link)
+                if not members:
+                    del self._subscriptions[uri]
+                    outgoing.append(self._own_request("resources/unsubscribe", {"uri": uri}))
+        for msg in outgoing:
+            await self._write(msg)
+
+    # -- downstream → upstream -------------------------------------------------------------
+    async def _from_link(self, link: Link, msg: Message) -> None:
+        if self.gone is not None:
+            if is_request(msg):
+                link._deliver(Delivery(self._gone_error(msg["id"])))
+            return
+        if is_request(msg):
+            await self._request(link, msg)
+        elif is_notification(msg):
+            await self._notification(link, msg)
+        elif is_response(msg):
+            key = _key(msg["id"]) if isinstance(msg.get("id"), int | str) else None
+            if key is not None and self._server_requests.get(key) is link:
+                del self._server_requests[key]
+                await self._write(msg)
+            else:
+                logger.debug("%s: dropping a response to no request of %s", self.name, link.label)
+
+    async def _request(self, link: Link, msg: Message) -> None:
+        method = msg.get("method")
+        params = params_of(msg)
+        if method == "initialize" and self.share_initialize and await self._answer_initialize(link, msg):
+            return
+        if method == "tools/call" and link.tool_allowed is not None:
+            tool = params.get("name")
+            if isinstance(tool, str) and not link.tool_allowed(tool.strip()):
+                link._deliver(Delivery(error_response(msg["id"], INVALID_PARAMS, f"Unknown tool: {tool}")))
+                return
+        if (
+            method in ("resources/subscribe", "resources/unsubscribe")
+            and isinstance(params.get("uri"), str)
+            and self._subscription_handled_locally(link, method, params["uri"], msg["id"])
+        ):
+            return
+        upstream_id = next(self._ids)
+        pending = _Pending(link, msg["id"], str(method), next(self._seq))
+        out = dict(msg, id=upstream_id)
+        token = progress_token(msg)
+        if token is not None:
+            out, pending.token = self._claim_token(out, token, upstream_id)
+        self._pending[upstream_id] = pending
+        link.pending[_key(msg["id"])] = upstream_id
+        if method == "initialize" and self.share_initialize and self._initializing is None:
+            self._initializing = anyio.Event()
+        await self._write(out)
+
+    def _claim_token(
+        self, out: Message, token: RequestId, upstream_id: int
+    ) -> tuple[Message, tuple[RequestId, RequestId]]:
+        if _key(token) not in self._tokens:
+            self._tokens[_key(token)] = upstream_id
+            return out, (token, token)
+        # Another pending request uses this token: swap it for one only this request has.
+        unique = f"clawplane-progress-{upstream_id}"
+        out = copy.deepcopy(out)
+        out["params"]["_meta"][PROGRESS_TOKEN] = unique
+        self._tokens[_key(unique)] = upstream_id
+        return out, (unique, token)
+
+    async def _answer_initialize(self, link: Link, msg: Message) -> bool:
+        """Answer a later client's initialize from the recorded one; False to forward it."""
+        if self._initialize is None and self._initializing is not None:
+            await self._initializing.wait()
+        if self._initialize is None:
+            return False
+        link._deliver(Delivery({**self._initialize, "id": msg["id"]}))
+        return True
+
+    def _subscription_handled_locally(self, link: Link, method: str, uri: str, request_id: RequestId) -> bool:
+        members = self._subscriptions.setdefault(uri, set())
+        if method == "resources/subscribe":
+            already = bool(members)
+            members.add(link)
+        else:
+            members.discard(link)
+            already = bool(members)
+            if not members:
+                del self._subscriptions[uri]
+        if already:
+            link._deliver(Delivery({"jsonrpc": "2.0", "id": request_id, "result": {}}))
+        return already
+
+    async def _notification(self, link: Link, msg: Message) -> None:
+        method = msg.get("method")
+        params = params_of(msg)
+        if method == "notifications/initialized" and self.share_initialize:
+            if self._initialized_sent:
+                return
+            self._initialized_sent = True
+        if method == "notifications/cancelled":
+            request_id = params.get("requestId")
+            upstream_id = link.pending.get(_key(request_id)) if isinstance(request_id, int | str) else None
+            if upstream_id is None:
+                return
+            pending = self._pending.get(upstream_id)
+            if pending is not None:
+                pending.cancelled = True
+            msg = dict(msg, params=dict(params, requestId=upstream_id))
+        await self._write(msg)
+
+    def _own_request(self, method: str, params: dict[str, Any]) -> Message:
+        upstream_id = next(self._ids)
+        self._pending[upstream_id] = _Pending(None, None, method, next(self._seq))
+        return {"jsonrpc": "2.0", "id": upstream_id, "method": method, "params": params}
+
+    async def _write(self, msg: Message) -> None:
+        try:
+            await self._channel.send(msg)
+        except ChannelClosedError as exc:
+            self._fail(str(exc))
+
+    # -- upstream → downstream -------------------------------------------------------------
+    async def run(self) -> None:
+        """Read the server's messages and route them, until its output ends."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                async for msg in self._channel.messages():
+                    self._route(msg)
+            finally:
+                self._fail(self._describe_end())
+                self._tg = None
+                tg.cancel_scope.cancel()
+
+    def _route(self, msg: Message) -> None:
+        if is_response(msg):
+            self._response(msg)
+        elif is_request(msg):
+            self._server_request(msg)
+        elif is_notification(msg):
+            self._server_notification(msg)
+
+    def _response(self, msg: Message) -> None:
+        upstream_id = msg.get("id")
+        pending = self._pending.pop(upstream_id, None) if isinstance(upstream_id, int) else None
+        if pending is None:
+            return
+        if pending.token is not None:
+            self._tokens.pop(_key(pending.token[0]), None)
+        link = pending.link
+        if link is None:
+            return
+        if pending.downstream_id is not None:
+            link.pending.pop(_key(pending.downstream_id), None)
+        if pending.method == "initialize" and self.share_initialize and "result" in msg:
+            self._initialize = {k: v for k, v in msg.items() if k != "id"}
+        if pending.method == "initialize" and self._initializing is not None:
+            self._initializing.set()
+        if pending.method == "resources/subscribe" and "error" in msg:
+            self._drop_subscription(link, msg)
+        if pending.method == "tools/list" and link.tool_allowed is not None:
+            msg = _filter_tools(msg, link.tool_allowed)
+        if not pending.cancelled:
+            link._deliver(Delivery({**msg, "id": pending.downstream_id}))
+
+    def _drop_subscription(self, link: Link, msg: Message) -> None:
+        for uri, members in list(self._subscriptions.items()):
+            members.discard(link)
+            if not members:
+                del self._subscriptions[uri]
+
+    def _busy(self) -> tuple[Link, RequestId] | None:
+        """The link and request the server is most likely working for right now."""
+        best: tuple[int, int, _Pending] | None = None
+        for pending in self._pending.values():
+            if pending.link is None or pending.cancelled or pending.method in _STREAMING_METHODS:
+                continue
+            rank = (pending.link.priority, pending.seq)
+            if best is None or rank > best[:2]:
+                best = (*rank, pending)
+        if best is None:
+            return None
+        pending = best[2]
+        assert pending.link is not None and pending.downstream_id is not None
+        return pending.link, pending.downstream_id
+
+    def _server_request(self, msg: Message) -> None:
+        busy = self._busy()
+        target = busy[0] if busy else max(self._links, key=lambda link: link.priority, default=None)
+        if target is None:
+            method = msg.get("method")
+            self._reply_later(
+                error_response(msg["id"], METHOD_NOT_FOUND, f"no client is connected to answer {method}")
+            )
+            return
+        self._server_requests[_key(msg["id"])] = target
+        target._deliver(Delivery(msg, busy[1] if busy else None))
+
+    def _reply_later(self, msg: Message) -> None:
+        # Routing runs inside the reader, which must never wait on the server's stdin.
+        if self._tg is not None:
+            self._tg.start_soon(self._write, msg)
+
+    def _server_notification(self, msg: Message) -> None:
+        method = msg.get("method")
+        params = params_of(msg)
+        if method == "notifications/progress":
+            token = params.get(PROGRESS_TOKEN)
+            upstream_id = self._tokens.get(_key(token)) if isinstance(token, int | str) else None
+            pending = self._pending.get(upstream_id) if upstream_id is not None else None
+            if pending is not None and pending.link is not None and pending.token is not None:
+                out = dict(msg, params=dict(params, progressToken=pending.token[1]))
+                pending.link._deliver(Delivery(out, pending.downstream_id))
+            return
+        if method == "notifications/cancelled":
+            request_id = params.get("requestId")
+            owner = (
+                self._server_requests.pop(_key(request_id), None)
+                if isinstance(request_id, int | str)
+                else None
+            )
+            if owner is not None:
+                owner._deliver(Delivery(msg))
+            return
+        meta = meta_of(msg)
+        if meta is not None and SUBSCRIPTION_ID_META_KEY in meta:
+            self._listen_frame(msg, meta)
+            return
+        if method == "notifications/resources/updated":
+            uri = params.get("uri")
+            for link in list(self._subscriptions.get(uri, ())) if isinstance(uri, str) else ():
+                link._deliver(Delivery(msg))
+            return
+        if method == "notifications/message":
+            busy = self._busy()
+            if busy is not None:
+                busy[0]._deliver(Delivery(msg, busy[1]))
+                return
+        for link in list(self._links):
+            link._deliver(Delivery(msg))
+
+    def _listen_frame(self, msg: Message, meta: dict[str, Any]) -> None:
+        upstream_id = meta.get(SUBSCRIPTION_ID_META_KEY)
+        pending = self._pending.get(upstream_id) if isinstance(upstream_id, int) else None
+        if pending is None or pending.link is None or pending.cancelled:
+            return
+        out = copy.deepcopy(msg)
+        out["params"]["_meta"][SUBSCRIPTION_ID_META_KEY] = pending.downstream_id
+        pending.link._deliver(Delivery(out, pending.downstream_id))
+
+    # -- the end ---------------------------------------------------------------------------
+    def _gone_error(self, request_id: RequestId) -> Message:
+        return error_response(request_id, INTERNAL_ERROR, f'MCP server "{self.name}" is gone: {self.gone}')
+
+    def _fail(self, reason: str) -> None:
+        if self.gone is not None:
+            return
+        self.gone = reason
+        for pending in self._pending.values():
+            if pending.link is not None and not pending.cancelled and pending.downstream_id is not None:
+                pending.link._deliver(Delivery(self._gone_error(pending.downstream_id)))
+        self._pending.clear()
+        self._tokens.clear()
+        self._server_requests.clear()
+        if self._initializing is not None:
+            self._initializing.set()
+        for link in self._links:
+            link._end(reason)
+        self.ended.set()
+
+
+def _filter_tools(msg: Message, allowed: Callable[[str], bool]) -> Message:
+    result = msg.get("result")
+    if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+        return msg
+    tools = result["tools"]
+    kept = [
+        t
+        for t in tools
+        if not (isinstance(t, dict) and isinstance(t.get("name"), str)) or allowed(t["name"].strip())
+    ]
+    return {**msg, "result": {**result, "tools": kept}}
+
+
+def _cancelled(upstream_id: int, reason: str) -> Message:
+    return {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": upstream_id, "reason": reason},
+    }
