@@ -37,7 +37,7 @@ from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
 from clawplane.reconcile.processes import terminate_group
 from clawplane.reconcile.supervisorfile import SupervisorInfo, write_info
 from clawplane.reconcile.workspace import Workspace
-from clawplane.runtimes import RequestGuard, RuntimeEvent, RuntimeSettings
+from clawplane.runtimes import EventKind, RequestGuard, RuntimeEvent, RuntimeSettings
 from clawplane.runtimes.proxy import is_loopback
 from clawplane.state import FolderLock, StateDB, store, tokens, utcnow
 
@@ -146,6 +146,15 @@ class _Handler:
         return result.to_dict()
 
 
+async def _record_surfaces(loop: ReconcileLoop, busy: anyio.Lock, changed: list[anyio.Event]) -> None:
+    """Without the loop, still record a server's new tool surface, so `plan` reports the drift."""
+    while True:
+        await changed[0].wait()
+        changed[0] = anyio.Event()
+        async with busy:
+            loop.sync_runtimes()
+
+
 async def _watch_signals(received: AsyncIterator[int], shutdown: anyio.Event) -> None:
     async for _ in received:
         shutdown.set()
@@ -178,9 +187,13 @@ async def run_supervisor(
     metrics = LoopMetrics()
     loop_ref: list[ReconcileLoop] = []
 
+    surface_changed = [anyio.Event()]
+
     def on_event(event: RuntimeEvent) -> None:
         if loop_ref:
             loop_ref[0].on_runtime_event(event)
+        elif event.kind is EventKind.TOOLS_CHANGED:
+            surface_changed[0].set()
 
     server: MetricsServer | None = None
     try:
@@ -242,6 +255,8 @@ async def run_supervisor(
                     if options.watch:
                         tg.start_soon(loop.run)
                         tg.start_soon(_watch_folder, ws, loop, shutdown)
+                    else:
+                        tg.start_soon(_record_surfaces, loop, handler.busy, surface_changed)
                     if on_ready is not None:
                         on_ready(info)
                     await shutdown.wait()

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,10 @@ from typing import Any
 
 import anyio
 import httpx
+import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from tests.integration.engine.conftest import ROOT, Cli
 
 VAULT = """
@@ -209,3 +213,38 @@ def test_another_local_user_can_neither_read_the_tokens_nor_call_a_tool(open_fol
     assert result.returncode == 0, result.stderr
     seen = json.loads(result.stdout)
     assert seen == {"read": [], "status": 401}
+
+
+def test_a_change_to_what_a_fresh_session_sees_is_drift_in_plan(tmp_path: Path) -> None:
+    folder = tmp_path / "drift"
+    folder.mkdir()
+    server = ROOT / "tests" / "fixtures" / "servers" / "changing_server.py"
+    (folder / "server.yaml").write_text(
+        "apiVersion: clawplane.dev/v1alpha1\nkind: McpServer\nmetadata: {name: changing}\n"
+        f"spec: {{command: {sys.executable}, args: [{server}]}}\n"
+    )
+    cli = Cli(folder)
+    try:
+        assert cli("apply", str(folder), "--yes").returncode == 0
+        assert cli("plan", str(folder), "--detailed-exitcode").returncode == 0
+        entry = _openclaw(folder)["mcp"]["servers"]["changing"]
+
+        async def add_tool() -> None:
+            http = httpx2.AsyncClient(headers={"Authorization": entry["headers"]["Authorization"]}, timeout=60)
+            # 2026-07-28 has no sessions: the call reaches the primary process, which every fresh
+            # session of this server shares, so its tool surface really changes.
+            async with Client(streamable_http_client(entry["url"], http_client=http), mode="auto") as client:
+                assert client.protocol_version == "2026-07-28"
+                await client.call_tool("add_tool", {"name": "appeared"})
+
+        anyio.run(add_tool)
+        deadline = time.monotonic() + 60
+        while True:
+            plan = cli("plan", str(folder), "--detailed-exitcode")
+            if plan.returncode == 2 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert plan.returncode == 2, plan.stdout
+        assert "tools drifted upstream (+appeared)" in plan.stdout
+    finally:
+        cli("down", str(folder))

@@ -273,3 +273,26 @@ async def _initialize(http: httpx.AsyncClient, url: str) -> httpx.Response:
     )
     assert response.status_code == 200, response.text
     return response
+
+
+@pytest.mark.parametrize("legacy_only", [False, True])
+async def test_shared_sessions_use_one_process_for_every_client(tmp_path: Path, legacy_only: bool) -> None:
+    # A handshake-era primary is shared directly; a 2026-07-28 one (locked to its era) gets a
+    # second long-lived process for the handshake-era clients.
+    args = ("--legacy",) if legacy_only else ()
+    spec = stdio_spec("proxy", *args, sessions="shared")
+    async with Supervisor(settings=FAST) as supervisor:
+        await start(supervisor, "proxy", spec, tmp_path)
+        primary = supervisor.status("proxy").pid
+        endpoint = await supervisor.expose(guard())
+        async with (
+            authed(endpoint.url("proxy"), mode="legacy") as alice,
+            authed(endpoint.url("proxy"), mode="legacy") as bob,
+        ):
+            await alice.call_tool("remember", {"value": "shared"})
+            alice_pid = (await alice.call_tool("pid", {})).content[0].text  # type: ignore[union-attr]
+            bob_pid = (await bob.call_tool("pid", {})).content[0].text  # type: ignore[union-attr]
+            bob_memory = (await bob.call_tool("recall", {})).content[0].text  # type: ignore[union-attr]
+    assert alice_pid == bob_pid
+    assert (alice_pid == str(primary)) is legacy_only
+    assert json.loads(bob_memory) == ["shared"]
