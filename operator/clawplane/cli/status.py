@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any
 
+import psutil
 import typer
 from rich.table import Table
 from rich.text import Text
@@ -21,6 +22,7 @@ from clawplane.cli.common import FolderArg, OutDirOpt, StateDirOpt, fail, worksp
 from clawplane.cli.console import EXIT_INVALID, out
 from clawplane.reconcile.control import ControlError, request
 from clawplane.reconcile.supervisorfile import SupervisorInfo, read_info, read_loop_status, supervisor_alive
+from clawplane.runtimes.childwatch import DESCRIPTORS_PER_SERVER
 from clawplane.state import ObservedState, RuntimeRecord, StateDB, StateError, store
 
 
@@ -53,6 +55,8 @@ def status(
         "endpoint": info.endpoint if info and alive else None,
         "answering": live is not None,
     }
+    if alive and info is not None:
+        doc["supervisor"]["capacity"] = _capacity(info.pid)
     if not alive and info is not None:
         doc["supervisor"]["lastPid"] = info.pid  # a pidfile left behind: it did not shut down cleanly
     doc["loop"] = read_loop_status(ws) if alive else None
@@ -211,6 +215,18 @@ def _print_table(doc: dict[str, Any]) -> None:
         out.print(f"its stderr: clawplane status {doc['folder']} {failing[0]}", markup=False)
 
 
+def _capacity(pid: int) -> dict[str, int] | None:
+    """The supervisor's descriptors in use and allowed, as the kernel reports them now."""
+    try:
+        proc = psutil.Process(pid)
+        soft, _ = proc.rlimit(psutil.RLIMIT_NOFILE)
+        used, threads = proc.num_fds(), proc.num_threads()
+    except (psutil.Error, OSError):
+        return None  # gone meanwhile, or not ours to inspect
+    return {"openFiles": used, "fileLimit": soft, "threads": threads,
+            "moreServers": max(0, soft - used) // DESCRIPTORS_PER_SERVER}
+
+
 def _print_supervisor(doc: dict[str, Any]) -> None:
     sup = doc["supervisor"]
     if sup["running"]:
@@ -220,6 +236,10 @@ def _print_supervisor(doc: dict[str, Any]) -> None:
         if not sup["answering"]:
             out.print("  it does not answer on its control socket; phases below are as last recorded",
                       markup=False)  # fmt: skip
+        cap = sup.get("capacity")
+        if cap:
+            out.print(f"  descriptors: {cap['openFiles']} open of {cap['fileLimit']} (room for about "
+                      f"{cap['moreServers']} more stdio servers); {cap['threads']} threads", markup=False)
     elif sup.get("lastPid"):
         out.print(f"supervisor: stopped (pid {sup['lastPid']} is gone without shutting down cleanly)",
                   markup=False)  # fmt: skip

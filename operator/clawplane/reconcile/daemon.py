@@ -38,6 +38,7 @@ from clawplane.reconcile.processes import terminate_group
 from clawplane.reconcile.supervisorfile import SupervisorInfo, write_info
 from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes import EventKind, RequestGuard, RuntimeEvent, RuntimeSettings
+from clawplane.runtimes.childwatch import raise_descriptor_limit, watch_children_with_pidfds
 from clawplane.runtimes.proxy import is_loopback
 from clawplane.state import FolderLock, StateDB, store, tokens, utcnow
 
@@ -175,6 +176,10 @@ async def run_supervisor(
 ) -> None:
     """Run the folder's supervisor until SIGTERM/SIGINT or a ``shutdown`` request."""
     options = options or SupervisorOptions()
+    # This process runs one loop for its whole life: child exits arrive there as pidfds (no
+    # thread per server), and the soft descriptor limit goes up to the hard one.
+    watch_children_with_pidfds()
+    raise_descriptor_limit()
     lock = FolderLock(ws.state_dir, "supervisor.lock")
     lock.acquire()
     db = StateDB.open(ws.state_dir)

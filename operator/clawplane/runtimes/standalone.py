@@ -22,6 +22,7 @@ import anyio
 from clawplane.models import McpServerSpec, SessionMode
 from clawplane.models.mcpserver import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TTL_MS
 from clawplane.runtimes import reaping
+from clawplane.runtimes.childwatch import watch_children_with_pidfds
 from clawplane.runtimes.proxy import Endpoint, Principal, RequestGuard, TokenTable, bind
 from clawplane.runtimes.settings import RuntimeSettings
 from clawplane.runtimes.status import Phase, RuntimeStatus
@@ -100,6 +101,7 @@ async def run_bridge(
     )
     settings = replace(options.settings, max_restarts=0, inherit_environment=True)
     sock = bind(options.host, options.port)  # before anything starts: a busy port fails fast and plainly
+    watch_children_with_pidfds()  # the bridge process runs this one loop
     async with Supervisor(settings=settings) as supervisor:
         guard = _guard(options, server)
         endpoint = await supervisor.expose(guard, default=server, sock=sock)
