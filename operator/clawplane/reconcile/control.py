@@ -63,15 +63,22 @@ async def serve_control(
             except (anyio.EndOfStream, anyio.IncompleteRead, ValueError, ControlError):
                 return
 
+            # Changes are applied concurrently and each reports progress on this one stream: a
+            # send that waits for a slow reader must not meet another task's send (anyio refuses
+            # two writers, which failed applies of hundreds of resources).
+            sending = anyio.Lock()
+
             async def emit(event: dict[str, Any]) -> None:
-                await _send(stream, {**event, "final": False})
+                async with sending:
+                    await _send(stream, {**event, "final": False})
 
             try:
                 result = await handler(request, emit)
             except Exception as exc:  # report to the client instead of killing the supervisor
                 result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
             with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-                await _send(stream, {**result, "final": True})
+                async with sending:
+                    await _send(stream, {**result, "final": True})
             if after_reply is not None:
                 after_reply(request)
 
