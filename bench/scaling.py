@@ -2,7 +2,9 @@
 resources, and the supervisor at 10 to 1,000 hosted servers.
 
 For each size N the folder holds 3N/4 McpServers (disabled) and N/4 Agents in N/20 files,
-and a skill tree of N skills that every agent draws five from. Measured per size:
+and a skill tree of 100 skills that every agent draws five from (every agent's snapshot
+lists every skill it can see, so a tree growing with N would make the outputs grow as N²);
+the skills measurement has a tree of its own with N skills. Measured per size:
 
 * ``validate``: ``validate_paths`` in process, no cache (wall and CPU);
 * ``plan``: a cold ``Engine.plan`` in process;
@@ -34,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -44,16 +47,24 @@ FIXTURE = ROOT / "tests" / "fixtures" / "servers" / "minimal_server.py"
 HEAD = "apiVersion: clawplane.dev/v1alpha1\n"
 
 
-def generate(root: Path, size: int) -> None:
-    """The corpus of ``size`` resources (see the module docstring)."""
-    servers, agents = max(1, size * 3 // 4), max(1, size // 4)
-    files = max(1, size // 20)
-    for i in range(size):
-        skill = root / "skills" / f"group{i % 50}" / f"skill-{i:05d}"
+FOLDER_SKILLS = 100
+
+
+def skill_tree(base: Path, count: int) -> None:
+    """``count`` skills under ``base``, a third of them needing a binary."""
+    for i in range(count):
+        skill = base / f"group{i % 50}" / f"skill-{i:05d}"
         skill.mkdir(parents=True)
         req = f'\nmetadata: {{"openclaw": {{"requires": {{"bins": ["tool{i % 7}"]}}}}}}' if i % 3 == 0 else ""
         text = f"---\nname: skill-{i:05d}\ndescription: Does task {i}.{req}\n---\nB\n"
         (skill / "SKILL.md").write_text(text)
+
+
+def generate(root: Path, size: int) -> None:
+    """The corpus of ``size`` resources (see the module docstring)."""
+    servers, agents = max(1, size * 3 // 4), max(1, size // 4)
+    files = max(1, size // 20)
+    skill_tree(root / "skills", FOLDER_SKILLS)
     docs: list[list[str]] = [[] for _ in range(files)]
     docs[0].append(HEAD + "kind: Gateway\nmetadata:\n  name: default\nspec:\n  skills:\n    load:\n"
                    "      extraDirs: [./skills]\n    limits:\n"
@@ -63,7 +74,7 @@ def generate(root: Path, size: int) -> None:
             HEAD + f"kind: McpServer\nmetadata:\n  name: server-{i:05d}\nspec:\n  enabled: false\n"
             f"  command: node\n  args: [server-{i}.js]\n  env:\n    LOG_LEVEL: info\n")
     for i in range(agents):
-        picks = ", ".join(f"skill-{(i * 5 + k) % size:05d}" for k in range(5))
+        picks = ", ".join(f"skill-{(i * 5 + k) % FOLDER_SKILLS:05d}" for k in range(5))
         docs[i % files].append(HEAD + f"kind: Agent\nmetadata:\n  name: agent-{i:05d}\nspec:\n"
                                f"  skills: [{picks}]\n  mcpServers: [server-{i % servers:05d}]\n")
     for n, chunk in enumerate(docs):
@@ -107,7 +118,7 @@ def measure_size(root: Path, size: int) -> dict[str, float]:
     """validate, plan, skills and apply at one size."""
     from clawplane.reconcile.engine import Engine
     from clawplane.reconcile.workspace import Workspace
-    from clawplane.skills import Host, SkillsEngine
+    from clawplane.skills import Host, SkillRoot, SkillsEngine, Source
     from clawplane.state import StateDB
     from clawplane.validation import validate_paths
 
@@ -123,7 +134,11 @@ def measure_size(root: Path, size: int) -> dict[str, float]:
     assert len(planned.plan.changes) > size * 0.9, len(planned.plan.changes)
     setup_inputs = renderer._setup.inputs_for("agent-00000", Host.current())[0] if renderer._setup else None
     assert setup_inputs is not None
-    skills = best(lambda: SkillsEngine().evaluate(setup_inputs), runs)
+    tree = root.parent / f"skills-{size}"
+    skill_tree(tree, size)
+    inputs = replace(setup_inputs, roots=(SkillRoot(str(tree), Source.EXTRA),),
+                     agent=replace(setup_inputs.agent, skill_filter=None))
+    skills = best(lambda: SkillsEngine().evaluate(inputs), runs)
     apply_s, proc = cli("apply", str(root), "--yes")
     if proc.returncode != 0:
         raise SystemExit(f"apply of {size} failed: {(proc.stdout + proc.stderr)[-2000:]}")
