@@ -139,10 +139,12 @@ def measure_size(root: Path, size: int) -> dict[str, float]:
     inputs = replace(setup_inputs, roots=(SkillRoot(str(tree), Source.EXTRA),),
                      agent=replace(setup_inputs.agent, skill_filter=None))
     skills = best(lambda: SkillsEngine().evaluate(inputs), runs)
-    apply_s, proc = cli("apply", str(root), "--yes")
+    try:
+        apply_s, proc = cli("apply", str(root), "--yes")
+    finally:
+        cli("down", str(root))  # whatever apply did, leave no supervisor behind
     if proc.returncode != 0:
         raise SystemExit(f"apply of {size} failed: {(proc.stdout + proc.stderr)[-2000:]}")
-    cli("down", str(root))
     return {"validate": validate[0], "validate_cpu": validate[1], "plan": plan[0], "plan_cpu": plan[1],
             "skills": skills[0], "skills_cpu": skills[1], "apply": apply_s}
 
