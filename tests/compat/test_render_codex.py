@@ -27,7 +27,7 @@ def _servers(tmp_path: Path) -> list[Any]:
                codex={"agents": ["coder"], "defaultToolsApprovalMode": "prompt"}),
         server("web", transport="streamable-http", url="http://127.0.0.1:9/mcp",
                headers={"Authorization": {"valueFrom": {"env": "WEB_TOKEN"}}, "X-Static": "abc"},
-               toolFilter={"exclude": ["debug_*"]}),
+               toolFilter={"exclude": ["debug_*"]}, toolApproval={"tools": {"search": "prompt", "debug_*": "writes"}}),
         server("old-sse", url="http://127.0.0.1:9/sse"),
         server("off", enabled=False, hosting="consumer", command="mcp-off", codex={"defaultToolsApprovalMode": "auto"}),
         server("writer-only", hosting="consumer", command="w", codex={"agents": ["writer"]}),
@@ -96,6 +96,8 @@ def test_codex_accepts_and_lists_exactly_the_projected_servers(
         assert _approval(codex, "files") == "prompt"
     parsed = tomllib.loads(text)["mcp_servers"]
     assert parsed["web"]["enabled_tools"] == ["search", "fetch"]
+    # toolApproval: Codex's own per-tool approval modes, accepted by the strict check above.
+    assert parsed["web"]["tools"] == {"debug_dump": {"approval_mode": "writes"}, "search": {"approval_mode": "prompt"}}
 
 
 def test_codex_quickstart(codex: CodexOracle, tmp_path: Path) -> None:

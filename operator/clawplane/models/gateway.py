@@ -132,6 +132,51 @@ class GatewayEndpoint(Model):
     """Port; 0 picks a free one."""
 
 
+class PlanAction(enum.StrEnum):
+    """A plan action an approval rule can hold."""
+
+    CREATE = "create"
+    REPLACE = "replace"
+    UPDATE = "update"
+    DELETE = "delete"
+
+
+class LabelSelector(Model):
+    """Resources whose labels include all of these (Kubernetes ``matchLabels``)."""
+
+    match_labels: Annotated[dict[str, str], Field(min_length=1)]
+    """Label key → value; every pair must be present."""
+
+
+DEFAULT_APPROVAL_TTL_MS = 86_400_000
+
+
+class ApprovalRule(Model):
+    """Plan actions that wait for an approval instead of being applied (every given criterion must match)."""
+
+    name: NonEmptyStr | None = None
+    """A name for the rule, shown with the actions it holds."""
+    kinds: Annotated[list[NonEmptyStr], Field(min_length=1)] | None = None
+    """Resource kinds (``McpServer``, ``Agent``, ``Channel``, ``Skill``, ``Gateway``); absent = every kind."""
+    actions: Annotated[list[PlanAction], Field(min_length=1)] | None = None
+    """Plan actions (``create``, ``replace``, ``update``, ``delete``); absent = every one."""
+    names: Annotated[list[NonEmptyStr], Field(min_length=1)] | None = None
+    """Resource names or ``*`` globs; absent = every name."""
+    selector: LabelSelector | None = None
+    """Only resources with these labels (for a delete, the labels it had when last applied)."""
+    fields: Annotated[list[NonEmptyStr], Field(min_length=1)] | None = None
+    """Only changes to these field paths or below them (e.g. ``spec.command``, ``spec.env``); a delete changes none."""
+    ttl_ms: Annotated[int, Field(gt=0, le=31_536_000_000)] = DEFAULT_APPROVAL_TTL_MS
+    """How long the approval request stays answerable before it expires."""
+
+
+class ApprovalsConfig(Model):
+    """Plan approvals: which changes a commit makes wait for a human answer."""
+
+    rules: list[ApprovalRule] = Field(default_factory=list)
+    """Rules; an action matched by any rule is held until its approval is answered."""
+
+
 class OsPlatform(enum.StrEnum):
     """Platforms skills can be gated on."""
 
@@ -155,6 +200,8 @@ class GatewaySpec(Model):
     """Tool policy for every agent."""
     endpoint: GatewayEndpoint = Field(default_factory=GatewayEndpoint)
     """Local endpoint for hosted MCP servers."""
+    approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
+    """Plan approvals: changes held until someone approves them."""
     config: dict[str, Any] = Field(default_factory=dict)
     """Extra OpenClaw config merged into the rendered openclaw.json (also read by ``requires.config``)."""
 

@@ -42,10 +42,12 @@ DEFAULT_SESSION_IDLE_TTL_MS = 600_000
 
 
 class ApprovalMode(enum.StrEnum):
-    """Codex tool approval: ``approve`` never asks, ``prompt`` always asks, ``auto`` uses annotations."""
+    """Tool approval as Codex has it: ``approve`` never asks, ``prompt`` always asks, ``writes`` asks
+    unless the tool is read-only, ``auto`` asks unless the tool's annotations say it is safe."""
 
     AUTO = "auto"
     PROMPT = "prompt"
+    WRITES = "writes"
     APPROVE = "approve"
 
 
@@ -56,6 +58,8 @@ LEGACY_TYPE_ALIASES: dict[str, Transport] = {
     "sse": Transport.SSE,
     "stdio": Transport.STDIO,
 }
+
+PositiveMs = Annotated[int, Field(gt=0, le=2_147_483_647)]
 
 FilterPattern = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
@@ -76,6 +80,20 @@ class CodexProjection(Model):
     """Agent ids whose Codex config gets this server; omitted = every agent."""
     default_tools_approval_mode: ApprovalMode | None = None
     """Codex approval mode for this server's tools."""
+
+
+DEFAULT_TOOL_APPROVAL_TIMEOUT_MS = 50_000
+
+ToolGlob = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+
+
+class ToolApproval(Model):
+    """Which of the server's tools need an answer in clawplane's approval queue before they run."""
+
+    tools: Annotated[dict[ToolGlob, ApprovalMode], Field(min_length=1)]
+    """Raw tool names or ``*`` globs → Codex approval mode; an exact name wins over a glob, a longer glob over a shorter one. Unmatched tools are not held by clawplane."""
+    timeout_ms: PositiveMs = DEFAULT_TOOL_APPROVAL_TIMEOUT_MS
+    """How long a held call waits for an answer before it fails and the request expires; keep it below the consumers' request timeout (OpenClaw: 60000)."""
 
 
 class McpClient(enum.StrEnum):
@@ -106,7 +124,6 @@ class KubernetesResources(Model):
     """e.g. ``{memory: 256Mi}``."""
 
 
-PositiveMs = Annotated[int, Field(gt=0, le=2_147_483_647)]
 
 
 class McpServerSpec(Model):
@@ -146,6 +163,8 @@ class McpServerSpec(Model):
     """Include/exclude lists applied to the server's raw tool names."""
     codex: CodexProjection | None = None
     """Codex projection settings."""
+    tool_approval: ToolApproval | None = None
+    """Tool calls through clawplane's endpoints that wait for an approval; also rendered as Codex per-tool ``approval_mode``."""
     clients: ClientProjection | None = None
     """Projections into MCP clients' own config files (Claude Code, Claude Desktop, VS Code, Cursor, Gemini CLI); absent = none."""
     hosting: Hosting = Hosting.CLAWPLANE
@@ -228,6 +247,7 @@ __all__ = [
     "McpServer",
     "McpServerSpec",
     "SessionMode",
+    "ToolApproval",
     "ToolFilter",
     "Transport",
 ]

@@ -4,7 +4,8 @@ Covers MCP server and tool name sanitization (``servers``, ``tools``), tool
 filters (``toolfilter``), the env-var blocklist for stdio servers
 (``envpolicy``), literal-secret detection (``sensitive``), ``${VAR}`` substitution
 in config strings (``envsubst``), the fields each channel's config accepts
-(``channelfields``: shared by the renderer and the importer), and the UTF-16 and
+(``channelfields``: shared by the renderer and the importer), Codex's tool approval
+modes (``toolapproval``), OpenClaw's tool policy for MCP tools (``toolpolicy``), and the UTF-16 and
 JavaScript string helpers they rest on (``utf16``, ``jsstring``). No I/O and
 no imports outside the standard library.
 """
@@ -34,7 +35,9 @@ from clawplane.naming.servers import (
     is_reserved_server_name,
     sanitize_fragment,
 )
+from clawplane.naming.toolapproval import APPROVAL_MODES, needs_approval, rule_for
 from clawplane.naming.toolfilter import glob_matches, is_tool_allowed, normalize_filter_list
+from clawplane.naming.toolpolicy import ToolPolicyLayer, layers_for, mcp_tool_allowed
 from clawplane.naming.tools import (
     TOOL_NAME_FALLBACK,
     ToolName,
@@ -45,6 +48,7 @@ from clawplane.naming.tools import (
 from clawplane.naming.utf16 import utf16_cut, utf16_len, utf16_sort_key
 
 __all__ = [
+    "APPROVAL_MODES",
     "BLOCKED_ENV_NAMES",
     "BLOCKED_ENV_PREFIXES",
     "MCP_EXPLICIT_CREDENTIAL_KEYS",
@@ -58,6 +62,7 @@ __all__ = [
     "TOOL_NAME_MAX_TOTAL",
     "TOOL_NAME_SEPARATOR",
     "ToolName",
+    "ToolPolicyLayer",
     "assign_server_names",
     "assign_tool_names",
     "glob_matches",
@@ -67,11 +72,15 @@ __all__ = [
     "is_tool_allowed",
     "js_lower_key",
     "js_trim",
+    "layers_for",
     "looks_like_literal_secret",
     "max_tool_chars",
+    "mcp_tool_allowed",
     "name_tools",
+    "needs_approval",
     "normalize_filter_list",
     "redact_url_userinfo",
+    "rule_for",
     "sanitize_fragment",
     "utf16_cut",
     "utf16_len",

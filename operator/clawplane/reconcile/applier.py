@@ -260,6 +260,9 @@ def record_resource(d: DesiredResource, ctx: ApplyContext, report: RuntimeReport
     generation = (prior.generation + (prior.config_hash != d.config_hash)) if prior else 1
     conds, phase, status = _conditions(d, report)
     status["digests"] = dict(d.digests)
+    if d.resource.metadata.labels:
+        # A delete is matched against these by approval rules once the resource is gone.
+        status["labels"] = dict(d.resource.metadata.labels)
     if report is not None and report.stderr:
         status["stderr"] = list(report.stderr)
     if d.kind == "Agent":

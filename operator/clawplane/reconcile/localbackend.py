@@ -7,13 +7,12 @@ or connect, initialize, list tools, stop) with a short-lived supervisor of their
 
 from __future__ import annotations
 
-import hashlib
-import json
 import socket
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from clawplane.models import McpServerSpec
 from clawplane.reconcile.backend import STDERR_TAIL_LINES, RuntimeReport, ToolInfo
@@ -30,14 +29,11 @@ from clawplane.runtimes import (
     ToolKind,
     token_digest,
 )
+from clawplane.runtimes.catalog import schema_hash
 from clawplane.state import StateDB
 from clawplane.state.tokens import CLI, load_tokens
 
 SETTLE_MARGIN_S = 5.0
-
-
-def _schema_hash(schema: object) -> str:
-    return hashlib.sha256(json.dumps(schema, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def _report(supervisor: Supervisor, name: str, status: RuntimeStatus, endpoint: str | None) -> RuntimeReport:
@@ -45,10 +41,16 @@ def _report(supervisor: Supervisor, name: str, status: RuntimeStatus, endpoint: 
     if status.phase is Phase.READY:
         entries = [e for e in supervisor.catalog([name]) if e.kind is ToolKind.TOOL]
         tools = tuple(
-            ToolInfo(e.tool, e.name, _schema_hash(e.input_schema), (e.description or "")[:200])
+            ToolInfo(e.tool, e.name, schema_hash(e.input_schema), (e.description or "")[:200])
             for e in entries
         )
-    info = {"name": status.server_name, "version": status.server_version} if status.server_name else None
+    info: dict[str, Any] | None = None
+    if status.server_name:
+        info = {"name": status.server_name, "version": status.server_version}
+    if status.phase is Phase.READY:
+        # What the agent catalog's utility tools (resources_*, prompts_*) are made from.
+        offered = supervisor.server_tools(name)
+        info = {**(info or {}), "resources": offered.resources, "prompts": offered.prompts}
     return RuntimeReport(
         phase=status.phase.value,
         pid=status.pid,

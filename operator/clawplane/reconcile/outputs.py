@@ -19,10 +19,12 @@ from typing import Any
 from clawplane.desired import DesiredState
 from clawplane.diagnostics import Diagnostic
 from clawplane.models import Agent, Gateway, McpServer, Skill
+from clawplane.reconcile.agentcatalog import agent_layers, catalog_rows, filter_catalog, recorded_surfaces
 from clawplane.reconcile.jsontext import IndentedJson
 from clawplane.reconcile.workspace import Workspace
 from clawplane.render import ServerEntries, projected_into, render_codex_config, render_openclaw_config
 from clawplane.render.clients import render_client_configs
+from clawplane.runtimes.catalog import merge_catalog
 from clawplane.skills import AgentSnapshot, GatewaySkills, Host, Placed, SkillsEngine
 from clawplane.state import ObservedState
 from clawplane.state.tokens import OPENCLAW, codex_consumer
@@ -102,7 +104,7 @@ class OutputRenderer:
             files[f"agents/{agent_id}/skills-prompt.txt"] = snapshot.prompt.text
             # Compact JSON: the C encoder is ~10x faster than an indented dump on large fleets.
             files[f"agents/{agent_id}/snapshot.json"] = self._snapshot_json(agent_id, snapshot)
-            catalog = _catalog(server_names, observed)
+            catalog = self._agent_catalog(agent_id, server_names, desired, observed)
             files[f"agents/{agent_id}/tools.json"] = self._tools_text.dumps(catalog) + "\n"
             # Only servers whose tools are known: unknown ones must not become "no tools enabled".
             discovered = {
@@ -136,6 +138,14 @@ class OutputRenderer:
             self.diagnostics.extend(problems)
             files.update(clients)
         return files
+
+    def _agent_catalog(
+        self, agent_id: str, server_names: list[str], desired: DesiredState, observed: ObservedState
+    ) -> list[dict[str, Any]]:
+        """The agent's catalog as OpenClaw builds it, from the surfaces recorded at the last apply."""
+        agent = next((a for a in desired.agent_models if a.name.lower() == agent_id), None)
+        entries = merge_catalog(recorded_surfaces(server_names, desired, observed))
+        return catalog_rows(filter_catalog(entries, agent_layers(desired.gateway, agent)), observed)
 
     def _auth(self, observed: ObservedState) -> Callable[[str, Iterable[McpServer]], dict[str, str]]:
         def headers(consumer: str, servers: Iterable[McpServer]) -> dict[str, str]:
@@ -215,22 +225,6 @@ class OutputRenderer:
             "promptFormat": snapshot.prompt.format,
             "snapshotHash": snapshot.content_hash,
         }
-
-
-def _catalog(server_names: list[str], observed: ObservedState) -> list[dict[str, Any]]:
-    rows = []
-    for name in server_names:
-        for tool in observed.tools_applied.get(name, ()):
-            rows.append(
-                {
-                    "name": tool.safe_name,
-                    "server": name,
-                    "tool": tool.raw_name,
-                    "description": tool.description,
-                    "inputSchemaHash": tool.schema_hash,
-                }
-            )
-    return sorted(rows, key=lambda r: r["name"])
 
 
 __all__ = ["OutputRenderer", "Path"]

@@ -5,7 +5,10 @@ is omitted). Keys follow Codex 0.171 (``codex-rs/config/src/mcp_types.rs``): hos
 servers become ``url`` entries pointing at the supervisor; consumer stdio servers keep
 ``command``/``args``/``cwd``/``env``; remote streamable-HTTP servers keep ``url`` and headers.
 Codex speaks no SSE, so sse servers are reported and left out. ``codex.defaultToolsApprovalMode``
-becomes ``default_tools_approval_mode`` (Codex's own enum includes ``auto``/``prompt``/``approve``).
+becomes ``default_tools_approval_mode`` (Codex's own enum: ``auto``/``prompt``/``writes``/``approve``),
+and ``toolApproval.tools`` becomes ``[mcp_servers.<name>.tools.<tool>] approval_mode`` per raw tool
+name (globs expanded over the discovered tools), so one declaration gates both clawplane's
+endpoints and Codex itself.
 
 Secrets: ``valueFrom.env`` becomes a Codex env-var reference (``env_vars`` for a stdio
 variable of the same name, ``env_http_headers`` for headers), so the value stays out of
@@ -24,7 +27,7 @@ import tomli_w
 from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.models import Hosting, McpServer, Transport
 from clawplane.models.values import ValueFrom, literal_text
-from clawplane.naming import is_tool_allowed
+from clawplane.naming import is_tool_allowed, rule_for
 from clawplane.render.paths import absolute_path, base_dir_of
 from clawplane.secrets import SecretError, resolve_value
 
@@ -201,6 +204,33 @@ class _ServerTable:
         self._tool_filter(table, tools)
         if spec.codex is not None and spec.codex.default_tools_approval_mode is not None:
             table["default_tools_approval_mode"] = spec.codex.default_tools_approval_mode.value
+        self._tool_approval(table, tools)
+
+    def _tool_approval(self, table: dict[str, Any], tools: Sequence[str] | None) -> None:
+        """``toolApproval`` as Codex's per-tool ``approval_mode`` (exact raw names only)."""
+        approval = self.server.spec.tool_approval
+        if approval is None:
+            return
+        rules = {pattern: mode.value for pattern, mode in approval.tools.items()}
+        names = [p for p in rules if not _is_glob(p)]
+        if any(_is_glob(p) for p in rules):
+            if tools is None:
+                self._diag(
+                    Severity.WARNING,
+                    "render.codex-approval-globs",
+                    "Codex matches exact tool names and the server's tools are not known yet; "
+                    "its toolApproval globs are not in config.toml until they are",
+                    "spec.toolApproval",
+                )
+            else:
+                names = list(dict.fromkeys([*names, *tools]))
+        per_tool: dict[str, dict[str, str]] = {}
+        for name in sorted(names):
+            found = rule_for(name, rules)
+            if found is not None:
+                per_tool[name] = {"approval_mode": found[1]}
+        if per_tool:
+            table["tools"] = per_tool
 
     def _tool_filter(self, table: dict[str, Any], tools: Sequence[str] | None) -> None:
         flt = self.server.spec.tool_filter

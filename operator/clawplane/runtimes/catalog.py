@@ -16,6 +16,8 @@ App-only tools (``_meta.ui.visibility`` without ``model``) stay out of the model
 from __future__ import annotations
 
 import enum
+import hashlib
+import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +35,7 @@ __all__ = [
     "build_server_tools",
     "merge_catalog",
     "sanitize_metadata_text",
+    "schema_hash",
 ]
 
 METADATA_TEXT_LIMIT = 1200
@@ -121,6 +124,11 @@ class ToolEntry:
             "inputSchema": dict(self.input_schema),
             "annotations": dict(self.annotations) if self.annotations is not None else None,
         }
+
+
+def schema_hash(schema: object) -> str:
+    """A short stable hash of an input schema (``tools.json``'s ``inputSchemaHash``, drift detection)."""
+    return hashlib.sha256(json.dumps(schema, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def sanitize_metadata_text(value: object) -> str | None:

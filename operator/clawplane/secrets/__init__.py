@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -18,14 +19,24 @@ from clawplane.naming import REDACTED, is_sensitive_key
 
 __all__ = [
     "REDACTED",
+    "TOKEN_PREFIX",
     "SecretError",
     "display_value",
     "resolve_mapping",
     "resolve_value",
+    "scrub_tokens",
     "value_digest",
 ]
 
 _DIGEST_SALT = b"clawplane/v1/secret-digest"
+TOKEN_PREFIX = "clawplane_"
+"""Every bearer token clawplane issues starts with this, so it can be recognised anywhere."""
+_TOKEN = re.compile(re.escape(TOKEN_PREFIX) + r"[A-Za-z0-9_-]{16,}")
+
+
+def scrub_tokens(text: str) -> str:
+    """``text`` with every clawplane bearer token replaced by ``<redacted>``."""
+    return _TOKEN.sub(REDACTED, text) if TOKEN_PREFIX in text else text
 
 
 class SecretError(Exception):

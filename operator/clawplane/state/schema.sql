@@ -74,3 +74,29 @@ CREATE TABLE IF NOT EXISTS tokens (
   created_at   TEXT NOT NULL,
   rotated_at   TEXT
 );
+-- Reconcile events for `events_wait` and subscribed MCP sessions (events/queue.py): a bounded,
+-- replayable queue; the newest 1,000 are kept, the cursor is the seq of the last one seen.
+CREATE TABLE IF NOT EXISTS events (
+  seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+  at        TEXT NOT NULL,
+  type      TEXT NOT NULL,               -- pass_started | pass_finished | phase_changed | ...
+  subject   TEXT NOT NULL DEFAULT '',    -- Kind/name, server or approval id
+  data_json TEXT NOT NULL DEFAULT '{}'   -- redacted
+);
+-- Pending and answered approvals, of plan actions and of tool calls (approvals/queue.py).
+CREATE TABLE IF NOT EXISTS approvals (
+  id           TEXT PRIMARY KEY,
+  kind         TEXT NOT NULL CHECK (kind IN ('plan', 'tool')),
+  status       TEXT NOT NULL,            -- pending | approved | rejected | expired | superseded | applied
+  fingerprint  TEXT NOT NULL DEFAULT '', -- plan: what exactly is held (keys, actions, hashes)
+  plan_hash    TEXT NOT NULL DEFAULT '',
+  summary      TEXT NOT NULL,
+  subject_json TEXT NOT NULL,            -- plan: held actions with redacted diffs; tool: call, redacted
+  requested_by TEXT NOT NULL DEFAULT '',
+  requested_at TEXT NOT NULL,
+  expires_at   TEXT NOT NULL,
+  resolved_at  TEXT,
+  resolved_by  TEXT,
+  reason       TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS approvals_status ON approvals(status, kind);

@@ -231,3 +231,25 @@ def audit_entries(db: StateDB, *, limit: int = 50) -> list[AuditRecord]:
         )
         for r in db.query("SELECT * FROM audit ORDER BY id DESC LIMIT ?", (limit,))
     ]
+
+
+def audit_event(
+    db: StateDB,
+    *,
+    user: str,
+    host: str,
+    plan_hash: str,
+    actions: Sequence[dict[str, Any]],
+    outcome: str,
+    detail: str = "",
+    git_commit: str | None = None,
+) -> int:
+    """Record something that happened at once (an approval requested or answered); returns its id."""
+    now = utcnow()
+    with db.transaction() as conn:
+        cur = conn.execute(
+            "INSERT INTO audit(started_at, finished_at, user, host, git_commit, plan_hash, actions_json, "
+            "outcome, detail) VALUES (?,?,?,?,?,?,?,?,?)",
+            (now, now, user, host, git_commit, plan_hash, dumps(list(actions)), outcome, detail),
+        )
+        return int(cur.lastrowid or 0)

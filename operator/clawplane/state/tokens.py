@@ -15,6 +15,7 @@ import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from clawplane.secrets import TOKEN_PREFIX
 from clawplane.state.db import StateDB, utcnow
 
 __all__ = [
@@ -33,8 +34,6 @@ __all__ = [
 
 OPENCLAW = "openclaw"
 CLI = "cli"
-TOKEN_PREFIX = "clawplane_"
-"""Every token starts with this, so secret scanners and the redactor recognise it."""
 
 
 def codex_consumer(agent: str) -> str:

@@ -11,7 +11,8 @@ PACKAGE_DIR = Path(naming.__file__).parent
 def test_all_lists_every_public_name_exactly_once_and_sorted() -> None:
     public = {name for name in vars(naming) if not name.startswith("_")}
     modules = {
-        "channelfields", "envpolicy", "envsubst", "jsstring", "sensitive", "servers", "toolfilter", "tools", "utf16"
+        "channelfields", "envpolicy", "envsubst", "jsstring", "sensitive", "servers", "toolapproval",
+        "toolfilter", "toolpolicy", "tools", "utf16",
     }
     assert set(naming.__all__) == public - modules
     assert naming.__all__ == sorted(naming.__all__)

@@ -1,0 +1,33 @@
+"""clawplane.approvals: plan approval rules and the queue of pending approvals (plans and tool calls).
+
+Public API (plain values and one queue; a web UI lists and answers approvals with it directly):
+
+- ``ApprovalQueue(db, events)`` — ``find(statuses=…, kind=…)``, ``get(id)``, ``respond(id,
+  "approve"|"reject", by=…, reason=…)``, ``request(…)``, ``wait(id, timeout=…)``, ``expire_due()``.
+- ``Approval``, ``ApprovalKind``, ``Status``, ``Decision``, ``ApprovalError`` — the values.
+- ``held_actions(plan, desired, observed, rules)`` / ``rules_of(gateway)`` — which plan actions a
+  Gateway's ``spec.approvals.rules`` hold; ``decide(queue, held, …)`` splits them per pass into
+  waiting and released, and ``mark_applied`` closes what was released.
+- ``ToolCallApprovals`` — holds tool calls through clawplane's endpoints in the same queue.
+"""
+
+from clawplane.approvals.planhold import HoldDecision, decide, mark_applied
+from clawplane.approvals.policy import HeldAction, fingerprint, held_actions, rules_of
+from clawplane.approvals.queue import ApprovalQueue
+from clawplane.approvals.records import Approval, ApprovalError, ApprovalKind, Decision, Status
+
+__all__ = [
+    "Approval",
+    "ApprovalError",
+    "ApprovalKind",
+    "ApprovalQueue",
+    "Decision",
+    "HeldAction",
+    "HoldDecision",
+    "Status",
+    "decide",
+    "fingerprint",
+    "held_actions",
+    "mark_applied",
+    "rules_of",
+]
