@@ -88,6 +88,7 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
     _crd_resources: dict[str, list[kmock.resource]] = attrs.field(factory=dict, init=False)
     _request_count: int = attrs.field(default=0, init=False)
     _teardowns: dict[str, asyncio.Task[None]] = attrs.field(factory=dict, init=False)
+    _watch_log: list[tuple[str, str | None, str | None]] = attrs.field(factory=list, init=False)
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -129,6 +130,11 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
             and (namespace is None or w.namespace == namespace)
             and (name is None or w.name == name)
         ]
+
+    def watches(self) -> list[tuple[str, str | None, str | None]]:
+        """``(plural, namespace or None, labelSelector or None)`` of every watch opened (the last 1000)."""
+        with self._guard:
+            return list(self._watch_log)
 
     def clear_writes(self) -> None:
         """Forget the write log (e.g. before restarting an operator)."""
@@ -412,6 +418,9 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
 
     def _watch(self, t: Target, table: list[JSON] | None = None) -> AsyncIterator[Any]:
         matcher = self._matcher(t)  # parse now: a bad selector answers 400, not a broken stream
+        with self._guard:
+            self._watch_log.append((str(t.resource.plural), t.namespace, t.params.get("labelSelector")))
+            del self._watch_log[:-1000]
         timeout = t.params.get("timeoutSeconds")
         since = t.params.get("resourceVersion") or "0"
         if not since.isdigit():

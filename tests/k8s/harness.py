@@ -254,6 +254,10 @@ class EmulatorThread:
         """See ``Emulator.writes``."""
         return self.emulator.writes(resource_plural, namespace, name)
 
+    def watches(self) -> list[tuple[str, str | None, str | None]]:
+        """See ``Emulator.watches``."""
+        return self.emulator.watches()
+
     def clear_writes(self) -> None:
         """See ``Emulator.clear_writes``."""
         self.emulator.clear_writes()

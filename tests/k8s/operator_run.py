@@ -86,6 +86,7 @@ class OperatorRun:
             resync_interval=3600,
             connection=partial(load_connection, str(self.kubeconfig)),
             metrics=self.metrics,
+            namespaces=self.namespaces,
         )
         scope = [arg for ns in self.namespaces for arg in ("-n", ns)] or ["-A"]
         self._runner = KopfRunner(

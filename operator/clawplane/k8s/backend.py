@@ -1,8 +1,9 @@
 """``RuntimeBackend`` for one namespace: hosted servers are Deployments, tools come over the Service.
 
-``ensure`` writes a server's Deployment and Service only when their spec hash changed
-(so a restarted operator does no duplicate work), then discovers tools by connecting
-to the Service once the Deployment has a ready replica. Consumer-hosted and remote
+``ensure`` converges a server's Deployment and Service every pass (level-based, through
+``ChildWriter``: drift is written back, foreign objects are never touched), then discovers
+tools by connecting to the Service once the Deployment has a ready replica of the current
+template. Consumer-hosted and remote
 servers are probed from the operator process, with Secret references resolved in memory.
 """
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from clawplane.k8s.children import (
+    CONFIG_HASH,
     SERVER_LABEL,
     Owner,
     UnsupportedInClusterError,
@@ -22,7 +24,7 @@ from clawplane.k8s.children import (
     server_service,
     service_url,
 )
-from clawplane.k8s.converge import converge
+from clawplane.k8s.converge import ChildProblem, ChildWriter
 from clawplane.k8s.kubeapi import DEPLOYMENTS, PODS, SERVICES, Kind, KubeApi
 from clawplane.k8s.secretrefs import SecretReader
 from clawplane.models import McpServerSpec, Transport, ValueFrom
@@ -38,38 +40,55 @@ class KubeBackend:
     api: KubeApi
     namespace: str
     image: str
+    writer: ChildWriter
     settings: RuntimeSettings = field(default_factory=RuntimeSettings)
     routes: Callable[[str], str | None] | None = None
     """Test hook: maps an in-cluster URL to one this process can reach (readiness is still required)."""
     owners: dict[str, Owner] = field(default_factory=dict)
     secrets: SecretReader | None = None
-    _reports: dict[str, RuntimeReport] = field(default_factory=dict)
+    problems: dict[str, ChildProblem] = field(default_factory=dict)
+    """Children of a server the API server refused, or foreign objects in their way (this pass)."""
+    _reports: dict[str, tuple[tuple[Any, ...], RuntimeReport]] = field(default_factory=dict)
     _seen: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     _pods: list[dict[str, Any]] = field(default_factory=list)
 
     async def ensure(
         self, name: str, spec: McpServerSpec, *, safe_name: str, config_hash: str, base_dir: Path
     ) -> RuntimeReport:
-        """Write the Deployment and Service if they differ, then discover tools through the Service."""
+        """Converge the Deployment and Service, then discover tools through the Service once it is ready.
+
+        Runs every pass (``report`` never answers for a hosted server), so drift is repaired
+        level-based; tools are listed again only when the pod behind the Service changed.
+        """
         owner = self.owners[name]
         try:
             deployment = server_deployment(
                 name, self.namespace, spec, owner=owner, image=self.image, config_hash=config_hash
             )
         except UnsupportedInClusterError as exc:
-            return self._remember(name, RuntimeReport(phase="failed", last_error=str(exc)))
-        current = await self._converge(DEPLOYMENTS, deployment)
-        await self._converge(SERVICES, server_service(name, self.namespace, owner=owner))
+            return RuntimeReport(phase="failed", last_error=str(exc))
+        try:
+            current = await self._converge(DEPLOYMENTS, deployment, owner)
+            await self._converge(SERVICES, server_service(name, self.namespace, owner=owner), owner)
+        except ChildProblem as problem:
+            self.problems[name] = problem
+            await self.writer.rejected_event(owner, problem)
+            self._reports.pop(name, None)
+            return RuntimeReport(phase="failed", last_error=problem.message)
         endpoint = service_url(name, self.namespace)
         restarts = self._restarts(name)
         if not _available(current):
-            report = RuntimeReport(
+            self._reports.pop(name, None)
+            return RuntimeReport(
                 phase="starting",
                 restarts=restarts,
                 endpoint=endpoint,
                 last_error="waiting for the server's pod to become ready",
             )
-            return self._remember(name, report)
+        pod = _pod_identity(current, restarts)
+        cached = self._reports.get(name)
+        if cached is not None and cached[0] == pod:
+            return cached[1]
         remote = McpServerSpec(
             transport=Transport.STREAMABLE_HTTP,
             url=self._route(endpoint),
@@ -77,8 +96,14 @@ class KubeBackend:
             request_timeout_ms=spec.request_timeout_ms,
             tool_filter=spec.tool_filter,
         )
-        found = await probe_once(name, remote, safe_name=safe_name, base_dir=base_dir, settings=self.settings)
-        return self._remember(name, replace(found, endpoint=endpoint, restarts=restarts))
+        found = replace(
+            await probe_once(name, remote, safe_name=safe_name, base_dir=base_dir, settings=self.settings),
+            endpoint=endpoint,
+            restarts=restarts,
+        )
+        if found.phase == "ready":
+            self._reports[name] = (pod, found)
+        return found
 
     async def probe(self, name: str, spec: McpServerSpec, *, safe_name: str, base_dir: Path) -> RuntimeReport:
         """Probe from the operator (remote or consumer-hosted servers), secrets resolved in memory."""
@@ -93,44 +118,36 @@ class KubeBackend:
         )
 
     async def remove(self, name: str) -> None:
-        """Delete the server's Deployment and Service (missing ones are fine)."""
+        """Delete the server's Deployment and Service if they are clawplane's (a foreign object stays)."""
         self._reports.pop(name, None)
         child = server_child_name(name)
         for seen in self._seen.values():
             seen.pop(child, None)
-        await self.api.delete(DEPLOYMENTS, self.namespace, child)
-        await self.api.delete(SERVICES, self.namespace, child)
+        owner = self.owners.get(name) or Owner("McpServer", name, "")
+        for kind in (DEPLOYMENTS, SERVICES):
+            await self.writer.delete(kind, child, owner)
 
     def report(self, name: str) -> RuntimeReport | None:
-        """The last ready report; None otherwise, so the engine checks a server again until it is ready."""
-        report = self._reports.get(name)
-        if report is None or report.phase != "ready":
-            return None
-        deployments = self._seen.get(DEPLOYMENTS.plural)
-        if deployments is not None and server_child_name(name) not in deployments:
-            return None  # its Deployment is gone (drift): the engine must ensure it again
-        return report
+        """Always None: a hosted server's children are converged every pass (see ``ensure``)."""
+        return None
 
     def _route(self, url: str) -> str:
         routed = self.routes(url) if self.routes is not None else None
         return routed or url
 
-    def _remember(self, name: str, report: RuntimeReport) -> RuntimeReport:
-        self._reports[name] = report
-        return report
-
     async def begin_pass(self) -> None:
         """Read the namespace's managed workloads once, instead of once per server."""
+        self.problems = {}
         for kind in (DEPLOYMENTS, SERVICES):
             found = await self.api.list(kind, self.namespace, labels=SERVER_LABEL)
             self._seen[kind.plural] = {o["metadata"]["name"]: o for o in found}
         self._pods = await self.api.list(PODS, self.namespace, labels=SERVER_LABEL)
 
-    async def _converge(self, kind: Kind, wanted: dict[str, Any]) -> dict[str, Any] | None:
+    async def _converge(self, kind: Kind, wanted: dict[str, Any], owner: Owner) -> dict[str, Any]:
         name = wanted["metadata"]["name"]
         seen = self._seen.get(kind.plural)
         current = seen.get(name) if seen is not None else await self.api.get(kind, self.namespace, name)
-        return await converge(self.api, kind, self.namespace, wanted, current)
+        return await self.writer.converge(kind, wanted, current, owner)
 
     def _restarts(self, name: str) -> int:
         child = server_child_name(name)
@@ -152,6 +169,14 @@ class KubeBackend:
                     values[key] = await reader.value(ref.name, ref.key)
             updates[attr] = values
         return spec.model_copy(update=updates)
+
+
+def _pod_identity(deployment: dict[str, Any], restarts: int) -> tuple[Any, ...]:
+    """What makes a new server process: another Deployment, another template, a restart."""
+    meta = deployment.get("metadata") or {}
+    template = (deployment.get("spec") or {}).get("template") or {}
+    annotations = (template.get("metadata") or {}).get("annotations") or {}
+    return (meta.get("uid"), annotations.get(CONFIG_HASH), restarts)
 
 
 def _available(deployment: dict[str, Any] | None) -> bool:

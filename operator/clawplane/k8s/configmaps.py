@@ -1,13 +1,15 @@
 """Rendered outputs → ConfigMaps: per Agent (snapshot, prompt, tools, Codex and client configs), per Gateway.
 
 The engine renders files into the namespace's out dir exactly as it does locally; this
-module groups them per owner, writes the ConfigMaps whose content changed and deletes
-managed ConfigMaps that no longer have an owner.
+module groups them per owner, converges the ConfigMaps (level-based: an edited one is written
+back, a foreign one of the same name is a Conflict on its would-be owner) and deletes
+clawplane's ConfigMaps that no owner wants any more.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +20,9 @@ from clawplane.k8s.children import (
     Owner,
     config_map,
     dns_label,
-    spec_hash,
 )
-from clawplane.k8s.converge import converge
-from clawplane.k8s.kubeapi import CONFIGMAPS, KubeApi
+from clawplane.k8s.converge import ChildProblem, ChildWriter
+from clawplane.k8s.kubeapi import CONFIGMAPS
 
 log = logging.getLogger("clawplane.k8s")
 
@@ -43,9 +44,9 @@ def gateway_config_map_name(gateway: str) -> str:
 
 def wanted_config_maps(
     out_dir: Path, namespace: str, *, agents: dict[str, Owner], gateway: Owner | None
-) -> dict[str, dict[str, Any]]:
-    """Every ConfigMap the out dir implies, by name."""
-    wanted: dict[str, dict[str, Any]] = {}
+) -> dict[str, tuple[Owner, dict[str, Any]]]:
+    """Every ConfigMap the out dir implies, by name, with its owner."""
+    wanted: dict[str, tuple[Owner, dict[str, Any]]] = {}
     for owner in agents.values():
         agent_id = owner.name.lower()
         base = out_dir / "agents" / agent_id
@@ -61,7 +62,7 @@ def wanted_config_maps(
         name = agent_config_map_name(owner.name)
         _fit(data, name)
         labels = {AGENT_LABEL: name}
-        wanted[name] = config_map(name, namespace, data, owner=owner, labels=labels)
+        wanted[name] = (owner, config_map(name, namespace, data, owner=owner, labels=labels))
     openclaw = out_dir / "openclaw.json"
     if gateway is not None and openclaw.exists():
         name = gateway_config_map_name(gateway.name)
@@ -69,27 +70,52 @@ def wanted_config_maps(
         secret_env = out_dir / "gateway-secret-env.json"
         if secret_env.exists():  # the gateway pod's `env` entries for the Secret keys openclaw.json uses
             data["secret-env.json"] = secret_env.read_text(encoding="utf-8")
-        wanted[name] = config_map(name, namespace, data, owner=gateway, labels={GATEWAY_LABEL: name})
+        cm = config_map(name, namespace, data, owner=gateway, labels={GATEWAY_LABEL: name})
+        wanted[name] = (gateway, cm)
     return wanted
 
 
-async def sync_config_maps(api: KubeApi, namespace: str, wanted: dict[str, dict[str, Any]]) -> list[str]:
-    """Create, update or delete managed ConfigMaps; returns what was written or deleted."""
-    changed: list[str] = []
-    existing = await api.list(CONFIGMAPS, namespace, labels=_managed_selector())
+@dataclass
+class Published:
+    """What one sync of the ConfigMaps did: names written or deleted, and per-owner problems."""
+
+    changed: list[str] = field(default_factory=list)
+    problems: dict[str, ChildProblem] = field(default_factory=dict)
+    """``Kind/name`` of the owner → why its ConfigMap could not be written."""
+
+
+async def sync_config_maps(writer: ChildWriter, wanted: dict[str, tuple[Owner, dict[str, Any]]]) -> Published:
+    """Converge every wanted ConfigMap; delete clawplane's ConfigMaps that no owner wants any more."""
+    out = Published()
+    existing = await writer.api.list(CONFIGMAPS, writer.namespace, labels=_managed_selector())
     by_name = {cm["metadata"]["name"]: cm for cm in existing}
-    for name, cm in sorted(wanted.items()):
+    for name, (owner, cm) in sorted(wanted.items()):
         current = by_name.get(name)
-        if current is None or spec_hash(current) != spec_hash(cm):
-            await converge(api, CONFIGMAPS, namespace, cm, current)
-            changed.append(name)
+        before = (current or {}).get("metadata", {}).get("resourceVersion")
+        try:
+            stored = await writer.converge(CONFIGMAPS, cm, current, owner)
+        except ChildProblem as problem:
+            out.problems[f"{owner.kind}/{owner.name}"] = problem
+            await writer.rejected_event(owner, problem)
+            continue
+        if stored.get("metadata", {}).get("resourceVersion") != before:
+            out.changed.append(name)
     for name, cm in sorted(by_name.items()):
         labels = cm["metadata"].get("labels") or {}
-        owned = AGENT_LABEL in labels or GATEWAY_LABEL in labels
-        if owned and name not in wanted:
-            await api.delete(CONFIGMAPS, namespace, name)
-            changed.append(f"-{name}")
-    return changed
+        previous = _owner_of(cm)
+        ours = previous is not None and (AGENT_LABEL in labels or GATEWAY_LABEL in labels)
+        gone = name not in wanted and previous is not None and ours
+        if gone and previous is not None and await writer.delete(CONFIGMAPS, name, previous):
+            out.changed.append(f"-{name}")
+    return out
+
+
+def _owner_of(cm: dict[str, Any]) -> Owner | None:
+    """The clawplane resource a managed ConfigMap belongs to (from its controller reference)."""
+    for ref in cm["metadata"].get("ownerReferences") or []:
+        if ref.get("controller") and str(ref.get("apiVersion", "")).startswith("clawplane.dev/"):
+            return Owner(str(ref.get("kind")), str(ref.get("name")), str(ref.get("uid")))
+    return None
 
 
 def _managed_selector() -> str:

@@ -113,6 +113,8 @@ class Hub:
 
     factory: Callable[[str], NamespaceReconciler]
     metrics: LoopMetrics | None = None
+    on_new_namespace: Callable[[str], None] | None = None
+    """Called once per namespace when its worker starts (to watch its Secrets)."""
     workers: dict[str, Worker] = field(default_factory=dict)
     _tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
@@ -122,6 +124,8 @@ class Hub:
         if worker is None:
             worker = self.workers[namespace] = Worker(self.factory(namespace), self.metrics)
             self._tasks[namespace] = asyncio.create_task(worker.run(), name=f"clawplane-{namespace}")
+            if self.on_new_namespace is not None:
+                self.on_new_namespace(namespace)
         return worker
 
     def poke(self, namespace: str) -> int:
@@ -132,6 +136,11 @@ class Hub:
         """Request a pass only if clawplane already manages resources there."""
         if namespace in self.workers:
             self.workers[namespace].poke()
+
+    def referenced_secrets(self, namespace: str) -> set[str] | None:
+        """The Secrets the namespace's resources referenced in its last pass (None before the first)."""
+        worker = self.workers.get(namespace)
+        return worker.reconciler.referenced_secrets if worker is not None else None
 
     async def resync(self, interval: float) -> None:
         """Poke every namespace each ``interval`` seconds, until cancelled."""

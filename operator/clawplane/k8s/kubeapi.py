@@ -6,7 +6,8 @@ retries, and merge patches (which carry no resourceVersion) are simply re-sent.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+import json
+from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,8 @@ import httpx
 from clawplane.k8s.kubeconfig import Connection
 
 CONFLICT_RETRIES = 5
+Objects = list[dict[str, Any]]
+"""A list of objects (an alias: ``KubeApi.list`` shadows the builtin inside the class)."""
 MERGE = "application/merge-patch+json"
 
 
@@ -51,6 +54,7 @@ SERVICES = Kind("", "v1", "services", "Service")
 CONFIGMAPS = Kind("", "v1", "configmaps", "ConfigMap")
 SECRETS = Kind("", "v1", "secrets", "Secret")
 PODS = Kind("", "v1", "pods", "Pod")
+NETWORK_POLICIES = Kind("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy")
 
 
 class _TokenAuth(httpx.Auth):
@@ -106,21 +110,61 @@ class KubeApi:
         self, kind: Kind, namespace: str | None, *, labels: str | None = None
     ) -> list[dict[str, Any]]:
         """Every object of ``kind`` in ``namespace`` (all namespaces when None)."""
+        return (await self.list_versioned(kind, namespace, labels=labels))[0]
+
+    async def list_versioned(
+        self, kind: Kind, namespace: str | None, *, labels: str | None = None
+    ) -> tuple[Objects, str]:
+        """The objects and the list's resourceVersion (where a watch starts)."""
         params = {"labelSelector": labels} if labels else None
         body = await self._call("GET", kind.path(namespace), params=params)
         items: list[dict[str, Any]] = body.get("items") or []
         for item in items:  # list items omit these; callers treat items like single objects
             item.setdefault("kind", kind.kind)
             item.setdefault("apiVersion", kind.api_version)
-        return items
+        return items, str((body.get("metadata") or {}).get("resourceVersion") or "")
+
+    async def watch(
+        self,
+        kind: Kind,
+        namespace: str | None,
+        *,
+        resource_version: str,
+        labels: str | None = None,
+        timeout_seconds: int = 300,
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Watch events (``{"type", "object"}``) from ``resource_version`` until the server ends the watch.
+
+        The selector is applied by the API server, so only matching objects cross the wire.
+        """
+        params = {
+            "watch": "true",
+            "resourceVersion": resource_version,
+            "timeoutSeconds": str(timeout_seconds),
+            "allowWatchBookmarks": "true",
+        }
+        if labels:
+            params["labelSelector"] = labels
+        timeout = httpx.Timeout(timeout_seconds + 30.0, connect=30.0)
+        async with self._client.stream("GET", kind.path(namespace), params=params, timeout=timeout) as resp:
+            if resp.status_code >= 400:
+                await resp.aread()
+                raise _error(resp)
+            async for line in resp.aiter_lines():
+                if line.strip():
+                    event: dict[str, Any] = json.loads(line)
+                    yield event
 
     async def create(self, kind: Kind, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
         """POST a new object."""
         return await self._call("POST", kind.path(namespace), json=obj)
 
-    async def replace(self, kind: Kind, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
-        """PUT ``obj`` (its resourceVersion guards against lost updates)."""
-        return await self._call("PUT", kind.path(namespace, obj["metadata"]["name"]), json=obj)
+    async def replace(
+        self, kind: Kind, namespace: str, obj: dict[str, Any], *, dry_run: bool = False
+    ) -> dict[str, Any]:
+        """PUT ``obj`` (its resourceVersion guards against lost updates); a dry run stores nothing."""
+        params = {"dryRun": "All"} if dry_run else None
+        return await self._call("PUT", kind.path(namespace, obj["metadata"]["name"]), json=obj, params=params)
 
     async def patch(
         self, kind: Kind, namespace: str, name: str, patch: dict[str, Any], *, sub: str | None = None

@@ -1,9 +1,9 @@
 """The kopf adapter: events in, namespace passes out. No reconcile logic lives here.
 
 Handlers only decide *which namespace* needs a pass: custom resources whose spec,
-restart annotation or deletion changed; Secrets and managed Deployments in namespaces
-clawplane already manages. Deletion waits for a pass that removed what the resource
-owned, then kopf drops the finalizer.
+restart annotation or deletion changed (kopf), and children or referenced Secrets that
+changed in namespaces clawplane manages (``watches.Watches``, filtered by the API server).
+Deletion waits for a pass that removed what the resource owned, then kopf drops the finalizer.
 """
 
 from __future__ import annotations
@@ -16,11 +16,12 @@ from typing import Any
 
 import kopf
 
-from clawplane.k8s.children import MANAGED_BY, RESTART_ANNOTATION
+from clawplane.k8s.children import RESTART_ANNOTATION
 from clawplane.k8s.hub import Hub
 from clawplane.k8s.kubeapi import KubeApi
 from clawplane.k8s.kubeconfig import Connection, load_connection
 from clawplane.k8s.reconciler import CRD_KINDS, ClusterSettings, NamespaceReconciler
+from clawplane.k8s.watches import OwnWrites, Watches
 from clawplane.reconcile.metrics import LoopMetrics
 
 FINALIZER = "clawplane.dev/finalizer"
@@ -35,6 +36,8 @@ class OperatorConfig:
     resync_interval: float = 300.0
     connection: Callable[[], Connection] = load_connection
     metrics: LoopMetrics = field(default_factory=LoopMetrics)
+    namespaces: tuple[str, ...] = ()
+    """The watched namespaces (as given to kopf); empty: all of them."""
 
 
 @dataclass
@@ -42,6 +45,7 @@ class _State:
     hub: Hub | None = None
     api: KubeApi | None = None
     resync: asyncio.Task[None] | None = None
+    watches: Watches | None = None
     seen: dict[tuple[str, str, str], tuple[Any, ...]] = field(default_factory=dict)
 
 
@@ -88,13 +92,22 @@ def build_registry(config: OperatorConfig) -> kopf.OperatorRegistry:
         logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per API call drowns the log
         state.api = KubeApi(config.connection())
         api = state.api
-        state.hub = Hub(lambda ns: NamespaceReconciler(api, ns, config.settings), config.metrics)
-        state.resync = asyncio.create_task(state.hub.resync(config.resync_interval))
+        own = OwnWrites()
+        hub = Hub(lambda ns: NamespaceReconciler(api, ns, config.settings, own=own), config.metrics)
+        state.hub = hub
+        state.watches = Watches(
+            api, hub.poke_known, own, namespaces=config.namespaces, referenced=hub.referenced_secrets
+        )
+        hub.on_new_namespace = state.watches.manage
+        state.watches.start()
+        state.resync = asyncio.create_task(hub.resync(config.resync_interval))
 
     @kopf.on.cleanup(registry=registry)
     async def cleanup(**_: Any) -> None:
         if state.resync is not None:
             state.resync.cancel()
+        if state.watches is not None:
+            await state.watches.stop()
         if state.hub is not None:
             await state.hub.stop()
         if state.api is not None:
@@ -106,16 +119,6 @@ def build_registry(config: OperatorConfig) -> kopf.OperatorRegistry:
 
     for kind in CRD_KINDS.values():
         _register_kind(registry, kind.group, kind.version, kind.plural, state, hub)
-
-    @kopf.on.event("", "v1", "secrets", registry=registry)
-    async def secret_changed(namespace: str | None, **_: Any) -> None:
-        if namespace:
-            hub().poke_known(namespace)
-
-    @kopf.on.event("apps", "v1", "deployments", labels=dict(MANAGED_BY), registry=registry)
-    async def deployment_changed(namespace: str | None, **_: Any) -> None:
-        if namespace:
-            hub().poke_known(namespace)
 
     return registry
 

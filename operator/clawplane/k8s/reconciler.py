@@ -19,16 +19,19 @@ from clawplane.desired import DesiredState
 from clawplane.k8s.backend import KubeBackend
 from clawplane.k8s.children import RESTART_ANNOTATION, Owner
 from clawplane.k8s.configmaps import sync_config_maps, wanted_config_maps
+from clawplane.k8s.converge import ChildProblem, ChildWriter
+from clawplane.k8s.events import EventRecorder
 from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
 from clawplane.k8s.materialize import Materialized, Materializer, key_of
-from clawplane.k8s.secretrefs import SecretReader
+from clawplane.k8s.secretrefs import Redaction, SecretReader, secret_refs
 from clawplane.k8s.statuses import build_status, status_patch
+from clawplane.k8s.watches import OwnWrites
 from clawplane.models import API_GROUP, KINDS
 from clawplane.reconcile.applier import ApplyContext, apply_plan
 from clawplane.reconcile.engine import Engine, InvalidFolderError
 from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes import RuntimeSettings
-from clawplane.state import ObservedState, StateDB, store
+from clawplane.state import ObservedState, ResourceRecord, StateDB, store
 
 log = logging.getLogger("clawplane.k8s")
 
@@ -82,7 +85,9 @@ class ClusterEngine(Engine):
 class NamespaceReconciler:
     """Keeps one namespace converged; each ``reconcile()`` is a full, idempotent pass."""
 
-    def __init__(self, api: KubeApi, namespace: str, settings: ClusterSettings) -> None:
+    def __init__(
+        self, api: KubeApi, namespace: str, settings: ClusterSettings, *, own: OwnWrites | None = None
+    ) -> None:
         root = settings.state_dir / "namespaces" / namespace
         self.api = api
         self.namespace = namespace
@@ -99,13 +104,18 @@ class NamespaceReconciler:
         self.materializer = Materializer(self.ws.folder)
         self._render_problems: set[str] = set()
         self.db = StateDB.open(self.ws.state_dir)
+        self.events = EventRecorder(api, namespace)
+        self.writer = ChildWriter(api, namespace, own or OwnWrites(), self.events)
         self.backend = KubeBackend(
             api,
             namespace,
             settings.bridge_image,
+            self.writer,
             settings=settings.runtime,
             routes=settings.routes,
         )
+        self.referenced_secrets: set[str] | None = None
+        """Secrets the resources referenced in the last pass (None before the first)."""
 
     def close(self) -> None:
         """Release the state database."""
@@ -120,6 +130,8 @@ class NamespaceReconciler:
         secrets = SecretReader(self.api, self.namespace)
         self.backend.secrets = secrets
         secret_problems = await self._digests(live, secrets)
+        self.referenced_secrets = {name for cr in live for name, _ in secret_refs(cr.get("spec") or {})}
+        self.writer.redact = Redaction(secrets, live)
         materialized = self.materializer.sync(live)
         self._set_owners(live)
         await self.backend.begin_pass()
@@ -128,14 +140,19 @@ class NamespaceReconciler:
         except InvalidFolderError as exc:
             result.ok = False
             result.error = "; ".join(d.message for d in exc.diagnostics.errors)
+        child_problems: dict[str, ChildProblem] = {
+            f"McpServer/{k}": v for k, v in self.backend.problems.items()
+        }
         if result.ok or result.results:
-            result.config_maps = await sync_config_maps(
-                self.api,
-                self.namespace,
-                wanted_config_maps(self.ws.out_dir, self.namespace, **self._owners(live)),
+            published = await sync_config_maps(
+                self.writer, wanted_config_maps(self.ws.out_dir, self.namespace, **self._owners(live))
             )
+            result.config_maps = published.changed
+            child_problems.update(published.problems)
         observed = store.load_observed(self.db)  # once: statuses and the requeue check share it
-        result.statuses = await self._write_statuses(live, observed, materialized, secret_problems)
+        result.statuses = await self._write_statuses(
+            live, observed, materialized, secret_problems, child_problems
+        )
         result.requeue = _unsettled(live, observed)
         result.seconds = time.monotonic() - started
         return result
@@ -217,6 +234,7 @@ class NamespaceReconciler:
         observed: ObservedState,
         materialized: Materialized,
         secret_problems: dict[str, list[str]],
+        child_problems: dict[str, ChildProblem],
     ) -> int:
         written = 0
         for cr in live:
@@ -228,6 +246,8 @@ class NamespaceReconciler:
                 accepted_generation=materialized.accepted_generation.get(key),
                 secret_problems=secret_problems.get(key, []),
                 tools=list(observed.tools_applied.get(cr["metadata"]["name"], ())),
+                child_problem=child_problems.get(key),
+                servers=_agent_servers(cr, live, observed) if cr["kind"] == "Agent" else None,
             )
             patch = status_patch(cr.get("status"), wanted)
             if patch is None:
@@ -245,6 +265,17 @@ class NamespaceReconciler:
                 if exc.status != 404:  # deleted meanwhile: nothing to report on
                     raise
         return written
+
+
+def _agent_servers(
+    agent: dict[str, Any], live: list[dict[str, Any]], observed: ObservedState
+) -> dict[str, ResourceRecord | None]:
+    """The servers an Agent uses (its ``mcpServers``, else every enabled one) and their records."""
+    declared = {cr["metadata"]["name"]: cr for cr in live if cr["kind"] == "McpServer"}
+    names = (agent.get("spec") or {}).get("mcpServers")
+    if names is None:
+        names = [n for n, cr in declared.items() if (cr.get("spec") or {}).get("enabled", True)]
+    return {n: observed.resources.get(f"McpServer/{n}") for n in names if n in declared}
 
 
 def _unsettled(live: list[dict[str, Any]], observed: ObservedState) -> bool:

@@ -42,6 +42,7 @@ def operator_config(options: RunOptions) -> OperatorConfig:
         settings,
         resync_interval=options.resync_interval,
         connection=partial(load_connection, options.kubeconfig),
+        namespaces=options.namespaces,
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from clawplane.k8s.kubeapi import SECRETS, KubeApi
+from clawplane.naming import REDACTED, is_sensitive_key
 
 _SALT = b"clawplane/v1/k8s-secret-digest"
 
@@ -42,6 +43,8 @@ class SecretReader:
         self.api = api
         self.namespace = namespace
         self._cache: dict[str, dict[str, Any] | None] = {}
+        self.values_read: set[str] = set()
+        """Every decoded value handed out this pass (what a redactor must hide)."""
 
     async def _secret(self, name: str) -> dict[str, Any] | None:
         if name not in self._cache:
@@ -58,14 +61,13 @@ class SecretReader:
         data = secret.get("data") or {}
         if key in data:
             try:
-                return base64.b64decode(data[key], validate=True).decode("utf-8")
+                text = base64.b64decode(data[key], validate=True).decode("utf-8")
             except (binascii.Error, UnicodeDecodeError):
                 raise LookupError(
                     f"Secret {self.namespace}/{name} key {key!r} is not valid UTF-8 text"
                 ) from None
-        string_data = secret.get("stringData") or {}
-        if key in string_data:
-            return str(string_data[key])
+            self.values_read.add(text)
+            return text
         raise LookupError(
             f"Secret {self.namespace}/{name} has no key {key!r}; add it or fix secretKeyRef.key"
         )
@@ -85,3 +87,28 @@ class SecretReader:
         if not parts:
             return None, problems
         return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16], problems
+
+
+class Redaction:
+    """Hides, in text about children, the Secret values read this pass and sensitive literal values."""
+
+    MIN_CHARS = 4
+    """Shorter values occur by accident too often to be replaced everywhere."""
+
+    def __init__(self, secrets: SecretReader, crs: list[dict[str, Any]]) -> None:
+        self.secrets = secrets
+        self.literals = {
+            str(value)
+            for cr in crs
+            for section in ("env", "headers")
+            for key, value in ((cr.get("spec") or {}).get(section) or {}).items()
+            if isinstance(value, str | int | float) and is_sensitive_key(key)
+        }
+
+    def __call__(self, text: str) -> str:
+        """``text`` with every known secret replaced by ``<redacted>``."""
+        values = sorted((self.secrets.values_read | self.literals), key=len, reverse=True)
+        for value in values:
+            if len(value) >= self.MIN_CHARS:
+                text = text.replace(value, REDACTED)
+        return text

@@ -2,13 +2,18 @@
 
 ``observedGeneration`` is the generation whose spec is running: a resource that fell
 back to its last accepted spec reports that older generation, with ``Accepted=False``
-saying why the new one was refused.
+saying why the new one was refused. Conditions say what is true in the cluster:
+a child the API server refused is ``ChildRejected`` (its message verbatim), a foreign
+object in the way is ``Conflict``; a remote or consumer-run server is ``Programmed``
+once it is in openclaw.json, whether or not the operator could reach it; ``toolCount``
+counts the ``tools`` listed beside it; an Agent is Ready only when its servers are.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from clawplane.k8s.converge import ChildProblem
 from clawplane.k8s.materialize import Problem
 from clawplane.reconcile.conditions import Cond, merge
 from clawplane.state import ResourceRecord, ToolRecord
@@ -71,8 +76,10 @@ def build_status(
     accepted_generation: int | None,
     secret_problems: list[str],
     tools: list[ToolRecord],
+    child_problem: ChildProblem | None = None,
+    servers: dict[str, ResourceRecord | None] | None = None,
 ) -> dict[str, Any]:
-    """The status to write for ``cr``."""
+    """The status to write for ``cr`` (``servers``: an Agent's servers and their records)."""
     generation = int(cr["metadata"].get("generation") or 1)
     prior = list((cr.get("status") or {}).get("conditions") or [])
     if record is None or accepted_generation is None:
@@ -88,6 +95,18 @@ def build_status(
     }
     if record.kind == "McpServer":
         status["tools"] = sorted(t.safe_name for t in tools)
+        status["toolCount"] = len(status["tools"])
+        conditions = _rendered(conditions, record, running)
+    if record.kind == "Agent" and servers:
+        conditions = _servers_ready(conditions, servers, running)
+        status["phase"] = "Ready" if _is_true(conditions, "Ready") else "Pending"
+    if child_problem is not None:
+        for ctype in ("Programmed", "Ready"):
+            conditions = _set(
+                conditions, Cond(ctype, False, child_problem.reason, child_problem.message), running
+            )
+        status["phase"] = "Failed"
+        status["message"] = child_problem.message
     if secret_problems:
         message = "; ".join(secret_problems)
         conditions = _set(conditions, Cond("ResolvedRefs", False, "SecretNotFound", message), running)
@@ -99,6 +118,38 @@ def build_status(
         )
     status["conditions"] = conditions
     return status
+
+
+def _is_true(conditions: list[dict[str, Any]], ctype: str) -> bool:
+    return any(c["type"] == ctype and c["status"] == "True" for c in conditions)
+
+
+def _rendered(
+    conditions: list[dict[str, Any]], record: ResourceRecord, generation: int
+) -> list[dict[str, Any]]:
+    """A remote or consumer-run server is programmed once rendered, even when the operator cannot reach it."""
+    runtime = record.status.get("runtime")
+    if runtime not in ("remote", "probed") or _is_true(conditions, "Programmed"):
+        return conditions
+    reached = next((c.get("message") for c in conditions if c["type"] == "Ready"), "") or ""
+    detail = f"; the operator could not reach it: {reached}" if reached else ""
+    return _set(
+        conditions, Cond("Programmed", True, "Rendered", f"rendered into openclaw.json{detail}"), generation
+    )
+
+
+def _servers_ready(
+    conditions: list[dict[str, Any]], servers: dict[str, ResourceRecord | None], generation: int
+) -> list[dict[str, Any]]:
+    """An Agent is Ready when every server it uses is Ready (disabled ones do not count)."""
+    waiting = [
+        f"McpServer {name} is {(rec.phase if rec else 'not reconciled yet')}"
+        for name, rec in sorted(servers.items())
+        if rec is None or rec.phase not in ("Ready", "Disabled")
+    ]
+    if not waiting:
+        return conditions
+    return _set(conditions, Cond("Ready", False, "ServersNotReady", "; ".join(waiting)), generation)
 
 
 def _carry(prior: list[dict[str, Any]], now: list[dict[str, Any]]) -> list[dict[str, Any]]:

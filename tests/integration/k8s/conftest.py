@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 import yaml
+from tests.k8s.cluster import Cluster, running_cluster
 from tests.k8s.emulator import EmulatorThread
 
 CRD_PATH = Path(__file__).resolve().parents[3] / "manifests" / "crds" / "mcpservers.clawplane.dev.yaml"
@@ -35,3 +36,10 @@ def crd(api: httpx.Client) -> dict[str, Any]:
     resp = api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=yaml.safe_load(CRD_PATH.read_text()))
     assert resp.status_code == 201, resp.text
     return dict(resp.json())
+
+
+@pytest.fixture
+def cluster(emulator: EmulatorThread, tmp_path: Path) -> Iterator[Cluster]:
+    """The emulator with a kubelet and a running operator (tests/k8s/cluster.py)."""
+    with running_cluster(emulator, tmp_path) as c:
+        yield c

@@ -28,17 +28,18 @@ def test_agent_and_gateway_files_are_grouped(tmp_path: Path) -> None:
     # "Bot" is not a DNS label as is: a hash suffix keeps "Bot" and "bot" from sharing a ConfigMap.
     assert agent_config_map_name("Bot") != agent_config_map_name("bot")
     assert set(wanted) == {agent_config_map_name("Bot"), "clawplane-gateway-default"}
-    agent = wanted[agent_config_map_name("Bot")]
+    owner, agent = wanted[agent_config_map_name("Bot")]
+    assert owner == Owner("Agent", "Bot", "u1")
     assert set(agent["data"]) == {"skills-prompt.txt", "tools.json", "codex-config.toml",
                                   "client-claude-code-mcp.json", "client-gemini-cli-settings.json"}
-    assert wanted["clawplane-gateway-default"]["data"] == {"openclaw.json": "{}"}
+    assert wanted["clawplane-gateway-default"][1]["data"] == {"openclaw.json": "{}"}
 
 
 def test_oversized_snapshot_is_left_out_with_a_note(tmp_path: Path) -> None:
     write(tmp_path, "agents/bot/skills-prompt.txt", "prompt")
     write(tmp_path, "agents/bot/snapshot.json", "x" * (MAX_DATA_BYTES + 10))
     write(tmp_path, "agents/bot/tools.json", "[]")
-    [cm] = wanted_config_maps(
+    [(_, cm)] = wanted_config_maps(
         tmp_path, "ns", agents={"bot": Owner("Agent", "bot", "u")}, gateway=None
     ).values()
     assert "snapshot.json" not in cm["data"] and cm["data"]["skills-prompt.txt"] == "prompt"

@@ -1,0 +1,199 @@
+"""Children the operator owns, repairs and reports on, against the strict emulator with its kubelet.
+
+Each test is one bullet of issue 21's "Why", and fails on the operator that only compared a
+spec-hash annotation, took over foreign objects, hid API errors in its log and wrote
+conditions that did not match the cluster.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from typing import Any
+
+from tests.k8s import tables
+from tests.k8s.cluster import GATEWAY, NS, SERVER_PY, Cluster, agent, apply_all, secret, server
+from tests.k8s.operator_run import until
+
+IMAGE_PATH = ("spec", "template", "spec", "containers", 0, "image")
+
+
+def dig(obj: Any, *path: Any) -> Any:
+    for part in path:
+        obj = obj[part]
+    return obj
+
+
+def events_about(cluster: Cluster, kind: str, name: str) -> list[dict[str, Any]]:
+    return [
+        e
+        for e in cluster.emu.list("events.events.k8s.io", NS)
+        if e["regarding"]["kind"] == kind and e["regarding"]["name"] == name
+    ]
+
+
+def edit(cluster: Cluster, plural: str, name: str, change: Any) -> None:
+    """What ``kubectl edit``/``set`` does: change the live object in place."""
+    obj = cluster.get(plural, name)
+    assert obj is not None
+    change(obj)
+    cluster.emu.apply_object(obj)
+
+
+def test_drift_on_children_is_repaired_promptly(cluster: Cluster) -> None:
+    apply_all(cluster, secret("x"), server(), agent(["notes"]), GATEWAY)
+    cluster.ready("notes")
+    gateway_cm = until(cluster.emu, "gateway ConfigMap", lambda: cluster.get("configmaps", "clawplane-gateway-default"))
+    image = dig(cluster.get("deployments", "mcp-notes"), *IMAGE_PATH)
+
+    # kubectl set image deployment/mcp-notes server=evil:latest
+    edit(cluster, "deployments", "mcp-notes", lambda d: d["spec"]["template"]["spec"]["containers"][0].update(image="evil:latest"))
+    until(cluster.emu, "the image written back", lambda: dig(cluster.get("deployments", "mcp-notes"), *IMAGE_PATH) == image)
+
+    # kubectl set env deployment/mcp-notes EXTRA=1
+    edit(cluster, "deployments", "mcp-notes", lambda d: d["spec"]["template"]["spec"]["containers"][0]["env"].append({"name": "EXTRA", "value": "1"}))
+    until(
+        cluster.emu,
+        "the added env var removed",
+        lambda: all(e["name"] != "EXTRA" for e in dig(cluster.get("deployments", "mcp-notes"), "spec", "template", "spec", "containers", 0, "env")),
+    )
+
+    # kubectl edit configmap/clawplane-gateway-default
+    edit(cluster, "configmaps", "clawplane-gateway-default", lambda cm: cm["data"].update({"openclaw.json": "{}"}))
+    until(
+        cluster.emu,
+        "openclaw.json written back",
+        lambda: (cluster.get("configmaps", "clawplane-gateway-default") or {}).get("data") == gateway_cm["data"],
+    )
+
+    # A deleted ConfigMap comes back on the watch event, not at the next resync (an hour here).
+    cluster.emu.delete_object("configmaps", NS, "clawplane-agent-bot")
+    until(cluster.emu, "the agent ConfigMap recreated", lambda: cluster.get("configmaps", "clawplane-agent-bot"), timeout=20)
+    notes = [e["note"] for e in events_about(cluster, "McpServer", "notes") if e["reason"] == "Updated"]
+    assert any("spec.template.spec.containers[0].image" in n for n in notes), notes
+
+
+def test_a_foreign_config_map_is_a_conflict_and_is_never_touched(cluster: Cluster) -> None:
+    foreign = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "clawplane-agent-mine", "namespace": NS}, "data": {"mine": "keep"}}
+    cluster.emu.apply_object(foreign)
+    apply_all(cluster, secret("x"), server(), agent(["notes"], name="mine"), agent(["notes"]), GATEWAY)
+    cond = cluster.condition("agents", "mine", "Programmed", status="False", reason="Conflict")
+    assert "ConfigMap demo/clawplane-agent-mine already exists and is not managed by clawplane" in cond["message"]
+    assert cluster.condition("agents", "mine", "Ready", status="False", reason="Conflict")
+    cluster.ready("notes")  # everything else keeps reconciling
+    until(cluster.emu, "the other agent's ConfigMap", lambda: cluster.get("configmaps", "clawplane-agent-bot"))
+    stored = cluster.get("configmaps", "clawplane-agent-mine")
+    assert stored is not None and stored["data"] == {"mine": "keep"} and "ownerReferences" not in stored["metadata"]
+    assert {verb for verb, _, _ in cluster.emu.writes("configmaps", NS, "clawplane-agent-mine")} <= {"POST"}
+    warnings = [e for e in events_about(cluster, "Agent", "mine") if e["type"] == "Warning"]
+    assert warnings and warnings[0]["reason"] == "Conflict"
+
+    cluster.emu.delete_object("agents", NS, "mine")
+    until(cluster.emu, "Agent mine gone", lambda: cluster.get("agents", "mine") is None)
+    assert (cluster.get("configmaps", "clawplane-agent-mine") or {}).get("data") == {"mine": "keep"}
+
+
+def test_a_foreign_deployment_is_a_conflict_and_other_servers_keep_running(cluster: Cluster) -> None:
+    victim = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "mcp-victim", "namespace": NS},
+        "spec": {
+            "selector": {"matchLabels": {"app": "victim"}},
+            "template": {"metadata": {"labels": {"app": "victim"}}, "spec": {"containers": [{"name": "web", "image": "nginx:1.27"}]}},
+        },
+    }
+    cluster.emu.apply_object(victim)
+    before = cluster.get("deployments", "mcp-victim")
+    apply_all(cluster, secret("x"), server("victim"), server())
+    cond = cluster.condition("mcpservers", "victim", "Programmed", status="False", reason="Conflict")
+    assert "Deployment demo/mcp-victim already exists" in cond["message"]
+    cluster.ready("notes")
+    assert {verb for verb, _, _ in cluster.emu.writes("deployments", NS, "mcp-victim")} <= {"POST"}
+    after = cluster.get("deployments", "mcp-victim")
+    assert after is not None and before is not None and after["spec"] == before["spec"]
+    assert cluster.get("services", "mcp-victim") is None or "ownerReferences" in cluster.get("services", "mcp-victim")["metadata"]
+
+
+def test_a_refused_child_reports_the_api_servers_own_error(cluster: Cluster) -> None:
+    bad_env = server("badenv")
+    bad_env["spec"]["env"] = {"A=B": "1"}
+    bad_resources = server("greedy", resources={"requests": {"memory": "2Gi"}, "limits": {"memory": "1Gi"}})
+    apply_all(cluster, secret("x"), bad_env, bad_resources, server())
+    env_cond = cluster.condition("mcpservers", "badenv", "Programmed", status="False", reason="ChildRejected")
+    assert 'Deployment.apps "mcp-badenv" is invalid' in env_cond["message"]
+    assert 'env[1].name: Invalid value: "A=B"' in env_cond["message"]
+    cond = cluster.condition("mcpservers", "greedy", "Ready", status="False", reason="ChildRejected")
+    assert "resources.requests: Invalid value: \"2Gi\": must be less than or equal to memory limit of 1Gi" in cond["message"]
+    greedy = cluster.get("mcpservers", "greedy")
+    assert greedy is not None
+    accepted = next(c for c in greedy["status"]["conditions"] if c["type"] == "Accepted")
+    assert accepted["status"] == "True"  # the spec is valid; the cluster refused what it implies
+    cluster.ready("notes")
+    warnings = [e for e in events_about(cluster, "McpServer", "greedy") if e["type"] == "Warning"]
+    assert warnings and warnings[0]["reason"] == "ChildRejected" and "memory limit" in warnings[0]["note"]
+
+
+def test_events_name_every_child_created(cluster: Cluster) -> None:
+    apply_all(cluster, secret("x"), server(), agent(["notes"]), GATEWAY)
+    cluster.ready("notes")
+    until(cluster.emu, "gateway ConfigMap", lambda: cluster.get("configmaps", "clawplane-gateway-default"))
+    created = {
+        (e["related"]["kind"], e["related"]["name"])
+        for e in cluster.emu.list("events.events.k8s.io", NS)
+        if e["reason"] == "Created" and e["reportingController"] == "clawplane.dev/operator"
+    }
+    assert {("Deployment", "mcp-notes"), ("Service", "mcp-notes"), ("ConfigMap", "clawplane-agent-bot")} <= created
+    assert ("ConfigMap", "clawplane-gateway-default") in created
+
+
+def test_status_matches_the_cluster(cluster: Cluster) -> None:
+    stuck = server("stuck", args=["--no-such-flag"])  # the server exits at once: the pod never gets ready
+    far = {
+        "apiVersion": "clawplane.dev/v1alpha1",
+        "kind": "McpServer",
+        "metadata": {"name": "far", "namespace": NS},
+        "spec": {"transport": "streamable-http", "url": "http://127.0.0.1:1/mcp"},
+    }
+    apply_all(cluster, secret("x"), server(), stuck, far, agent(["notes", "stuck"]), agent(["notes"], name="fine"), GATEWAY)
+    notes = cluster.ready("notes")
+    assert notes["status"]["toolCount"] == len(notes["status"]["tools"]) > 0
+
+    programmed = cluster.condition("mcpservers", "far", "Programmed", status="True", reason="Rendered")
+    assert "could not reach it" in programmed["message"]
+    assert cluster.condition("mcpservers", "far", "Ready", status="False")
+    gateway = until(cluster.emu, "openclaw.json", lambda: cluster.get("configmaps", "clawplane-gateway-default"))
+    assert "far" in json.loads(gateway["data"]["openclaw.json"])["mcp"]["servers"]
+
+    waiting = cluster.condition("agents", "bot", "Ready", status="False", reason="ServersNotReady")
+    assert "McpServer stuck is" in waiting["message"]
+    fine = cluster.condition("agents", "fine", "Ready", status="True")
+    assert fine["reason"] == "Ready"
+
+    for plural, name in (("mcpservers", "notes"), ("agents", "fine")):
+        obj = cluster.get(plural, name)
+        crd = cluster.emu.get("customresourcedefinitions", None, f"{plural}.clawplane.dev")
+        assert obj is not None and crd is not None
+        for column in crd["spec"]["versions"][0]["additionalPrinterColumns"]:
+            assert tables.find(obj, column["jsonPath"]), f"{plural} column {column['name']} reads {column['jsonPath']}: nothing there"
+
+
+def test_watches_are_filtered_by_the_api_server(cluster: Cluster) -> None:
+    apply_all(cluster, secret("x"), server())
+    cluster.ready("notes")
+    opened = cluster.emu.watches()
+    for plural in ("deployments", "services", "configmaps"):
+        mine = [w for w in opened if w[0] == plural]
+        assert mine and all(selector == "app.kubernetes.io/managed-by=clawplane" for _, _, selector in mine), mine
+    secrets = [w for w in opened if w[0] == "secrets"]
+    assert secrets and all(selector or namespace == NS for _, namespace, selector in secrets), secrets
+    assert any(namespace == NS and selector is None for _, namespace, selector in secrets)  # referenced Secrets
+
+    # A rotated referenced Secret rolls the pods through that watch.
+    before = cluster.template_hash()
+    rotated = copy.deepcopy(secret("y"))
+    cluster.emu.apply_object(rotated)
+    until(cluster.emu, "the pod template to roll", lambda: cluster.template_hash() != before, timeout=20)
+    assert sys.executable in dig(cluster.get("deployments", "mcp-notes"), "spec", "template", "spec", "containers", 0, "command")
+    assert str(SERVER_PY) in dig(cluster.get("deployments", "mcp-notes"), "spec", "template", "spec", "containers", 0, "command")
