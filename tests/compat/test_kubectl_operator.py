@@ -88,6 +88,10 @@ def test_examples_converge_roll_and_clean_up(
     token_ref = json.loads(gateway_cm["openclaw.json"])["channels"]["telegram"]["botToken"]
     assert token_ref["source"] == "env" and token_ref["id"] in secret_env
     assert "123456:replace-me" not in json.dumps(gateway_cm)
+    # The hosted server's entry sends the generated bridge token through the gateway pod's env.
+    auth = json.loads(gateway_cm["openclaw.json"])["mcp"]["servers"]["time"]["headers"]["Authorization"]
+    assert auth.startswith("Bearer ${CLAWPLANE_SECRET_MCP_TIME_TOKEN_TOKEN_")
+    assert secret_env[auth[len("Bearer ${") : -1]] == {"name": "mcp-time-token", "key": "token"}
     config = tmp_path / "openclaw.json"
     config.write_text(gateway_cm["openclaw.json"], encoding="utf-8")
     openclaw.use_config(config)

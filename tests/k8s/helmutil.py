@@ -87,7 +87,11 @@ def rbac_rules(docs: Iterable[Doc]) -> Iterator[tuple[str, Doc]]:
 
 
 def least_privilege_problems(docs: Iterable[Doc]) -> list[str]:
-    """Wildcards, write access to Secrets, or privilege-escalation verbs in any rule."""
+    """Wildcards or privilege-escalation verbs in any rule, and Secrets mixed with other resources.
+
+    The operator writes Secrets (the bridge tokens it generates), so their rule must name
+    ``secrets`` alone, where a reviewer sees exactly what it may do.
+    """
     problems = []
     for where, rule in rbac_rules(docs):
         for field in ("apiGroups", "resources", "verbs", "resourceNames", "nonResourceURLs"):
@@ -95,6 +99,6 @@ def least_privilege_problems(docs: Iterable[Doc]) -> list[str]:
                 problems.append(f"{where}: wildcard in {field}: {rule}")
         if set(rule.get("verbs", [])) & {"escalate", "bind", "impersonate", "deletecollection"}:
             problems.append(f"{where}: dangerous verb: {rule}")
-        if "secrets" in rule.get("resources", []) and not set(rule["verbs"]) <= {"get", "list", "watch"}:
-            problems.append(f"{where}: secrets must be read-only: {rule}")
+        if "secrets" in rule.get("resources", []) and rule["resources"] != ["secrets"]:
+            problems.append(f"{where}: secrets share a rule with other resources: {rule}")
     return problems

@@ -483,8 +483,4 @@ def _loopback(argv: list[str]) -> list[str]:
             continue
         out.append(arg)
         i += 1
-    if out[:2] == ["clawplane", "bridge"] and "--token-file" not in out[: out.index("--") if "--" in out else None]:
-        # A bridge pod without a mounted token Secret: only tolerated while the operator does not
-        # generate one yet (issue 12, Kubernetes part); then this branch goes away.
-        out.insert(2, "--allow-unauthenticated")
     return out

@@ -18,6 +18,7 @@ from kopf.testing import KopfRunner
 from ruamel.yaml import YAML
 
 from clawplane.k8s.kubeconfig import load_connection
+from clawplane.k8s.main import default_ingress
 from clawplane.k8s.operator import OperatorConfig, build_registry
 from clawplane.k8s.reconciler import ClusterSettings
 from clawplane.reconcile.metrics import LoopMetrics
@@ -79,7 +80,10 @@ class OperatorRun:
     def start(self) -> OperatorRun:
         """Start kopf with clawplane's handlers (standalone)."""
         settings = ClusterSettings(
-            state_dir=self.state_dir, bridge_image=self.bridge_image, routes=self.routes
+            state_dir=self.state_dir,
+            bridge_image=self.bridge_image,
+            routes=self.routes,
+            bridge_ingress_from=tuple(default_ingress()),
         )
         config = OperatorConfig(
             settings,

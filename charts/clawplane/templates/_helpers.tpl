@@ -72,7 +72,13 @@ app.kubernetes.io/part-of: clawplane
   resources: [services, configmaps]
   verbs: [get, list, watch, create, update, patch, delete]
 - apiGroups: [""]
-  resources: [secrets, pods]
+  resources: [secrets]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [networking.k8s.io]
+  resources: [networkpolicies]
+  verbs: [get, list, watch, create, update, patch, delete]
+- apiGroups: [""]
+  resources: [pods]
   verbs: [get, list, watch]
 - apiGroups: ["", events.k8s.io]
   resources: [events]
@@ -87,4 +93,11 @@ app.kubernetes.io/part-of: clawplane
 - apiGroups: [apiextensions.k8s.io]
   resources: [customresourcedefinitions]
   verbs: [get, list, watch]
+{{- end }}
+
+{{/* NetworkPolicy peers that may reach bridge pods: the gateway pods and this operator, as JSON. */}}
+{{- define "clawplane.bridgeIngressFrom" -}}
+{{- $operator := dict "namespaceSelector" (dict "matchLabels" (dict "kubernetes.io/metadata.name" .Release.Namespace)) "podSelector" (dict "matchLabels" (dict "app.kubernetes.io/name" (include "clawplane.name" .) "app.kubernetes.io/component" "operator")) -}}
+{{- $gateway := .Values.networkPolicy.gatewayPodSelector | default (dict "matchExpressions" (list (dict "key" "clawplane.dev/gateway" "operator" "Exists"))) -}}
+{{- list (dict "podSelector" $gateway) $operator | toJson -}}
 {{- end }}

@@ -9,28 +9,38 @@ servers are probed from the operator process, with Secret references resolved in
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from secrets import token_urlsafe
 from typing import Any
 
 from clawplane.k8s.children import (
     CONFIG_HASH,
     SERVER_LABEL,
+    TOKEN_KEY,
     Owner,
     UnsupportedInClusterError,
     server_child_name,
     server_deployment,
+    server_network_policy,
     server_service,
+    server_token_secret,
     service_url,
+    token_secret_name,
 )
 from clawplane.k8s.converge import ChildProblem, ChildWriter
-from clawplane.k8s.kubeapi import DEPLOYMENTS, PODS, SERVICES, Kind, KubeApi
+from clawplane.k8s.kubeapi import DEPLOYMENTS, NETWORK_POLICIES, PODS, SECRETS, SERVICES, Kind, KubeApi
 from clawplane.k8s.secretrefs import SecretReader
 from clawplane.models import McpServerSpec, Transport, ValueFrom
 from clawplane.reconcile.backend import RuntimeReport
 from clawplane.reconcile.localbackend import probe_once
 from clawplane.runtimes import RuntimeSettings
+
+MIN_TOKEN_CHARS = 32
 
 
 @dataclass
@@ -46,6 +56,8 @@ class KubeBackend:
     """Test hook: maps an in-cluster URL to one this process can reach (readiness is still required)."""
     owners: dict[str, Owner] = field(default_factory=dict)
     secrets: SecretReader | None = None
+    ingress_from: list[dict[str, Any]] = field(default_factory=list)
+    """NetworkPolicy peers allowed to reach a bridge pod (gateway pods, the operator); empty: no policy."""
     problems: dict[str, ChildProblem] = field(default_factory=dict)
     """Children of a server the API server refused, or foreign objects in their way (this pass)."""
     _reports: dict[str, tuple[tuple[Any, ...], RuntimeReport]] = field(default_factory=dict)
@@ -61,15 +73,25 @@ class KubeBackend:
         level-based; tools are listed again only when the pod behind the Service changed.
         """
         owner = self.owners[name]
+        token = self._token(name)
         try:
             deployment = server_deployment(
-                name, self.namespace, spec, owner=owner, image=self.image, config_hash=config_hash
+                name,
+                self.namespace,
+                spec,
+                owner=owner,
+                image=self.image,
+                config_hash=config_hash,
+                token_hash=_digest(token),
             )
         except UnsupportedInClusterError as exc:
             return RuntimeReport(phase="failed", last_error=str(exc))
         try:
+            secret = server_token_secret(name, self.namespace, token, owner=owner)
+            await self._converge(SECRETS, secret, owner)
             current = await self._converge(DEPLOYMENTS, deployment, owner)
             await self._converge(SERVICES, server_service(name, self.namespace, owner=owner), owner)
+            await self._network_policy(name, owner)
         except ChildProblem as problem:
             self.problems[name] = problem
             await self.writer.rejected_event(owner, problem)
@@ -95,6 +117,7 @@ class KubeBackend:
             connection_timeout_ms=spec.connection_timeout_ms,
             request_timeout_ms=spec.request_timeout_ms,
             tool_filter=spec.tool_filter,
+            headers={"Authorization": f"Bearer {token}"},
         )
         found = replace(
             await probe_once(name, remote, safe_name=safe_name, base_dir=base_dir, settings=self.settings),
@@ -124,8 +147,9 @@ class KubeBackend:
         for seen in self._seen.values():
             seen.pop(child, None)
         owner = self.owners.get(name) or Owner("McpServer", name, "")
-        for kind in (DEPLOYMENTS, SERVICES):
+        for kind in (DEPLOYMENTS, SERVICES, NETWORK_POLICIES):
             await self.writer.delete(kind, child, owner)
+        await self.writer.delete(SECRETS, token_secret_name(name), owner)
 
     def report(self, name: str) -> RuntimeReport | None:
         """Always None: a hosted server's children are converged every pass (see ``ensure``)."""
@@ -138,7 +162,7 @@ class KubeBackend:
     async def begin_pass(self) -> None:
         """Read the namespace's managed workloads once, instead of once per server."""
         self.problems = {}
-        for kind in (DEPLOYMENTS, SERVICES):
+        for kind in (DEPLOYMENTS, SERVICES, SECRETS, NETWORK_POLICIES):
             found = await self.api.list(kind, self.namespace, labels=SERVER_LABEL)
             self._seen[kind.plural] = {o["metadata"]["name"]: o for o in found}
         self._pods = await self.api.list(PODS, self.namespace, labels=SERVER_LABEL)
@@ -148,6 +172,32 @@ class KubeBackend:
         seen = self._seen.get(kind.plural)
         current = seen.get(name) if seen is not None else await self.api.get(kind, self.namespace, name)
         return await self.writer.converge(kind, wanted, current, owner)
+
+    def _token(self, name: str) -> str:
+        """The bridge's token: the one in its Secret when that is ours and intact, else a new one."""
+        current = (self._seen.get(SECRETS.plural) or {}).get(token_secret_name(name))
+        data = (current or {}).get("data") or {}
+        try:
+            token = base64.b64decode(data.get(TOKEN_KEY, ""), validate=True).decode("ascii")
+        except (binascii.Error, UnicodeDecodeError):
+            token = ""
+        owned = current is not None and any(
+            r.get("kind") == "McpServer" and r.get("name") == name
+            for r in current["metadata"].get("ownerReferences") or []
+        )
+        if not (owned and len(token) >= MIN_TOKEN_CHARS and token.isprintable() and " " not in token):
+            token = token_urlsafe(32)
+        if self.secrets is not None:
+            self.secrets.values_read.add(token)  # redacted wherever a message could echo it
+        return token
+
+    async def _network_policy(self, name: str, owner: Owner) -> None:
+        child = server_child_name(name)
+        if self.ingress_from:
+            policy = server_network_policy(name, self.namespace, self.ingress_from, owner=owner)
+            await self._converge(NETWORK_POLICIES, policy, owner)
+        elif child in (self._seen.get(NETWORK_POLICIES.plural) or {}):
+            await self.writer.delete(NETWORK_POLICIES, child, owner)
 
     def _restarts(self, name: str) -> int:
         child = server_child_name(name)
@@ -169,6 +219,10 @@ class KubeBackend:
                     values[key] = await reader.value(ref.name, ref.key)
             updates[attr] = values
         return spec.model_copy(update=updates)
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(f"clawplane/v1/bridge-token\0{token}".encode()).hexdigest()[:16]
 
 
 def _pod_identity(deployment: dict[str, Any], restarts: int) -> tuple[Any, ...]:

@@ -8,6 +8,7 @@ or Secret change rolls the pods and nothing else does.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -24,8 +25,15 @@ AGENT_LABEL = f"{GROUP}/agent"
 GATEWAY_LABEL = f"{GROUP}/gateway"
 SPEC_HASH = f"{GROUP}/spec-hash"
 CONFIG_HASH = f"{GROUP}/config-hash"
+TOKEN_HASH = f"{GROUP}/token-hash"
+"""Pod template annotation: a digest of the bridge token (never the token)."""
 RESTART_ANNOTATION = f"{GROUP}/restartedAt"
 BRIDGE_PORT = 8080
+TOKEN_DIR = "/var/run/clawplane/token"
+TOKEN_FILE = f"{TOKEN_DIR}/token"
+TOKEN_KEY = "token"
+AUTHORIZATION_KEY = "authorization"
+"""The token Secret also holds ``Bearer <token>``, for resources that send it as a header."""
 
 
 class UnsupportedInClusterError(Exception):
@@ -108,19 +116,59 @@ def container_env(spec: McpServerSpec) -> list[dict[str, Any]]:
     return env
 
 
-def server_deployment(
-    name: str, namespace: str, spec: McpServerSpec, *, owner: Owner, image: str, config_hash: str
-) -> dict[str, Any]:
-    """A one-replica Deployment running ``clawplane bridge -- COMMAND ARGS``."""
+def token_secret_name(name: str) -> str:
+    """The Secret holding the bearer token of a hosted server's bridge."""
+    return f"{server_child_name(name)}-token"
+
+
+def server_token_secret(name: str, namespace: str, token: str, *, owner: Owner) -> dict[str, Any]:
+    """The bearer token the bridge requires (mounted in its pod) and the gateway sends."""
     child = server_child_name(name)
-    labels = {
+    data = {TOKEN_KEY: token, AUTHORIZATION_KEY: f"Bearer {token}"}
+    return _hashed(
+        {
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": _meta(token_secret_name(name), namespace, {SERVER_LABEL: child}, owner),
+            "type": "Opaque",
+            "data": {k: base64.b64encode(v.encode()).decode() for k, v in data.items()},
+        }
+    )
+
+
+def pod_labels(name: str) -> dict[str, str]:
+    """The labels of a hosted server's pods (its Service and NetworkPolicy select them)."""
+    child = server_child_name(name)
+    return {
         "app.kubernetes.io/name": "clawplane-mcp",
         "app.kubernetes.io/instance": child,
         SERVER_LABEL: child,
     }
+
+
+def _bridge_argv(name: str, spec: McpServerSpec) -> list[str]:
+    argv = ["clawplane", "bridge", "--host", "0.0.0.0", "--port", str(BRIDGE_PORT), "--name", name]
+    argv += ["--token-file", TOKEN_FILE, "--sessions", spec.sessions.value]
+    argv += ["--max-sessions", str(spec.max_sessions), "--session-idle-ttl-ms", str(spec.session_idle_ttl_ms)]
+    return [*argv, "--"]
+
+
+def server_deployment(
+    name: str,
+    namespace: str,
+    spec: McpServerSpec,
+    *,
+    owner: Owner,
+    image: str,
+    config_hash: str,
+    token_hash: str = "",
+) -> dict[str, Any]:
+    """A one-replica Deployment running ``clawplane bridge --token-file ... -- COMMAND ARGS``."""
+    child = server_child_name(name)
+    labels = pod_labels(name)
     selector = {"app.kubernetes.io/instance": child, SERVER_LABEL: child}
     assert spec.command is not None
-    bridge = ["clawplane", "bridge", "--host", "0.0.0.0", "--port", str(BRIDGE_PORT), "--name", name, "--"]
+    bridge = _bridge_argv(name, spec)
     container: dict[str, Any] = {
         "name": "server",
         "image": spec.image or image,
@@ -135,7 +183,18 @@ def server_deployment(
             "capabilities": {"drop": ["ALL"]},
             "seccompProfile": {"type": "RuntimeDefault"},
         },
-        "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+        "volumeMounts": [
+            {"name": "tmp", "mountPath": "/tmp"},
+            {"name": "token", "mountPath": TOKEN_DIR, "readOnly": True},
+        ],
+    }
+    token_volume = {
+        "name": "token",
+        "secret": {
+            "secretName": token_secret_name(name),
+            "items": [{"key": TOKEN_KEY, "path": TOKEN_KEY}],
+            "defaultMode": 0o400,
+        },
     }
     if spec.cwd and spec.cwd.startswith("/"):
         container["workingDir"] = spec.cwd
@@ -150,10 +209,14 @@ def server_deployment(
                 "replicas": 1,
                 "selector": {"matchLabels": selector},
                 "template": {
-                    "metadata": {"labels": labels, "annotations": {CONFIG_HASH: config_hash}},
+                    "metadata": {
+                        "labels": labels,
+                        # A new bridge token (a deleted Secret) must reach the bridge: the pod rolls.
+                        "annotations": {CONFIG_HASH: config_hash, TOKEN_HASH: token_hash},
+                    },
                     "spec": {
                         "containers": [container],
-                        "volumes": [{"name": "tmp", "emptyDir": {}}],
+                        "volumes": [{"name": "tmp", "emptyDir": {}}, token_volume],
                         "automountServiceAccountToken": False,
                     },
                 },
@@ -174,6 +237,26 @@ def server_service(name: str, namespace: str, *, owner: Owner) -> dict[str, Any]
                 "type": "ClusterIP",
                 "selector": {"app.kubernetes.io/instance": child, SERVER_LABEL: child},
                 "ports": [{"name": "mcp", "port": BRIDGE_PORT, "targetPort": "mcp", "protocol": "TCP"}],
+            },
+        }
+    )
+
+
+def server_network_policy(
+    name: str, namespace: str, peers: list[dict[str, Any]], *, owner: Owner
+) -> dict[str, Any]:
+    """Ingress to a server's pods only from ``peers`` (gateway pods, the operator), on the bridge port."""
+    child = server_child_name(name)
+    selector = {"app.kubernetes.io/instance": child, SERVER_LABEL: child}
+    return _hashed(
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": _meta(child, namespace, {SERVER_LABEL: child}, owner),
+            "spec": {
+                "podSelector": {"matchLabels": selector},
+                "policyTypes": ["Ingress"],
+                "ingress": [{"from": peers, "ports": [{"protocol": "TCP", "port": BRIDGE_PORT}]}],
             },
         }
     )

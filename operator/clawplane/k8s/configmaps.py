@@ -8,6 +8,7 @@ clawplane's ConfigMaps that no owner wants any more.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,12 +18,16 @@ from clawplane.k8s.children import (
     AGENT_LABEL,
     GATEWAY_LABEL,
     MANAGED_BY,
+    TOKEN_KEY,
     Owner,
     config_map,
     dns_label,
+    token_secret_name,
 )
 from clawplane.k8s.converge import ChildProblem, ChildWriter
 from clawplane.k8s.kubeapi import CONFIGMAPS
+from clawplane.render.secretvalues import Substituted, secret_env_name
+from clawplane.state.tokens import OPENCLAW
 
 log = logging.getLogger("clawplane.k8s")
 
@@ -67,9 +72,9 @@ def wanted_config_maps(
     if gateway is not None and openclaw.exists():
         name = gateway_config_map_name(gateway.name)
         data = {"openclaw.json": openclaw.read_text(encoding="utf-8")}
-        secret_env = out_dir / "gateway-secret-env.json"
-        if secret_env.exists():  # the gateway pod's `env` entries for the Secret keys openclaw.json uses
-            data["secret-env.json"] = secret_env.read_text(encoding="utf-8")
+        env = _secret_env(out_dir, data["openclaw.json"])
+        if env:  # the gateway pod's `env` entries for the Secret keys openclaw.json uses
+            data["secret-env.json"] = json.dumps(env, indent=2, sort_keys=True) + "\n"
         cm = config_map(name, namespace, data, owner=gateway, labels={GATEWAY_LABEL: name})
         wanted[name] = (gateway, cm)
     return wanted
@@ -116,6 +121,34 @@ def _owner_of(cm: dict[str, Any]) -> Owner | None:
         if ref.get("controller") and str(ref.get("apiVersion", "")).startswith("clawplane.dev/"):
             return Owner(str(ref.get("kind")), str(ref.get("name")), str(ref.get("uid")))
     return None
+
+
+def gateway_auth_header(consumer: str, server: str) -> str | None:
+    """The ``Authorization`` header a hosted server's entry sends: the gateway's env copy of its token.
+
+    Only openclaw.json (the gateway) gets one; other consumers' configs carry none in a cluster.
+    """
+    if consumer != OPENCLAW:
+        return None
+    return Substituted(f"Bearer ${{{_token_env(server)}}}")
+
+
+def _token_env(server: str) -> str:
+    return secret_env_name(token_secret_name(server), TOKEN_KEY)
+
+
+def _secret_env(out_dir: Path, openclaw: str) -> list[dict[str, Any]]:
+    """The renderer's Secret env entries, plus the bridge tokens the rendered headers name."""
+    path = out_dir / "gateway-secret-env.json"
+    env: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
+    names = {e["name"] for e in env}
+    for server, entry in sorted(((json.loads(openclaw).get("mcp") or {}).get("servers") or {}).items()):
+        wanted = _token_env(server)
+        header = str((entry.get("headers") or {}).get("Authorization", ""))
+        if wanted in header and wanted not in names:
+            ref = {"name": token_secret_name(server), "key": TOKEN_KEY}
+            env.append({"name": wanted, "valueFrom": {"secretKeyRef": ref}})
+    return sorted(env, key=lambda e: str(e["name"]))
 
 
 def _managed_selector() -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -10,6 +11,39 @@ from pathlib import Path
 from clawplane import __version__
 
 DEFAULT_IMAGE = f"ghcr.io/clawplane/clawplane:{__version__}"
+GATEWAY_PODS: dict[str, object] = {
+    "podSelector": {"matchExpressions": [{"key": "clawplane.dev/gateway", "operator": "Exists"}]}
+}
+"""The default peer of a bridge pod's NetworkPolicy: pods labelled ``clawplane.dev/gateway`` (any value)."""
+
+
+def default_ingress() -> list[dict[str, object]]:
+    """Gateway pods in the server's namespace, and the operator's own pods (for tool discovery)."""
+    peers: list[dict[str, object]] = [GATEWAY_PODS]
+    namespace = os.environ.get("POD_NAMESPACE")
+    if namespace:
+        peers.append(
+            {
+                "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": namespace}},
+                "podSelector": {"matchLabels": {"app.kubernetes.io/component": "operator"}},
+            }
+        )
+    return peers
+
+
+def _ingress(text: str | None) -> list[dict[str, object]]:
+    """``--bridge-ingress-from``: a JSON list of NetworkPolicy peers, ``none``, or unset (the default)."""
+    if text is None:
+        return default_ingress()
+    if text.strip().lower() == "none":
+        return []
+    try:
+        peers = json.loads(text)
+    except ValueError as exc:
+        raise SystemExit(f"clawplane k8s: --bridge-ingress-from is not JSON ({exc}); give a list") from None
+    if not isinstance(peers, list) or not all(isinstance(p, dict) and p for p in peers):
+        raise SystemExit("clawplane k8s: --bridge-ingress-from must be a JSON list of NetworkPolicy peers")
+    return peers
 
 
 def parser() -> argparse.ArgumentParser:
@@ -42,6 +76,13 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--kubeconfig", default=None, help="Kubeconfig file (default: in-cluster, then $KUBECONFIG)."
     )
+    run.add_argument(
+        "--bridge-ingress-from",
+        default=os.environ.get("CLAWPLANE_BRIDGE_INGRESS_FROM"),
+        metavar="JSON",
+        help="NetworkPolicy peers that may reach server pods (default: pods labelled clawplane.dev/gateway "
+        "and the operator); 'none' writes no NetworkPolicy.",
+    )
     return p
 
 
@@ -52,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     from clawplane.k8s.runner import RunOptions, run_operator
 
     options = RunOptions(
+        bridge_ingress_from=tuple(_ingress(args.bridge_ingress_from)),
         namespaces=tuple(args.namespace),
         state_dir=args.state_dir,
         bridge_image=args.bridge_image,

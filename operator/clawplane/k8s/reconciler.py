@@ -18,7 +18,7 @@ from typing import Any
 from clawplane.desired import DesiredState
 from clawplane.k8s.backend import KubeBackend
 from clawplane.k8s.children import RESTART_ANNOTATION, Owner
-from clawplane.k8s.configmaps import sync_config_maps, wanted_config_maps
+from clawplane.k8s.configmaps import gateway_auth_header, sync_config_maps, wanted_config_maps
 from clawplane.k8s.converge import ChildProblem, ChildWriter
 from clawplane.k8s.events import EventRecorder
 from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
@@ -47,6 +47,8 @@ class ClusterSettings:
     concurrency: int = 8
     routes: Callable[[str], str | None] | None = None
     """Test hook: in-cluster URL → a URL this process can reach (tests/k8s/kubelet.py)."""
+    bridge_ingress_from: tuple[dict[str, Any], ...] = ()
+    """NetworkPolicy peers that may reach bridge pods (gateway pods, the operator); empty: no policy."""
     runtime: RuntimeSettings = field(default_factory=RuntimeSettings)
 
 
@@ -98,9 +100,7 @@ class NamespaceReconciler:
         self.engine = ClusterEngine(self.ws, environ={})
         self.engine.digests = {}
         self.engine.renderer.secret_key_refs_as_env = True
-        # Bridge pods authenticate with a token Secret per McpServer; until the gateway's
-        # entries reference it, rendered configs carry no Authorization header.
-        self.engine.renderer.auth_header = lambda consumer, server: None
+        self.engine.renderer.auth_header = gateway_auth_header
         self.materializer = Materializer(self.ws.folder)
         self._render_problems: set[str] = set()
         self.db = StateDB.open(self.ws.state_dir)
@@ -113,6 +113,7 @@ class NamespaceReconciler:
             self.writer,
             settings=settings.runtime,
             routes=settings.routes,
+            ingress_from=list(settings.bridge_ingress_from),
         )
         self.referenced_secrets: set[str] | None = None
         """Secrets the resources referenced in the last pass (None before the first)."""

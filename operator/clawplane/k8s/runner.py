@@ -7,6 +7,7 @@ import sys
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import kopf
 
@@ -29,6 +30,7 @@ class RunOptions:
     concurrency: int = 8
     log_format: str = "text"
     kubeconfig: str | None = None
+    bridge_ingress_from: tuple[dict[str, Any], ...] = ()
 
 
 def operator_config(options: RunOptions) -> OperatorConfig:
@@ -37,6 +39,7 @@ def operator_config(options: RunOptions) -> OperatorConfig:
         state_dir=options.state_dir,
         bridge_image=options.bridge_image,
         concurrency=options.concurrency,
+        bridge_ingress_from=options.bridge_ingress_from,
     )
     return OperatorConfig(
         settings,

@@ -1,7 +1,7 @@
 """Watches of what clawplane creates and reads, filtered by the API server, turned into namespace passes.
 
-kopf watches the custom resources. The children (Deployments, Services, ConfigMaps and
-Secrets labelled ``app.kubernetes.io/managed-by: clawplane``) are watched
+kopf watches the custom resources. The children (Deployments, Services, ConfigMaps,
+Secrets and NetworkPolicies labelled ``app.kubernetes.io/managed-by: clawplane``) are watched
 here with a label selector, so the API server sends only those, and a deleted or edited child
 gets a pass at once instead of at the next resync. Secrets that resources reference carry no
 label of ours: they are watched per namespace clawplane manages (never cluster-wide), and
@@ -21,12 +21,21 @@ from typing import Any
 import httpx
 
 from clawplane.k8s.children import MANAGED_BY
-from clawplane.k8s.kubeapi import CONFIGMAPS, DEPLOYMENTS, SECRETS, SERVICES, ApiError, Kind, KubeApi
+from clawplane.k8s.kubeapi import (
+    CONFIGMAPS,
+    DEPLOYMENTS,
+    NETWORK_POLICIES,
+    SECRETS,
+    SERVICES,
+    ApiError,
+    Kind,
+    KubeApi,
+)
 
 log = logging.getLogger("clawplane.k8s")
 
 MANAGED_SELECTOR = ",".join(f"{k}={v}" for k, v in MANAGED_BY.items())
-CHILD_KINDS = (DEPLOYMENTS, SERVICES, CONFIGMAPS, SECRETS)
+CHILD_KINDS = (DEPLOYMENTS, SERVICES, CONFIGMAPS, SECRETS, NETWORK_POLICIES)
 RETRY_SECONDS = (1.0, 2.0, 5.0, 10.0, 30.0)
 OWN_WRITES_KEPT = 10_000
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from clawplane.naming.envsubst import env_reference, escape_literal
-from clawplane.render.secretvalues import EnvRef, Verbatim
+from clawplane.render.secretvalues import EnvRef, Substituted, Verbatim
 
 
 def finalize(value: Any) -> Any:
     """A JSON-ready copy: strings escaped for ``${VAR}`` substitution, ``EnvRef`` as ``${NAME}``."""
+    if isinstance(value, Substituted):
+        return str(value)
     if isinstance(value, str):
         return escape_literal(value)
     if isinstance(value, EnvRef):

@@ -54,6 +54,12 @@ class EnvRef:
     name: str
 
 
+class Substituted(str):
+    """A string already in OpenClaw's ``${VAR}`` syntax (e.g. ``Bearer ${TOKEN}``): written unescaped."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True, slots=True)
 class Verbatim:
     """A value written exactly as is (never escaped): SecretRef objects, raw OpenClaw config."""

@@ -6,6 +6,7 @@ shared notes on Helm; every rendered object is validated against the Kubernetes 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -211,7 +212,9 @@ def test_rbac_is_least_privilege(values: dict[str, Any]) -> None:
         for r in d["rules"]
         if "secrets" in r["resources"]
     ]
-    assert all(sorted(r["verbs"]) == ["get", "list", "watch"] for r in secrets)
+    # Read for secretKeyRef values; written only for the bridge tokens (no deletecollection).
+    assert all(r["resources"] == ["secrets"] for r in secrets)
+    assert all(sorted(r["verbs"]) == ["create", "delete", "get", "list", "patch", "update", "watch"] for r in secrets)
 
 
 def test_chart_crds_are_the_generated_crds() -> None:
@@ -222,3 +225,19 @@ def test_chart_crds_are_the_generated_crds() -> None:
     assert len(expected) == 5 and crds == expected
     on_disk = {p.name: p.read_text(encoding="utf-8") for p in sorted((CHART / "crds").glob("*"))}
     assert on_disk == expected
+
+
+def test_network_policy_peers_reach_the_operator() -> None:
+    """The chart hands the gateway selector and its own pods to the operator; off writes none."""
+    args = one(render(), "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    peers = json.loads(args[args.index("--bridge-ingress-from") + 1])
+    assert peers[0] == {"podSelector": {"matchExpressions": [{"key": "clawplane.dev/gateway", "operator": "Exists"}]}}
+    operator_pods = one(render(), "Deployment")["spec"]["template"]["metadata"]["labels"]
+    assert all(operator_pods[k] == v for k, v in peers[1]["podSelector"]["matchLabels"].items())
+    assert peers[1]["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": "clawplane-system"}
+    custom = {"networkPolicy": {"enabled": True, "gatewayPodSelector": {"matchLabels": {"app": "openclaw"}}}}
+    args = one(render(custom), "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert json.loads(args[args.index("--bridge-ingress-from") + 1])[0] == {"podSelector": {"matchLabels": {"app": "openclaw"}}}
+    off = {"networkPolicy": {"enabled": False, "gatewayPodSelector": {"matchLabels": {"app": "openclaw"}}}}
+    args = one(render(off), "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[args.index("--bridge-ingress-from") + 1] == "none"

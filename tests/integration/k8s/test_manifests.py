@@ -180,8 +180,10 @@ def test_example_secret_refs_resolve_to_the_example_secret() -> None:
     (secret,) = load_file(EXAMPLES / "01-secret.yaml")
     refs = value_refs(example_resources())
     assert refs, "the examples should show valueFrom.secretKeyRef"
+    hosted = {d["metadata"]["name"] for d in of_kind(example_resources(), "McpServer") if d["spec"].get("command")}
     for ref in refs:
-        assert ref["name"] == secret["metadata"]["name"] and ref["key"] in secret["stringData"], ref
+        generated = ref["name"] in {f"mcp-{h}-token" for h in hosted} and ref["key"] in ("token", "authorization")
+        assert generated or (ref["name"] == secret["metadata"]["name"] and ref["key"] in secret["stringData"]), ref
 
 
 def crd_validators() -> dict[str, jsonschema.protocols.Validator]:

@@ -7,11 +7,15 @@ conditions that did not match the cluster.
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
+import logging
 import sys
 from typing import Any
 
+import httpx
+import pytest
 from tests.k8s import tables
 from tests.k8s.cluster import GATEWAY, NS, SERVER_PY, Cluster, agent, apply_all, secret, server
 from tests.k8s.operator_run import until
@@ -197,3 +201,65 @@ def test_watches_are_filtered_by_the_api_server(cluster: Cluster) -> None:
     until(cluster.emu, "the pod template to roll", lambda: cluster.template_hash() != before, timeout=20)
     assert sys.executable in dig(cluster.get("deployments", "mcp-notes"), "spec", "template", "spec", "containers", 0, "command")
     assert str(SERVER_PY) in dig(cluster.get("deployments", "mcp-notes"), "spec", "template", "spec", "containers", 0, "command")
+
+
+def test_bridge_pods_require_a_generated_token_the_gateway_and_discovery_send(
+    cluster: Cluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    apply_all(cluster, secret("x"), server(), agent(["notes"]), GATEWAY)
+    cluster.ready("notes")  # the operator's discovery went through the bridge's token check
+    token_secret = cluster.get("secrets", "mcp-notes-token")
+    assert token_secret is not None
+    owner = token_secret["metadata"]["ownerReferences"][0]
+    assert (owner["kind"], owner["name"], owner["controller"]) == ("McpServer", "notes", True)
+    token = base64.b64decode(token_secret["data"]["token"]).decode()
+    assert len(token) >= 32 and base64.b64decode(token_secret["data"]["authorization"]).decode() == f"Bearer {token}"
+
+    pod = dig(cluster.get("deployments", "mcp-notes"), "spec", "template", "spec")
+    command = pod["containers"][0]["command"]
+    assert command[command.index("--token-file") + 1] == "/var/run/clawplane/token/token"
+    assert {"name": "token", "mountPath": "/var/run/clawplane/token", "readOnly": True} in pod["containers"][0]["volumeMounts"]
+    volume = next(v for v in pod["volumes"] if v["name"] == "token")
+    assert volume["secret"]["secretName"] == "mcp-notes-token" and volume["secret"]["defaultMode"] == 0o400
+
+    url = cluster.kubelet.resolve("http://mcp-notes.demo.svc:8080/mcp")
+    assert url is not None
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+    assert httpx.post(url, json=hello, headers=headers, timeout=30).status_code == 401
+    authed = httpx.post(url, json=hello, headers={**headers, "Authorization": f"Bearer {token}"}, timeout=30)
+    assert authed.status_code != 401, authed.text
+
+    gateway = until(cluster.emu, "gateway ConfigMap", lambda: cluster.get("configmaps", "clawplane-gateway-default"))
+    entry = json.loads(gateway["data"]["openclaw.json"])["mcp"]["servers"]["notes"]
+    header = entry["headers"]["Authorization"]
+    assert header.startswith("Bearer ${CLAWPLANE_SECRET_MCP_NOTES_TOKEN_TOKEN_") and header.endswith("}")
+    env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in json.loads(gateway["data"]["secret-env.json"])}
+    assert env[header[len("Bearer ${") : -1]] == {"name": "mcp-notes-token", "key": "token"}
+
+    policy = cluster.get("networkpolicies", "mcp-notes")
+    assert policy is not None
+    pod_labels = cluster.get("deployments", "mcp-notes")["spec"]["template"]["metadata"]["labels"]
+    assert all(pod_labels[k] == v for k, v in policy["spec"]["podSelector"]["matchLabels"].items())
+    (rule,) = policy["spec"]["ingress"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": 8080}]
+    assert {"podSelector": {"matchExpressions": [{"key": "clawplane.dev/gateway", "operator": "Exists"}]}} in rule["from"]
+
+    # Deleting the Secret rotates the token: a new one, the pod rolls, discovery follows.
+    before = dig(cluster.get("deployments", "mcp-notes"), "spec", "template", "metadata", "annotations")
+    cluster.emu.delete_object("secrets", NS, "mcp-notes-token")
+    rotated = until(
+        cluster.emu,
+        "a new token",
+        lambda: (s := cluster.get("secrets", "mcp-notes-token")) and base64.b64decode(s["data"]["token"]).decode() != token and s,
+    )
+    until(
+        cluster.emu,
+        "the pod to roll",
+        lambda: dig(cluster.get("deployments", "mcp-notes"), "spec", "template", "metadata", "annotations") != before,
+    )
+    cluster.ready("notes")
+    everything = json.dumps([cluster.emu.list(k, NS) for k in ("configmaps", "mcpservers", "agents", "deployments")])
+    for value in (token, base64.b64decode(rotated["data"]["token"]).decode()):
+        assert value not in everything and value not in caplog.text

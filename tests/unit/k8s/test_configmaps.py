@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from clawplane.k8s.children import Owner
-from clawplane.k8s.configmaps import MAX_DATA_BYTES, agent_config_map_name, wanted_config_maps
+from clawplane.k8s.configmaps import (
+    MAX_DATA_BYTES,
+    agent_config_map_name,
+    gateway_auth_header,
+    wanted_config_maps,
+)
+from clawplane.render.finalize import finalize
+from clawplane.state.tokens import OPENCLAW
 
 
 def write(out: Path, rel: str, text: str) -> None:
@@ -45,3 +53,16 @@ def test_oversized_snapshot_is_left_out_with_a_note(tmp_path: Path) -> None:
     assert "snapshot.json" not in cm["data"] and cm["data"]["skills-prompt.txt"] == "prompt"
     assert "does not fit" in cm["data"]["snapshot.json.omitted"]
     assert sum(len(v) for v in cm["data"].values()) <= MAX_DATA_BYTES
+
+
+def test_gateway_entries_send_the_bridge_token_from_the_pod_env(tmp_path: Path) -> None:
+    header = gateway_auth_header(OPENCLAW, "time")
+    assert header is not None and finalize({"Authorization": header}) == {"Authorization": header}
+    assert header.startswith("Bearer ${CLAWPLANE_SECRET_MCP_TIME_TOKEN_TOKEN_") and header.endswith("}")
+    assert finalize("Bearer ${X}") == "Bearer $${X}"  # an ordinary literal is still escaped
+    assert gateway_auth_header("codex:bot", "time") is None
+    write(tmp_path, "openclaw.json", json.dumps({"mcp": {"servers": {"time": {"url": "u", "headers": {"Authorization": header}}}}}))
+    write(tmp_path, "gateway-secret-env.json", json.dumps([{"name": "A", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]))
+    (_, cm), = wanted_config_maps(tmp_path, "ns", agents={}, gateway=Owner("Gateway", "default", "u")).values()
+    env = {e["name"]: e["valueFrom"]["secretKeyRef"] for e in json.loads(cm["data"]["secret-env.json"])}
+    assert env == {"A": {"name": "s", "key": "k"}, header[len("Bearer ${") : -1]: {"name": "mcp-time-token", "key": "token"}}

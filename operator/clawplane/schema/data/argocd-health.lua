@@ -5,12 +5,13 @@
 --   ResolvedRefs=False (a missing reference or secret) -> Degraded
 --   Ready=True for the current generation         -> Healthy
 --   Ready=False, reason Disabled                  -> Suspended (switched off on purpose)
---   Ready=False after a failure (Crashed, Failed, Backoff, Paused, RefNotFound, Invalid) -> Degraded
+--   Ready=False after a failure (Crashed, Failed, Backoff, Paused, RefNotFound, Invalid,
+--   ChildRejected, Conflict: a child the API server refused or a foreign object in its place) -> Degraded
 --   anything else (no status yet, an older generation, Starting, Programmed=False) -> Progressing
 local hs = {}
 local failures = {
   Crashed = true, Failed = true, Backoff = true, Paused = true, RuntimeFailed = true,
-  RefNotFound = true, SecretNotFound = true, Invalid = true,
+  RefNotFound = true, SecretNotFound = true, Invalid = true, ChildRejected = true, Conflict = true,
 }
 
 local function find(conditions, wanted)
