@@ -51,6 +51,14 @@ _COMMON_COLUMNS = [
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 ]
 _DROP = {"title", "$schema", "$id", "examples", "additionalProperties", "$defs"}
+# The fields of apiextensions' JSONSchemaProps a structural schema may use; anything else (e.g.
+# JSON Schema's propertyNames) is an unknown field the API server refuses or drops.
+_KEPT = {
+    "description", "type", "format", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
+    "maxLength", "minLength", "pattern", "maxItems", "minItems", "multipleOf", "enum", "maxProperties",
+    "minProperties", "required", "items", "allOf", "oneOf", "anyOf", "not", "properties",
+    "externalDocs", "example", "nullable",
+}  # fmt: skip
 
 
 def _inline(node: Any, defs: dict[str, Any]) -> Any:
@@ -72,10 +80,9 @@ def _structural(node: dict[str, Any]) -> dict[str, Any]:
         return _union(node, union)
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key in _DROP or key in ("discriminator",):
-            continue
-        if key == "default":
-            continue
+        kept = key in _KEPT or key in ("const", "exclusiveMinimum", "exclusiveMaximum")
+        if key in _DROP or not (kept or key.startswith("x-kubernetes-")):
+            continue  # including default (see the module docstring) and propertyNames
         if key == "const":
             out["enum"] = [value]
         elif key == "exclusiveMinimum":

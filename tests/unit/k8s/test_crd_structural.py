@@ -158,3 +158,34 @@ def test_pruning_and_defaulting_of_a_custom_resource() -> None:
     assert prune(obj, schema, resource_root=True) == ["extra", "spec.typo"]
     apply_defaults(obj, schema)
     assert obj == {"apiVersion": "x/v1", "kind": "X", "metadata": {"name": "a"}, "spec": {"size": 1, "free": {"anything": [1]}}}
+
+
+JSON_SCHEMA_PROPS = {
+    "id", "$schema", "$ref", "description", "type", "format", "title", "default", "maximum",
+    "exclusiveMaximum", "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems",
+    "minItems", "uniqueItems", "multipleOf", "enum", "maxProperties", "minProperties", "required", "items",
+    "allOf", "oneOf", "anyOf", "not", "properties", "additionalProperties", "patternProperties",
+    "dependencies", "additionalItems", "definitions", "externalDocs", "example", "nullable",
+    "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource", "x-kubernetes-int-or-string",
+    "x-kubernetes-list-map-keys", "x-kubernetes-list-type", "x-kubernetes-map-type", "x-kubernetes-validations",
+}  # fmt: skip
+
+
+def _keys(node: Any) -> set[str]:
+    if not isinstance(node, dict):
+        return set()
+    found = set(node)
+    for key, value in node.items():
+        if key == "properties":
+            found |= {k for v in value.values() for k in _keys(v)}
+        elif key in ("items", "additionalProperties", "not"):
+            found |= _keys(value)
+        elif key in ("allOf", "anyOf", "oneOf"):
+            found |= {k for v in value for k in _keys(v)}
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(CRDS))
+def test_schemas_use_only_fields_the_api_server_decodes(name: str) -> None:
+    """JSON Schema keywords such as propertyNames are unknown to apiextensions: strict clients refuse them."""
+    assert _keys(schema_of(CRDS[name])) - JSON_SCHEMA_PROPS == set()
