@@ -136,5 +136,4 @@ class ServerFront:
     async def close(self) -> None:
         """End every session (the listener is stopping)."""
         for session in list(self.sessions.values()):
-            with anyio.CancelScope(shield=True):
-                await session.transport.terminate()
+            session.terminate()

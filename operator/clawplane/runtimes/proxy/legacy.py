@@ -1,53 +1,73 @@
-"""One handshake-era client session: the SDK's streamable-HTTP transport on one side, a mux link on the other.
+"""One handshake-era client session over streamable HTTP: raw JSON-RPC between HTTP and a mux link.
 
-The SDK's ``StreamableHTTPServerTransport`` does the HTTP part exactly as an SDK server
-would (SSE framing, ``Mcp-Session-Id``, the standalone GET stream, DELETE, resumption
-from an event store). Messages are forwarded as decoded JSON between it and the link:
-nothing is re-modelled, so ``_meta``, error ``data`` and unknown fields pass unchanged.
-A message the server relates to a request (``Delivery.related``) goes on that request's
-response stream; others go on the standalone stream.
+The HTTP side follows the streamable-HTTP transport of 2025-03-26 … 2025-11-25:
 
-A client cancelling a request gets its stream closed at once (the server will not
-answer a cancelled request). When the upstream goes away, its pending requests have
-been answered with an error and the session ends: the next request gets 404 and the
-client initializes a new session, as the protocol prescribes. JSON-RPC batches are
-accepted on sessions that negotiated 2025-03-26, the only revision that has them.
+- ``POST`` of a request: an SSE stream (as the MCP SDKs answer) that carries what the server
+  sends for that request (progress, logging, sampling/elicitation/roots requests) and then the
+  response, with keep-alive comments every ``SSE_DEFER_S`` while it waits. A stream of a
+  2025-11-25 session starts with a priming event, and every event has an id, so a client that
+  loses the stream resumes it with ``GET`` + ``Last-Event-ID``. A client disconnecting does not cancel
+  its request (only ``notifications/cancelled`` does, which also ends the request's stream).
+- ``POST`` of notifications or responses: 202. A JSON array is a batch, accepted on sessions
+  that negotiated 2025-03-26 (the only revision with batches) and answered with the array of
+  responses; on later revisions it is invalid, as the specification says.
+- ``GET``: the standalone stream for messages that belong to no request (one at a time: 409
+  for a second); with ``Last-Event-ID``, the rest of that event's stream, then live.
+- ``DELETE``: ends the session; later requests get 404.
+
+Messages stay decoded JSON end to end: nothing is re-modelled, so ``_meta``, error ``data`` and
+unknown fields pass unchanged. The session keeps its last ``MAX_EVENTS`` SSE events for
+resumption. When the upstream goes away its pending requests have been answered with an error
+and the session ends. A session with no request in flight and no open stream for
+``idle_ttl`` seconds is closed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import anyio.abc
-from mcp.server.streamable_http import StreamableHTTPServerTransport
-from mcp.shared.message import ServerMessageMetadata, SessionMessage
-from mcp_types import jsonrpc_message_adapter
-from pydantic import ValidationError
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.types import Message as AsgiMessage
 from starlette.types import Receive, Scope, Send
 
-from clawplane.runtimes.proxy.eventstore import MemoryEventStore
 from clawplane.runtimes.proxy.guard import Principal, reply
-from clawplane.runtimes.proxy.mux import Link, Mux
+from clawplane.runtimes.proxy.mux import Delivery, Link, Mux
 from clawplane.runtimes.proxy.wire import Message, RequestId, is_notification, is_request, is_response
 
-__all__ = ["BATCH_REVISION", "LegacySession", "read_body", "replay_body"]
+__all__ = ["BATCH_REVISION", "MAX_EVENTS", "SSE_DEFER_S", "LegacySession", "read_body", "replay_body"]
 
 logger = logging.getLogger(__name__)
 
-BATCH_REVISION = "2025-03-26"
-_BATCH_TIMEOUT_S = 300.0
+BATCH_REVISION: Final = "2025-03-26"
+PRIMING_REVISIONS: Final = frozenset({"2025-11-25"})
+"""Revisions whose clients understand a priming event (an id with empty data) and resume."""
+SSE_DEFER_S: Final = 15.0
+"""Seconds between keep-alive comments on an SSE stream that has nothing to send."""
+MAX_EVENTS: Final = 1024
+BATCH_TIMEOUT_S: Final = 300.0
+GET_STREAM: Final = ("get", "")
+_SSE_HEADERS: Final = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"connection", b"keep-alive"),
+    (b"x-accel-buffering", b"no"),
+]
+_ACCEPT_BOTH: Final = "Not Acceptable: Client must accept both application/json and text/event-stream"
+
+StreamKey = tuple[Any, RequestId]
 
 
-def _dump(message: Any) -> Message:
-    dumped: Message = message.model_dump(by_alias=True, mode="json", exclude_unset=True)
-    return dumped
+def _key(value: RequestId) -> StreamKey:
+    return (type(value), value)
 
 
 def replay_body(body: bytes) -> Receive:
@@ -63,6 +83,57 @@ def replay_body(body: bytes) -> Receive:
         raise AssertionError("unreachable")
 
     return receive
+
+
+async def read_body(receive: Receive) -> bytes:
+    """The whole request body (the listener bounds its size)."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _header(scope: Scope, name: bytes) -> str:
+    for key, value in scope.get("headers", ()):
+        if key == name:
+            return str(value.decode("latin-1"))
+    return ""
+
+
+def _accepts(scope: Scope) -> tuple[bool, bool]:
+    accept = _header(scope, b"accept").lower()
+    anything = "*/*" in accept
+    return (
+        anything or "application/json" in accept or "application/*" in accept,
+        anything or "text/event-stream" in accept or "text/*" in accept,
+    )
+
+
+def _error(code: int, message: str, request_id: Any = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _encode(msg: Message) -> bytes:
+    return json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _event(event_id: int | None, msg: Message | None) -> bytes:
+    data = _encode(msg).decode("utf-8") if msg is not None else ""
+    head = f"id: {event_id}\r\n" if event_id is not None else ""
+    return f"{head}event: message\r\ndata: {data}\r\n\r\n".encode()
+
+
+class _Stream:
+    """Where the messages of one request (or of the standalone stream) go right now."""
+
+    def __init__(self) -> None:
+        self.send: MemoryObjectSendStream[Delivery] | None = None
+        self.done = False
 
 
 class LegacySession:
@@ -85,98 +156,115 @@ class LegacySession:
         self._upstream = upstream
         self._on_end = on_end
         self._tool_allowed = tool_allowed
-        self.transport = StreamableHTTPServerTransport(
-            self.id, event_store=MemoryEventStore(), idle_timeout=idle_ttl
-        )
+        self._idle_ttl = idle_ttl
         self._link: Link | None = None
-        self._unanswered: dict[tuple[type, RequestId], Callable[[], Awaitable[None]]] = {}
-        self._batch: dict[tuple[type, RequestId], list[Message]] = {}
-        self._batch_done: dict[tuple[type, RequestId], anyio.Event] = {}
+        self._streams: dict[StreamKey, _Stream] = {}
+        self._events: OrderedDict[int, tuple[StreamKey, Message]] = OrderedDict()
+        self._event_ids = 0
+        self._in_flight = 0
+        self._activity = anyio.Event()
+        self.ended = anyio.Event()
+        self._scope: anyio.CancelScope | None = None
+        self._sid = (b"mcp-session-id", self.id.encode())
 
+    # -- lifetime ----------------------------------------------------------------------------
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Connect upstream and serve the session until it ends (client, idle timeout or server)."""
+        """Connect upstream and route its messages until the session ends."""
         started = False
         try:
             async with self._upstream as mux:
                 link = self._link = mux.open_link(f"session {self.id[:8]}", tool_allowed=self._tool_allowed)
                 try:
-                    async with self.transport.connect() as (read_stream, write_stream):
+                    with anyio.CancelScope() as self._scope:
                         task_status.started()
                         started = True
-                        idle = self.transport.idle_scope or anyio.CancelScope()
-                        with idle:
-                            async with anyio.create_task_group() as tg:
-                                tg.start_soon(self._client_to_server, read_stream, link, tg.cancel_scope)
-                                await self._server_to_client(link, write_stream)
-                                tg.cancel_scope.cancel()
-                        if idle.cancelled_caught:
-                            logger.info(
-                                "%s: session %s closed after its idle timeout", self.server, self.id[:8]
-                            )
+                        async with anyio.create_task_group() as tg:
+                            if self._idle_ttl is not None:
+                                tg.start_soon(self._expire, self._idle_ttl, tg.cancel_scope)
+                            await self._route(link)
+                            tg.cancel_scope.cancel()
                 finally:
                     await link.aclose()
+                    if link.reason:
+                        logger.info("%s: session %s ended: %s", self.server, self.id[:8], link.reason)
         except Exception:
             if not started:
                 raise
             logger.exception("%s: session %s failed", self.server, self.id[:8])
         finally:
-            with anyio.CancelScope(shield=True):
-                if not self.transport.is_terminated:
-                    await self.transport.terminate()
-            self._on_end(self)
+            self._finish()
 
-    async def _client_to_server(self, read_stream: Any, link: Link, scope: anyio.CancelScope) -> None:
+    def _finish(self) -> None:
+        self.ended.set()
+        for stream in self._streams.values():
+            stream.done = True
+            if stream.send is not None:
+                stream.send.close()
+        self._on_end(self)
+
+    def terminate(self) -> None:
+        """End the session (DELETE, shutdown); its next request gets 404."""
+        self.ended.set()
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def _expire(self, ttl: float, scope: anyio.CancelScope) -> None:
+        while True:
+            if self._in_flight:
+                await self._activity.wait()
+                continue
+            with anyio.move_on_after(ttl) as waited:
+                await self._activity.wait()
+            if waited.cancelled_caught and not self._in_flight:
+                logger.info("%s: session %s closed after %gs idle", self.server, self.id[:8], ttl)
+                self.ended.set()
+                scope.cancel()
+                return
+
+    @contextlib.contextmanager
+    def _busy(self) -> Any:
+        self._in_flight += 1
+        self._poke()
         try:
-            async for item in read_stream:
-                if isinstance(item, Exception):
-                    continue
-                await self._forward(item, link)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
-            pass
-        # The client ended the session (DELETE) or the transport closed.
-        scope.cancel()
+            yield
+        finally:
+            self._in_flight -= 1
+            self._poke()
 
-    async def _forward(self, item: SessionMessage, link: Link) -> None:
-        msg = _dump(item.message)
-        if is_request(msg) and isinstance(item.metadata, ServerMessageMetadata):
-            callback = item.metadata.on_request_unanswered
-            if callback is not None:
-                self._unanswered[_key(msg["id"])] = callback
-        await link.send(msg)
-        if is_notification(msg) and msg.get("method") == "notifications/cancelled":
-            request_id = (msg.get("params") or {}).get("requestId")
-            if isinstance(request_id, int | str):
-                callback = self._unanswered.pop(_key(request_id), None)
-                if callback is not None:
-                    await callback()
+    def _poke(self) -> None:
+        activity, self._activity = self._activity, anyio.Event()
+        activity.set()
 
-    async def _server_to_client(self, link: Link, write_stream: Any) -> None:
+    # -- upstream → client -------------------------------------------------------------------
+    async def _route(self, link: Link) -> None:
         async for delivery in link:
             msg = delivery.message
             if is_response(msg) and isinstance(msg.get("id"), int | str):
-                key = _key(msg["id"])
-                self._unanswered.pop(key, None)
-                if key in self._batch_done:
-                    self._batch[key].append(msg)
-                    self._batch_done[key].set()
-                    continue
                 self._note_version(msg)
-            try:
-                model = jsonrpc_message_adapter.validate_python(msg, by_name=False)
-            except ValidationError:
-                logger.warning("%s: dropping a message that is not JSON-RPC: %.200s", self.server, msg)
-                continue
-            metadata = (
-                ServerMessageMetadata(related_request_id=delivery.related)
-                if delivery.related is not None
-                else None
-            )
-            try:
-                await write_stream.send(SessionMessage(model, metadata=metadata))
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return
-        if link.reason:
-            logger.info("%s: session %s ended: %s", self.server, self.id[:8], link.reason)
+                target = _key(msg["id"])
+            elif delivery.related is not None:
+                target = _key(delivery.related)
+            else:
+                target = GET_STREAM
+            stream = self._streams.get(target)
+            if stream is not None and stream.send is not None and not stream.done:
+                with contextlib.suppress(
+                    anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError
+                ):
+                    stream.send.send_nowait(delivery)
+                    continue
+            # Nobody reads that stream now (its client went away): keep the message where a
+            # client resuming with Last-Event-ID finds it.
+            self._store(target, msg)
+            if target != GET_STREAM and is_response(msg):
+                self._streams.pop(target, None)
+
+    def _store(self, target: StreamKey, msg: Message) -> int:
+        self._event_ids += 1
+        self._events[self._event_ids] = (target, msg)
+        while len(self._events) > MAX_EVENTS:
+            self._events.popitem(last=False)
+        return self._event_ids
 
     def _note_version(self, msg: Message) -> None:
         result = msg.get("result")
@@ -185,86 +273,307 @@ class LegacySession:
             if isinstance(version, str):
                 self.protocol_version = version
 
+    # -- client → upstream -------------------------------------------------------------------
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve one HTTP request of this session."""
-        if scope.get("method") == "POST" and self.protocol_version == BATCH_REVISION:
-            body = await read_body(receive)
-            if body.lstrip().startswith(b"["):
-                await self._handle_batch(body, send)
-                return
-            receive = replay_body(body)
-        await self.transport.handle_request(scope, receive, send)
+        if self.ended.is_set() or self._link is None:
+            await reply(send, 404, _error(-32600, "Not Found: Session has been terminated"))
+            return
+        method = scope.get("method")
+        with self._busy():
+            if method == "POST":
+                await self._post(scope, receive, send)
+            elif method == "GET":
+                await self._get(scope, receive, send)
+            elif method == "DELETE":
+                self.terminate()
+                await reply(send, 200, {})
+            else:
+                await reply(
+                    send,
+                    405,
+                    _error(-32600, "Method Not Allowed"),
+                    headers=[(b"allow", b"GET, POST, DELETE")],
+                )
 
-    async def _handle_batch(self, body: bytes, send: Send) -> None:
-        """A 2025-03-26 batch: forward every member, answer with the array of responses."""
-        link = self._link
+    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        has_json, has_sse = _accepts(scope)
+        if not (has_json and has_sse):
+            await reply(send, 406, _error(-32600, _ACCEPT_BOTH))
+            return
+        if _header(scope, b"content-type").split(";")[0].strip().lower() != "application/json":
+            await reply(
+                send, 415, _error(-32600, "Unsupported Media Type: Content-Type must be application/json")
+            )
+            return
+        body = await read_body(receive)
         try:
-            batch = json.loads(body)
-        except ValueError:
-            await reply(
-                send, 400, {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}}
-            )
+            decoded = json.loads(body)
+        except (ValueError, RecursionError) as exc:
+            await reply(send, 400, _error(-32700, f"Parse error: {exc}"))
             return
-        if not isinstance(batch, list) or not batch or not all(isinstance(m, dict) for m in batch):
-            await reply(
-                send,
-                400,
-                {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid batch"}},
-            )
+        if isinstance(decoded, list):
+            await self._batch(decoded, send)
             return
-        if link is None:
-            await reply(
-                send,
-                404,
-                {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Session has ended"}},
-            )
+        if not _is_message(decoded):
+            await reply(send, 400, _error(-32600, "Invalid Request: not a JSON-RPC message"))
             return
-        waits: list[tuple[type, RequestId]] = []
-        for msg in batch:
-            if is_request(msg) and isinstance(msg["id"], int | str):
-                if msg.get("method") == "initialize":
-                    await reply(
-                        send,
-                        400,
-                        {
-                            "jsonrpc": "2.0",
-                            "id": msg["id"],
-                            "error": {"code": -32600, "message": "initialize must not be part of a batch"},
-                        },
-                    )
+        link = self._link
+        assert link is not None
+        if not is_request(decoded):
+            await link.send(decoded)
+            await self._after_notification(decoded)
+            await send({"type": "http.response.start", "status": 202, "headers": [self._sid]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await self._request(decoded, link, receive, send)
+
+    async def _after_notification(self, msg: Message) -> None:
+        if is_notification(msg) and msg.get("method") == "notifications/cancelled":
+            request_id = (msg.get("params") or {}).get("requestId")
+            stream = self._streams.get(_key(request_id)) if isinstance(request_id, int | str) else None
+            if stream is not None:
+                # The server will not answer a cancelled request: end its stream now.
+                stream.done = True
+                if stream.send is not None:
+                    stream.send.close()
+
+    async def _request(self, msg: Message, link: Link, receive: Receive, send: Send) -> None:
+        key = _key(msg["id"])
+        stream = self._streams[key] = _Stream()
+        sender, receiver = anyio.create_memory_object_stream[Delivery](MAX_EVENTS)
+        stream.send = sender
+        try:
+            await link.send(msg)
+            await self._answer(key, stream, receiver, receive, send)
+        finally:
+            if stream.send is sender:
+                stream.send = None
+            sender.close()
+            receiver.close()
+            if stream.done:
+                self._streams.pop(key, None)
+
+    async def _answer(
+        self,
+        key: StreamKey,
+        stream: _Stream,
+        receiver: MemoryObjectReceiveStream[Delivery],
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        # Always an SSE stream, as the MCP SDKs answer: the request's notifications and server
+        # requests can share it, and a 2025-11-25 client can resume it.
+        await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, self._sid]})
+        gone = _Gone()
+        if self.protocol_version in PRIMING_REVISIONS:
+            priming = self._store(key, {})
+            await _write(send, f"id: {priming}\r\ndata: \r\n\r\n".encode(), gone)
+        # Most answers come at once: only a stream still open after a moment gets a task that
+        # notices its client hanging up (a task per call is a fair share of the proxy's cost).
+        item = await _next(receiver, _WATCH_AFTER_S)
+        if item is not None and await self._emit(key, stream, item, send, gone):
+            return
+        async with _disconnect_watch(receive, gone):
+            while True:
+                item = await _next(receiver, SSE_DEFER_S)
+                if item is None:
+                    if not await _write(send, b": ping\r\n\r\n", gone):
+                        return
+                    continue
+                if await self._emit(key, stream, item, send, gone):
                     return
+
+    async def _emit(self, key: StreamKey, stream: _Stream, item: Delivery, send: Send, gone: _Gone) -> bool:
+        """Write one delivery of a request's stream; True when the stream is over."""
+        if item is _CLOSED:
+            # Taken over by a resuming client, or the session ended (which marks it done).
+            await _write(send, b"", gone, more=False)
+            return True
+        event_id = self._store(key, item.message)
+        final = is_response(item.message)
+        if final:
+            stream.done = True
+        return not await _write(send, _event(event_id, item.message), gone, more=not final) or final
+
+    async def _get(self, scope: Scope, receive: Receive, send: Send) -> None:
+        _, has_sse = _accepts(scope)
+        if not has_sse:
+            await reply(send, 406, _error(-32600, "Not Acceptable: Client must accept text/event-stream"))
+            return
+        last = _header(scope, b"last-event-id")
+        if last:
+            await self._resume(last, receive, send)
+            return
+        current = self._streams.get(GET_STREAM)
+        if current is not None and current.send is not None:
+            await reply(send, 409, _error(-32600, "Conflict: Only one SSE stream is allowed per session"))
+            return
+        await self._live(GET_STREAM, after=None, receive=receive, send=send)
+
+    async def _resume(self, last: str, receive: Receive, send: Send) -> None:
+        try:
+            after = int(last)
+        except ValueError:
+            after = -1
+        entry = self._events.get(after)
+        if entry is None:
+            # Unknown or evicted: nothing to replay; the standalone stream continues from now.
+            await self._live(GET_STREAM, after=None, receive=receive, send=send)
+            return
+        await self._live(entry[0], after=after, receive=receive, send=send)
+
+    async def _live(self, key: StreamKey, *, after: int | None, receive: Receive, send: Send) -> None:
+        """Replay ``key``'s events after ``after``, then stream it live while it is open."""
+        stream = self._streams.get(key)
+        if stream is None:
+            stream = _Stream()
+            if key == GET_STREAM:
+                self._streams[key] = stream
+        sender, receiver = anyio.create_memory_object_stream[Delivery](MAX_EVENTS)
+        replay = [(n, m) for n, (k, m) in self._events.items() if k == key and (after is None or n > after)]
+        live = not stream.done
+        if live:
+            # A resuming client takes the stream over from a connection that may not know yet
+            # that its client has gone.
+            if stream.send is not None and key != GET_STREAM:
+                stream.send.close()
+            stream.send = sender
+        await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, self._sid]})
+        try:
+            async with _disconnect_watch(receive) as gone:
+                for number, msg in replay if after is not None else []:
+                    if not msg:
+                        continue  # a priming event
+                    if not await _write(send, _event(number, msg), gone):
+                        return
+                    if is_response(msg) and key != GET_STREAM:
+                        await _write(send, b"", gone, more=False)
+                        return
+                if not live:
+                    await _write(send, b"", gone, more=False)
+                    return
+                while True:
+                    item = await _next(receiver, SSE_DEFER_S)
+                    if item is _CLOSED:
+                        await _write(send, b"", gone, more=False)
+                        return
+                    if item is None:
+                        if not await _write(send, b": ping\r\n\r\n", gone):
+                            return
+                        continue
+                    event_id = self._store(key, item.message)
+                    final = is_response(item.message) and key != GET_STREAM
+                    if final:
+                        stream.done = True
+                    if not await _write(send, _event(event_id, item.message), gone, more=not final) or final:
+                        return
+        finally:
+            if stream.send is sender:
+                stream.send = None
+            sender.close()
+            receiver.close()
+
+    async def _batch(self, batch: list[Any], send: Send) -> None:
+        """A 2025-03-26 batch: forward every member, answer with the array of responses."""
+        if self.protocol_version != BATCH_REVISION:
+            await reply(send, 400, _error(-32600, f"Invalid Request: batches exist only in {BATCH_REVISION}"))
+            return
+        if not batch or not all(_is_message(m) for m in batch):
+            await reply(send, 400, _error(-32600, "Invalid Request: not a batch of JSON-RPC messages"))
+            return
+        if any(m.get("method") == "initialize" for m in batch):
+            await reply(send, 400, _error(-32600, "Invalid Request: initialize must not be part of a batch"))
+            return
+        link = self._link
+        assert link is not None
+        waits: list[tuple[StreamKey, MemoryObjectReceiveStream[Delivery], _Stream]] = []
+        for msg in batch:
+            if is_request(msg):
                 key = _key(msg["id"])
-                self._batch[key] = []
-                self._batch_done[key] = anyio.Event()
-                waits.append(key)
+                stream = self._streams[key] = _Stream()
+                sender, receiver = anyio.create_memory_object_stream[Delivery](MAX_EVENTS)
+                stream.send = sender
+                waits.append((key, receiver, stream))
         for msg in batch:
             await link.send(msg)
+            await self._after_notification(msg)
         if not waits:
-            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.start", "status": 202, "headers": [self._sid]})
             await send({"type": "http.response.body", "body": b""})
             return
         responses: list[Message] = []
-        with anyio.move_on_after(_BATCH_TIMEOUT_S):
-            for key in waits:
-                await self._batch_done[key].wait()
-        for key in waits:
-            self._batch_done.pop(key, None)
-            responses.extend(self._batch.pop(key, []))
-        await reply(send, 200, responses)
+        with anyio.move_on_after(BATCH_TIMEOUT_S):
+            for key, receiver, stream in waits:
+                async for delivery in receiver:
+                    if is_response(delivery.message):
+                        responses.append(delivery.message)
+                        break
+                stream.done = True
+                self._streams.pop(key, None)
+                receiver.close()
+        await reply(send, 200, responses, headers=[self._sid])
 
 
-def _key(value: RequestId) -> tuple[type, RequestId]:
-    return (type(value), value)
+def _is_message(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and value.get("jsonrpc") == "2.0"
+        and ("method" in value or "result" in value or "error" in value)
+        and (not isinstance(value.get("id"), bool))
+    )
 
 
-async def read_body(receive: Receive) -> bytes:
-    """The whole request body (the listener bounds its size)."""
-    chunks: list[bytes] = []
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":
-            break
-        chunks.append(message.get("body", b""))
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
+_CLOSED: Final = Delivery({}, None)
+
+
+async def _next(receiver: MemoryObjectReceiveStream[Delivery], timeout: float) -> Delivery | None:
+    """The next delivery, ``_CLOSED`` when the stream ended, None after ``timeout`` (a ping is due)."""
+    with anyio.move_on_after(timeout):
+        try:
+            return await receiver.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            return _CLOSED
+    return None
+
+
+async def _write(send: Send, data: bytes, gone: _Gone, *, more: bool = True) -> bool:
+    """Write a chunk of an SSE response; False once the client has gone."""
+    if gone.is_set():
+        return False
+    try:
+        await send({"type": "http.response.body", "body": data, "more_body": more})
+    except OSError:
+        return False
+    return True
+
+
+_WATCH_AFTER_S: Final = 0.25
+"""Seconds a request's stream stays open before a task starts watching for its client leaving."""
+
+
+class _Gone:
+    """Set once the client of a streamed response has disconnected (``is_set`` like an Event)."""
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+
+    def is_set(self) -> bool:
+        return self.event.is_set()
+
+
+@contextlib.asynccontextmanager
+async def _disconnect_watch(receive: Receive, gone: _Gone | None = None) -> AsyncIterator[_Gone]:
+    gone = gone or _Gone()
+
+    async def watch() -> None:
+        while (await receive()).get("type") != "http.disconnect":
+            pass
+        gone.event.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch)
+        try:
+            yield gone
+        finally:
+            tg.cancel_scope.cancel()
