@@ -89,11 +89,28 @@ class Published:
     """``Kind/name`` of the owner → why its ConfigMap could not be written."""
 
 
-async def sync_config_maps(writer: ChildWriter, wanted: dict[str, tuple[Owner, dict[str, Any]]]) -> Published:
-    """Converge every wanted ConfigMap; delete clawplane's ConfigMaps that no owner wants any more."""
+async def sync_config_maps(
+    writer: ChildWriter,
+    wanted: dict[str, tuple[Owner, dict[str, Any]]],
+    *,
+    frozen: set[str] | frozenset[str] = frozenset(),
+    last_good: dict[str, tuple[Owner, dict[str, Any]]] | None = None,
+) -> Published:
+    """Converge every wanted ConfigMap; delete clawplane's ConfigMaps that no owner wants any more.
+
+    A ``frozen`` ConfigMap (its owner, or a resource its content comes from, lost a reference)
+    keeps what it holds: it is neither rewritten nor deleted, and if it was deleted it comes
+    back as last published (``last_good``, which every successful write updates).
+    """
     out = Published()
     existing = await writer.api.list(CONFIGMAPS, writer.namespace, labels=_managed_selector())
     by_name = {cm["metadata"]["name"]: cm for cm in existing}
+    published = last_good if last_good is not None else {}
+    for name in sorted(frozen):
+        if name not in by_name and name in published:
+            wanted[name] = published[name]
+        else:
+            wanted.pop(name, None)
     for name, (owner, cm) in sorted(wanted.items()):
         current = by_name.get(name)
         before = (current or {}).get("metadata", {}).get("resourceVersion")
@@ -105,11 +122,12 @@ async def sync_config_maps(writer: ChildWriter, wanted: dict[str, tuple[Owner, d
             continue
         if stored.get("metadata", {}).get("resourceVersion") != before:
             out.changed.append(name)
+        published[name] = (owner, cm)
     for name, cm in sorted(by_name.items()):
         labels = cm["metadata"].get("labels") or {}
         previous = _owner_of(cm)
         ours = previous is not None and (AGENT_LABEL in labels or GATEWAY_LABEL in labels)
-        gone = name not in wanted and previous is not None and ours
+        gone = name not in wanted and name not in frozen and previous is not None and ours
         if gone and previous is not None and await writer.delete(CONFIGMAPS, name, previous):
             out.changed.append(f"-{name}")
     return out

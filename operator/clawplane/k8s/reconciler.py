@@ -18,7 +18,13 @@ from typing import Any
 from clawplane.desired import DesiredState
 from clawplane.k8s.backend import KubeBackend
 from clawplane.k8s.children import RESTART_ANNOTATION, Owner
-from clawplane.k8s.configmaps import gateway_auth_header, sync_config_maps, wanted_config_maps
+from clawplane.k8s.configmaps import (
+    agent_config_map_name,
+    gateway_auth_header,
+    gateway_config_map_name,
+    sync_config_maps,
+    wanted_config_maps,
+)
 from clawplane.k8s.converge import ChildProblem, ChildWriter
 from clawplane.k8s.events import EventRecorder
 from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
@@ -115,6 +121,8 @@ class NamespaceReconciler:
             routes=settings.routes,
             ingress_from=list(settings.bridge_ingress_from),
         )
+        self._published: dict[str, tuple[Owner, dict[str, Any]]] = {}
+        """The last content written to each ConfigMap (a frozen one is restored from it)."""
         self.referenced_secrets: set[str] | None = None
         """Secrets the resources referenced in the last pass (None before the first)."""
 
@@ -144,15 +152,20 @@ class NamespaceReconciler:
         child_problems: dict[str, ChildProblem] = {
             f"McpServer/{k}": v for k, v in self.backend.problems.items()
         }
+        owners = self._owners(live)
+        last_good = serving_last_good(materialized, owners["gateway"])
         if result.ok or result.results:
             published = await sync_config_maps(
-                self.writer, wanted_config_maps(self.ws.out_dir, self.namespace, **self._owners(live))
+                self.writer,
+                wanted_config_maps(self.ws.out_dir, self.namespace, **owners),
+                frozen=set(last_good.values()),
+                last_good=self._published,
             )
             result.config_maps = published.changed
             child_problems.update(published.problems)
         observed = store.load_observed(self.db)  # once: statuses and the requeue check share it
         result.statuses = await self._write_statuses(
-            live, observed, materialized, secret_problems, child_problems
+            live, observed, materialized, secret_problems, child_problems, last_good
         )
         result.requeue = _unsettled(live, observed)
         result.seconds = time.monotonic() - started
@@ -236,6 +249,7 @@ class NamespaceReconciler:
         materialized: Materialized,
         secret_problems: dict[str, list[str]],
         child_problems: dict[str, ChildProblem],
+        last_good: dict[str, str],
     ) -> int:
         written = 0
         for cr in live:
@@ -248,6 +262,7 @@ class NamespaceReconciler:
                 secret_problems=secret_problems.get(key, []),
                 tools=list(observed.tools_applied.get(cr["metadata"]["name"], ())),
                 child_problem=child_problems.get(key),
+                last_good=_last_good_note(key, last_good, materialized),
                 servers=_agent_servers(cr, live, observed) if cr["kind"] == "Agent" else None,
             )
             patch = status_patch(cr.get("status"), wanted)
@@ -266,6 +281,42 @@ class NamespaceReconciler:
                 if exc.status != 404:  # deleted meanwhile: nothing to report on
                     raise
         return written
+
+
+RENDERED_KINDS = ("Agent", "Channel", "Gateway")
+"""Kinds whose content is in openclaw.json: when one loses a reference, the gateway's config freezes."""
+
+
+def serving_last_good(materialized: Materialized, gateway: Owner | None) -> dict[str, str]:
+    """``Kind/name`` → the ConfigMap that keeps its last good content while a reference is broken.
+
+    Same rule as the local loop: a broken reference never publishes an emptier config. An
+    Agent keeps its own ConfigMap; the gateway's openclaw.json stays as it was while any
+    Agent, Channel or the Gateway itself has a broken reference.
+    """
+    broken = [
+        key
+        for key, problem in materialized.problems.items()
+        if problem.reason == "RefNotFound" and key not in materialized.accepted_generation
+    ]
+    out: dict[str, str] = {}
+    for key in broken:
+        kind, name = key.split("/", 1)
+        if kind == "Agent":
+            out[key] = agent_config_map_name(name)
+    if gateway is not None and any(key.split("/", 1)[0] in RENDERED_KINDS for key in broken):
+        out[f"Gateway/{gateway.name}"] = gateway_config_map_name(gateway.name)
+    return out
+
+
+def _last_good_note(key: str, last_good: dict[str, str], materialized: Materialized) -> str | None:
+    """What a frozen resource's status says: which ConfigMap keeps serving, and why."""
+    if key not in last_good:
+        return None
+    why = "; ".join(
+        f"{k}: {p.message}" for k, p in sorted(materialized.problems.items()) if p.reason == "RefNotFound"
+    )
+    return f"ConfigMap {last_good[key]} keeps its last good content until the references resolve ({why})"
 
 
 def _agent_servers(

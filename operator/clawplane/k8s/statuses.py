@@ -78,13 +78,23 @@ def build_status(
     tools: list[ToolRecord],
     child_problem: ChildProblem | None = None,
     servers: dict[str, ResourceRecord | None] | None = None,
+    last_good: str | None = None,
 ) -> dict[str, Any]:
-    """The status to write for ``cr`` (``servers``: an Agent's servers and their records)."""
+    """The status to write for ``cr`` (``servers``: an Agent's servers and their records).
+
+    ``last_good`` says which ConfigMap keeps serving the resource's last good content while
+    a reference is broken: ``ResolvedRefs=False``, but ``Programmed`` stays True (LastGood).
+    """
     generation = int(cr["metadata"].get("generation") or 1)
     prior = list((cr.get("status") or {}).get("conditions") or [])
     if record is None or accepted_generation is None:
         assert problem is not None or record is None
-        return _rejected(problem or Problem("Invalid", "not reconciled yet"), generation, prior)
+        refused = _rejected(problem or Problem("Invalid", "not reconciled yet"), generation, prior)
+        if last_good is not None and problem is not None and problem.reason == "RefNotFound":
+            serving = Cond("Programmed", True, "LastGood", last_good)
+            refused["conditions"] = _set(refused["conditions"], serving, generation)
+            refused["message"] = f"{problem.message}; {last_good}"
+        return refused
     running = accepted_generation
     conditions = [{**c, "observedGeneration": running} for c in _carry(prior, record.conditions)]
     status: dict[str, Any] = {
@@ -100,6 +110,11 @@ def build_status(
     if record.kind == "Agent" and servers:
         conditions = _servers_ready(conditions, servers, running)
         status["phase"] = "Ready" if _is_true(conditions, "Ready") else "Pending"
+    if last_good is not None:  # this resource is fine; what it renders lost a reference elsewhere
+        conditions = _set(conditions, Cond("ResolvedRefs", False, "RefNotFound", last_good), running)
+        conditions = _set(conditions, Cond("Programmed", True, "LastGood", last_good), running)
+        conditions = _set(conditions, Cond("Ready", False, "RefNotFound", last_good), running)
+        status["message"] = last_good
     if child_problem is not None:
         for ctype in ("Programmed", "Ready"):
             conditions = _set(

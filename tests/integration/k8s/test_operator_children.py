@@ -263,3 +263,52 @@ def test_bridge_pods_require_a_generated_token_the_gateway_and_discovery_send(
     everything = json.dumps([cluster.emu.list(k, NS) for k in ("configmaps", "mcpservers", "agents", "deployments")])
     for value in (token, base64.b64decode(rotated["data"]["token"]).decode()):
         assert value not in everything and value not in caplog.text
+
+
+def test_a_vanished_reference_keeps_the_last_good_gateway_config(cluster: Cluster) -> None:
+    channel = {
+        "apiVersion": "clawplane.dev/v1alpha1",
+        "kind": "Channel",
+        "metadata": {"name": "tg", "namespace": NS},
+        "spec": {
+            "type": "telegram",
+            "agent": "bot",
+            "dmPolicy": "allowlist",
+            "allowFrom": ["123"],
+            "credentials": {"botToken": {"valueFrom": {"secretKeyRef": {"name": "tokens", "key": "token"}}}},
+        },
+    }
+    apply_all(cluster, secret("x"), server(), server("other"), agent(["notes", "other"]), channel, GATEWAY)
+    cluster.ready("other")
+
+    def rendered() -> dict[str, Any] | None:
+        gw = cluster.get("configmaps", "clawplane-gateway-default")
+        config = json.loads(gw["data"]["openclaw.json"]) if gw else {}
+        agents = set((config.get("agents") or {}).get("entries") or {})
+        return gw if "bot" in agents and config.get("channels") and "other" in config["mcp"]["servers"] else None
+
+    good = until(cluster.emu, "the gateway config with agent, channel and both servers", rendered)
+    agent_cm = until(cluster.emu, "the agent ConfigMap", lambda: cluster.get("configmaps", "clawplane-agent-bot"))
+
+    cluster.emu.delete_object("mcpservers", NS, "other")
+    until(cluster.emu, "McpServer other gone", lambda: cluster.get("mcpservers", "other") is None)
+    refs = cluster.condition("agents", "bot", "ResolvedRefs", status="False", reason="RefNotFound")
+    assert "other" in refs["message"]
+    serving = cluster.condition("agents", "bot", "Programmed", status="True", reason="LastGood")
+    assert "clawplane-agent-bot" in serving["message"]
+    gateway_refs = cluster.condition("gateways", "default", "ResolvedRefs", status="False", reason="RefNotFound")
+    assert "clawplane-gateway-default" in gateway_refs["message"]
+    assert cluster.get("deployments", "mcp-other") is None  # the deleted server itself is gone
+    # Nothing emptier was published: both ConfigMaps still hold what they held.
+    assert (cluster.get("configmaps", "clawplane-gateway-default") or {})["data"] == good["data"]
+    assert (cluster.get("configmaps", "clawplane-agent-bot") or {})["data"] == agent_cm["data"]
+    # A frozen ConfigMap that someone deletes comes back as it was.
+    cluster.emu.delete_object("configmaps", NS, "clawplane-gateway-default")
+    back = until(cluster.emu, "the frozen ConfigMap restored", lambda: cluster.get("configmaps", "clawplane-gateway-default"))
+    assert back["data"] == good["data"]
+
+    apply_all(cluster, server("other"))  # the reference resolves again
+    cluster.ready("other")
+    cluster.condition("agents", "bot", "ResolvedRefs", status="True")
+    cluster.condition("gateways", "default", "ResolvedRefs", status="True")
+    until(cluster.emu, "the gateway config published again", rendered)
