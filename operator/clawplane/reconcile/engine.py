@@ -13,15 +13,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from clawplane._utils.gcpause import gc_paused
-from clawplane.desired import Compiler, DesiredState
+from clawplane.desired import Compiler, DesiredState, RuntimeMode
 from clawplane.diagnostics import Diagnostics
 from clawplane.planning import Plan, PlanMemo, make_plan
 from clawplane.reconcile.applier import content_digest
 from clawplane.reconcile.outputs import OutputRenderer
-from clawplane.reconcile.supervisorfile import supervisor_alive
+from clawplane.reconcile.supervisorfile import read_info, supervisor_alive
 from clawplane.reconcile.workspace import Workspace
 from clawplane.state import ObservedState, StateDB, store, utcnow
 from clawplane.validation import ValidationCache, ValidationResult, validate_paths
+
+PLANNED_ENDPOINT = "http://127.0.0.1:0"
+"""Stands in for the supervisor's endpoint in a plan made while none runs."""
 
 
 class InvalidFolderError(Exception):
@@ -74,7 +77,8 @@ class Engine:
     def _plan(self, db: StateDB, mass_delete_share: float) -> Planned:
         desired, result = self.load()
         observed = self.observe(db)
-        rendered = self.renderer.render(desired, observed)
+        expected = self.expected_urls(desired, observed)
+        rendered = self.renderer.render(desired, observed, expected_urls=expected)
         desired = self.with_skill_digests(desired)
         digests = self.output_digests(rendered)
         plan = make_plan(
@@ -95,6 +99,21 @@ class Engine:
                 memo[path] = (text, content_digest(text))
         self._digests = memo
         return {path: digest for path, (_, digest) in memo.items()}
+
+    def expected_urls(self, desired: DesiredState, observed: ObservedState) -> dict[str, str]:
+        """Where each hosted server without a recorded endpoint will be served once applied.
+
+        The running supervisor's endpoint when there is one; otherwise a stand-in (the port is
+        chosen when the supervisor starts), so the plan still lists every file apply writes.
+        """
+        info = read_info(self.ws) if observed.supervisor_alive else None
+        base = info.endpoint if info is not None and info.endpoint else PLANNED_ENDPOINT
+        return {
+            d.name: f"{base}/mcp/{d.name}"
+            for d in desired.resources.values()
+            if d.runtime is RuntimeMode.HOSTED
+            and not (d.name in observed.runtimes and observed.runtimes[d.name].endpoint)
+        }
 
     def with_skill_digests(self, desired: DesiredState) -> DesiredState:
         """Fold each agent's last rendered skills snapshot into its config hash."""

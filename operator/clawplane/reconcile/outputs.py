@@ -63,13 +63,24 @@ class OutputRenderer:
     _openclaw_text: IndentedJson = field(
         default_factory=lambda: IndentedJson([("mcp", "servers"), ("agents", "entries"), ("channels",)]))
 
-    def render(self, desired: DesiredState, observed: ObservedState) -> dict[str, str]:
-        """Every output file's content, by path relative to the out dir."""
+    def render(
+        self,
+        desired: DesiredState,
+        observed: ObservedState,
+        *,
+        expected_urls: Mapping[str, str] | None = None,
+    ) -> dict[str, str]:
+        """Every output file's content, by path relative to the out dir.
+
+        ``expected_urls`` are where hosted servers that have no endpoint yet will be served
+        (a plan renders what apply will write, so it lists every file).
+        """
         self.diagnostics = []
         self._openclaw_text.begin_pass()
         self._tools_text.begin_pass()
         base_dirs = {key: r.base_dir for key, r in desired.resources.items()}
-        hosted = {name: rt.endpoint for name, rt in observed.runtimes.items() if rt.endpoint}
+        hosted = dict(expected_urls or {})
+        hosted.update({name: rt.endpoint for name, rt in observed.runtimes.items() if rt.endpoint})
         servers: list[McpServer] = desired.servers
         self.access, self.missing_tokens = {}, set()
         auth = self._auth(observed)

@@ -9,6 +9,7 @@ from clawplane._utils.gcpause import gc_paused
 from clawplane.diagnostics import Diagnostics
 from clawplane.loading.sources import discover_files
 from clawplane.validation.cache import ValidationCache, validate_file
+from clawplane.validation.rawrefs import RawResource, raw_resource
 from clawplane.validation.result import LoadedResource, ValidationResult
 from clawplane.validation.semantic import check_all
 
@@ -28,26 +29,18 @@ def _validate(paths: Iterable[str | os.PathLike[str]], cache: ValidationCache | 
     diags = Diagnostics()
     files = discover_files(paths, diags, cache.walk if cache is not None else None)
     result = ValidationResult(files=[str(f) for f in files], diagnostics=diags)
-    invalid: list[tuple[str, str]] = []
+    invalid: list[RawResource] = []
     for path in files:
         found = cache.validate_file(path) if cache is not None else validate_file(path)
         result.diagnostics.extend(found.diagnostics)
         for doc, loaded in zip(found.documents, found.resources, strict=True):
             if loaded is not None:
                 result.resources.append(loaded)
-            elif (named := _kind_and_name(doc.data)) is not None:
-                invalid.append(named)
+            elif (raw := raw_resource(doc)) is not None:
+                invalid.append(raw)
     memo = cache.checks if cache is not None else None
     result.diagnostics.extend(check_all(result.resources, invalid=invalid, memo=memo))
     return result
-
-
-def _kind_and_name(data: object) -> tuple[str, str] | None:
-    if isinstance(data, dict) and isinstance(data.get("metadata"), dict):
-        name = data["metadata"].get("name")
-        if isinstance(data.get("kind"), str) and isinstance(name, str):
-            return data["kind"], name
-    return None
 
 
 __all__ = ["LoadedResource", "ValidationCache", "ValidationResult", "validate_paths"]

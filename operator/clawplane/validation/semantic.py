@@ -21,6 +21,7 @@ from clawplane.naming import (
     is_sensitive_key,
     redact_url_userinfo,
 )
+from clawplane.validation.rawrefs import RawResource
 from clawplane.validation.result import LoadedResource
 from clawplane.validation.suggest import did_you_mean
 
@@ -33,10 +34,12 @@ ResourceChecks = dict[int, tuple[LoadedResource, tuple[Diagnostic, ...]]]
 def check_all(
     resources: list[LoadedResource],
     *,
-    invalid: Iterable[tuple[str, str]] = (),
+    invalid: Iterable[RawResource] = (),
     memo: ResourceChecks | None = None,
 ) -> list[Diagnostic]:
-    """Every semantic check over the whole set; ``invalid`` names resources that failed validation.
+    """Every semantic check over the whole set; ``invalid`` holds resources that failed validation.
+
+    Those still count as declared, and their own references are checked from the raw document.
 
     ``memo`` keeps the checks that look at one resource alone, keyed by the resource object
     (a validation cache hands back the same one while its file is unchanged); it is updated
@@ -45,7 +48,12 @@ def check_all(
     out: list[Diagnostic] = []
     for check in (_duplicates, _gateways, _server_names, _agent_ids):
         out.extend(check(resources))
-    out.extend(_references(resources, set(invalid)))
+    raws = list(invalid)
+    out.extend(_references(resources, raws))
+    for raw in raws:
+        url = raw.value(("spec", "url")) if raw.kind == "McpServer" else None
+        if isinstance(url, str):
+            out.extend(_url_credentials(raw, url))
     fresh: ResourceChecks = {}
     for item in resources:
         hit = memo.get(id(item)) if memo is not None else None
@@ -120,18 +128,39 @@ def _gateways(resources: list[LoadedResource]) -> Iterator[Diagnostic]:
         )
 
 
-def _references(resources: list[LoadedResource], invalid: set[tuple[str, str]]) -> Iterator[Diagnostic]:
+def _references(resources: list[LoadedResource], invalid: list[RawResource]) -> Iterator[Diagnostic]:
     # Resources that failed validation still count as declared: their own errors say enough.
     agents = {r.resource.name.lower() for r in _by_kind(resources, "Agent")}
-    agents |= {name.lower() for kind, name in invalid if kind == "Agent"}
+    agents |= {r.name.lower() for r in invalid if r.kind == "Agent"}
     servers = {r.resource.name for r in _by_kind(resources, "McpServer")}
-    servers |= {name for kind, name in invalid if kind == "McpServer"}
+    servers |= {r.name for r in invalid if r.kind == "McpServer"}
+    known = {"Agent": agents, "McpServer": servers}
+    for raw in invalid:
+        for kind, name, path in raw.references():
+            wanted = name.lower() if kind == "Agent" else name
+            if wanted not in known[kind]:
+                yield _missing(raw, kind, name, path, known[kind])
+    uses = {
+        r.resource.name.lower(): r.resource.spec.mcp_servers
+        for r in _by_kind(resources, "Agent")
+        if isinstance(r.resource, Agent)
+    }
     for item in resources:
         res = item.resource
         if isinstance(res, McpServer) and res.spec.codex and res.spec.codex.agents:
             for i, agent in enumerate(res.spec.codex.agents):
+                path = ("spec", "codex", "agents", i)
                 if agent.lower() not in agents:
-                    yield _missing(item, "Agent", agent, ("spec", "codex", "agents", i), agents)
+                    yield _missing(item, "Agent", agent, path, agents)
+                elif (servers_of := uses.get(agent.lower())) is not None and res.name not in servers_of:
+                    yield item.diagnostic(
+                        W,
+                        "codex.agent-without-server",
+                        f"Agent {agent!r} does not use MCP server {res.name!r} (its mcpServers leave it "
+                        "out), so its Codex config will not include it",
+                        path,
+                        hint=f"add {res.name!r} to Agent {agent}'s mcpServers, or remove {agent!r} here",
+                    )
         elif isinstance(res, Agent):
             for i, server in enumerate(res.spec.mcp_servers or []):
                 if server not in servers:
@@ -146,7 +175,7 @@ def _references(resources: list[LoadedResource], invalid: set[tuple[str, str]]) 
 
 
 def _missing(
-    item: LoadedResource, kind: str, name: str, path: tuple[str | int, ...], known: set[str]
+    item: LoadedResource | RawResource, kind: str, name: str, path: tuple[str | int, ...], known: set[str]
 ) -> Diagnostic:
     guess = did_you_mean(name, sorted(known))
     article = "an" if kind[0] in "AEIOU" else "a"
@@ -227,15 +256,19 @@ def _server_secrets(item: LoadedResource, res: McpServer) -> Iterator[Diagnostic
     yield from _literal_secrets(item, res.spec.env, ("spec", "env"))
     yield from _literal_secrets(item, res.spec.headers, ("spec", "headers"))
     if res.spec.url:
-        redacted, had_userinfo = redact_url_userinfo(res.spec.url)
-        if had_userinfo:
-            yield item.diagnostic(
-                W,
-                "secret.url-userinfo",
-                f"url {redacted} carries credentials",
-                ("spec", "url"),
-                hint="move the credentials into headers with valueFrom; clawplane shows this url redacted",
-            )
+        yield from _url_credentials(item, res.spec.url)
+
+
+def _url_credentials(item: LoadedResource | RawResource, url: str) -> Iterator[Diagnostic]:
+    redacted, had_userinfo = redact_url_userinfo(url)
+    if had_userinfo:
+        yield item.diagnostic(
+            W,
+            "secret.url-userinfo",
+            f"url {redacted} carries credentials",
+            ("spec", "url"),
+            hint="move the credentials into headers with valueFrom; clawplane shows this url redacted",
+        )
 
 
 def _literal_secrets(

@@ -267,3 +267,34 @@ def test_skill_folders_inside_the_resource_folder_are_not_read_as_resources(tmp_
     (skill / "config.yaml").write_text("not: a resource\n")
     (tmp_path / "a.yaml").write_text(HEAD + "kind: Agent\nmetadata:\n  name: a\n")
     assert validate_paths([tmp_path]).ok
+
+
+def test_resources_with_schema_errors_still_get_their_cross_checks() -> None:
+    # references.yaml mixes enum errors with dangling references: all show in one run, as doctor finds them.
+    result = validate_paths([ROOT / "examples" / "invalid" / "references.yaml"])
+    dangling = sorted(
+        (d.location.line, d.message) for d in result.diagnostics if d.code == "ref.unresolved" and d.location
+    )
+    assert dangling == [
+        (6, "McpServer 'notes' is not declared"),
+        (15, "Agent 'helpr' is not declared"),  # in McpServer/githib, whose codex mode is invalid
+        (24, "Agent 'nobody' is not declared"),  # in Channel/chat, whose type is invalid
+        (34, "Agent 'ghost' is not declared"),
+    ]
+    helpr = next(d for d in result.diagnostics if "helpr" in d.message)
+    assert helpr.hint == "did you mean 'helper'?" and helpr.resource == "McpServer/githib"
+    url = next(d for d in result.diagnostics if d.code == "secret.url-userinfo")
+    assert "hunter2" not in url.message and url.resource == "McpServer/githib"
+    assert {"schema.enum"} <= {d.code for d in result.diagnostics}
+
+
+def test_codex_agents_naming_an_agent_that_does_not_use_the_server_is_a_warning(tmp_path: Path) -> None:
+    diags = run(
+        tmp_path,
+        HEAD + "kind: McpServer\nmetadata:\n  name: s\nspec:\n  command: x\n  codex:\n    agents: [coder, all]\n"
+        "---\n" + HEAD + "kind: Agent\nmetadata:\n  name: coder\nspec:\n  mcpServers: []\n"
+        "---\n" + HEAD + "kind: Agent\nmetadata:\n  name: all\nspec: {}\n",
+    )
+    d = only(diags, "codex.agent-without-server")
+    assert d.severity.value == "warning" and d.path == "spec.codex.agents[0]"
+    assert "Agent 'coder' does not use MCP server 's'" in d.message and "mcpServers" in d.hint
