@@ -48,7 +48,8 @@ def test_a_server_missing_a_module_shows_its_stderr_in_apply_status_and_conditio
 
     broken = folder.resource("McpServer/broken")
     assert broken["phase"] == "Backoff" and cause in broken["lastError"]
-    assert broken["stderr"][0] == "loading the broken server" and broken["stderr"][-1] == cause
+    # Live: the server has kept restarting, so its last 20 lines span sessions; the newest is the cause.
+    assert "loading the broken server" in broken["stderr"] and broken["stderr"][-1] == cause
     ready = next(c for c in broken["conditions"] if c["type"] == "Ready")
     assert ready["status"] == "False" and cause in ready["message"]
     one = folder.cli("status", str(folder.path), "broken")
