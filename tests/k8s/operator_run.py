@@ -72,6 +72,8 @@ class OperatorRun:
     namespaces: tuple[str, ...] = ()
     """Watch only these (like ``clawplane k8s run -n``); empty: all namespaces."""
     bridge_image: str = "ghcr.io/clawplane/clawplane:test"
+    skills_mount_path: Path | None = None
+    """Where the gateway pod would mount skills (default: beside the state dir)."""
     metrics: LoopMetrics = field(default_factory=LoopMetrics)
     log: str = ""
     """The operator's whole log, once stopped."""
@@ -84,6 +86,7 @@ class OperatorRun:
             bridge_image=self.bridge_image,
             routes=self.routes,
             bridge_ingress_from=tuple(default_ingress()),
+            skills_mount_path=str(self.skills_mount_path or self.state_dir.parent / "skills"),
         )
         config = OperatorConfig(
             settings,

@@ -268,14 +268,21 @@ def service_url(name: str, namespace: str) -> str:
 
 
 def config_map(
-    name: str, namespace: str, data: dict[str, str], *, owner: Owner, labels: dict[str, str]
+    name: str,
+    namespace: str,
+    data: dict[str, str],
+    *,
+    owner: Owner,
+    labels: dict[str, str],
+    binary: dict[str, str] | None = None,
 ) -> dict[str, Any]:
-    """A ConfigMap holding rendered files (keys are file names)."""
-    return _hashed(
-        {
-            "apiVersion": "v1",
-            "kind": "ConfigMap",
-            "metadata": _meta(name, namespace, labels, owner),
-            "data": dict(sorted(data.items())),
-        }
-    )
+    """A ConfigMap holding rendered files (keys are file names; ``binary``: base64 values)."""
+    cm: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": _meta(name, namespace, labels, owner),
+        "data": dict(sorted(data.items())),
+    }
+    if binary:
+        cm["binaryData"] = dict(sorted(binary.items()))
+    return _hashed(cm)

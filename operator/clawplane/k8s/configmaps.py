@@ -26,6 +26,13 @@ from clawplane.k8s.children import (
 )
 from clawplane.k8s.converge import ChildProblem, ChildWriter
 from clawplane.k8s.kubeapi import CONFIGMAPS
+from clawplane.k8s.skillfiles import (
+    SKILLS_LABEL,
+    SkillFiles,
+    skills_config_map,
+    skills_config_map_name,
+    volume_json,
+)
 from clawplane.render.secretvalues import Substituted, secret_env_name
 from clawplane.state.tokens import OPENCLAW
 
@@ -48,9 +55,18 @@ def gateway_config_map_name(gateway: str) -> str:
 
 
 def wanted_config_maps(
-    out_dir: Path, namespace: str, *, agents: dict[str, Owner], gateway: Owner | None
+    out_dir: Path,
+    namespace: str,
+    *,
+    agents: dict[str, Owner],
+    gateway: Owner | None,
+    skills: SkillFiles | None = None,
+    skills_mount: str = "",
 ) -> dict[str, tuple[Owner, dict[str, Any]]]:
-    """Every ConfigMap the out dir implies, by name, with its owner."""
+    """Every ConfigMap the out dir implies, by name, with its owner.
+
+    ``skills`` are the files published for the gateway pod, mounted at ``skills_mount``.
+    """
     wanted: dict[str, tuple[Owner, dict[str, Any]]] = {}
     for owner in agents.values():
         agent_id = owner.name.lower()
@@ -75,6 +91,12 @@ def wanted_config_maps(
         env = _secret_env(out_dir, data["openclaw.json"])
         if env:  # the gateway pod's `env` entries for the Secret keys openclaw.json uses
             data["secret-env.json"] = json.dumps(env, indent=2, sort_keys=True) + "\n"
+        if skills is not None and skills.files:
+            skills_name = skills_config_map_name(gateway.name)
+            skills_cm, items = skills_config_map(skills_name, namespace, skills, owner=gateway)
+            wanted[skills_name] = (gateway, skills_cm)
+            volume = volume_json(skills_name, items, skills_mount)
+            data["skills-volume.json"] = json.dumps(volume, indent=2, sort_keys=True) + "\n"
         cm = config_map(name, namespace, data, owner=gateway, labels={GATEWAY_LABEL: name})
         wanted[name] = (gateway, cm)
     return wanted
@@ -111,7 +133,9 @@ async def sync_config_maps(
             wanted[name] = published[name]
         else:
             wanted.pop(name, None)
-    for name, (owner, cm) in sorted(wanted.items()):
+    # Skill files first: the gateway ConfigMap's skills-volume.json must never name a missing one.
+    order = sorted(wanted.items(), key=lambda kv: (SKILLS_LABEL not in kv[1][1]["metadata"]["labels"], kv[0]))
+    for name, (owner, cm) in order:
         current = by_name.get(name)
         before = (current or {}).get("metadata", {}).get("resourceVersion")
         try:
@@ -126,7 +150,7 @@ async def sync_config_maps(
     for name, cm in sorted(by_name.items()):
         labels = cm["metadata"].get("labels") or {}
         previous = _owner_of(cm)
-        ours = previous is not None and (AGENT_LABEL in labels or GATEWAY_LABEL in labels)
+        ours = previous is not None and any(k in labels for k in (AGENT_LABEL, GATEWAY_LABEL, SKILLS_LABEL))
         gone = name not in wanted and name not in frozen and previous is not None and ours
         if gone and previous is not None and await writer.delete(CONFIGMAPS, name, previous):
             out.changed.append(f"-{name}")

@@ -77,6 +77,12 @@ def parser() -> argparse.ArgumentParser:
         "--kubeconfig", default=None, help="Kubeconfig file (default: in-cluster, then $KUBECONFIG)."
     )
     run.add_argument(
+        "--skills-mount-path",
+        default=os.environ.get("CLAWPLANE_SKILLS_MOUNT_PATH", "/var/run/clawplane/skills"),
+        help="Where gateway pods mount the published skills (ConfigMap clawplane-skills-<gateway>): "
+        "prompt locations point there. The operator writes inline skills under it, so it must be writable.",
+    )
+    run.add_argument(
         "--bridge-ingress-from",
         default=os.environ.get("CLAWPLANE_BRIDGE_INGRESS_FROM"),
         metavar="JSON",
@@ -94,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
 
     options = RunOptions(
         bridge_ingress_from=tuple(_ingress(args.bridge_ingress_from)),
+        skills_mount_path=args.skills_mount_path,
         namespaces=tuple(args.namespace),
         state_dir=args.state_dir,
         bridge_image=args.bridge_image,

@@ -30,6 +30,7 @@ from clawplane.k8s.events import EventRecorder
 from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
 from clawplane.k8s.materialize import Materialized, Materializer, key_of
 from clawplane.k8s.secretrefs import Redaction, SecretReader, secret_refs
+from clawplane.k8s.skillfiles import SkillFiles, collect
 from clawplane.k8s.statuses import build_status, status_patch
 from clawplane.k8s.watches import OwnWrites
 from clawplane.models import API_GROUP, KINDS
@@ -41,6 +42,7 @@ from clawplane.state import ObservedState, ResourceRecord, StateDB, store
 
 log = logging.getLogger("clawplane.k8s")
 
+DEFAULT_SKILLS_MOUNT_PATH = "/var/run/clawplane/skills"
 CRD_KINDS = {kind: Kind(API_GROUP, "v1alpha1", cls.PLURAL, kind) for kind, cls in KINDS.items()}
 
 
@@ -56,6 +58,8 @@ class ClusterSettings:
     bridge_ingress_from: tuple[dict[str, Any], ...] = ()
     """NetworkPolicy peers that may reach bridge pods (gateway pods, the operator); empty: no policy."""
     runtime: RuntimeSettings = field(default_factory=RuntimeSettings)
+    skills_mount_path: str = DEFAULT_SKILLS_MOUNT_PATH
+    """Where gateway pods mount the published skills (and the operator writes inline skills)."""
 
 
 @dataclass
@@ -107,6 +111,11 @@ class NamespaceReconciler:
         self.engine.digests = {}
         self.engine.renderer.secret_key_refs_as_env = True
         self.engine.renderer.auth_header = gateway_auth_header
+        # Inline skills live where the gateway pod mounts them, so prompt locations hold there.
+        self.skills_root = Path(settings.skills_mount_path) / namespace
+        self.skills_root.mkdir(parents=True, exist_ok=True)
+        self.engine.renderer.skills_state_dir = self.skills_root
+        self._skills_left_out: set[str] = set()
         self.materializer = Materializer(self.ws.folder)
         self._render_problems: set[str] = set()
         self.db = StateDB.open(self.ws.state_dir)
@@ -157,7 +166,13 @@ class NamespaceReconciler:
         if result.ok or result.results:
             published = await sync_config_maps(
                 self.writer,
-                wanted_config_maps(self.ws.out_dir, self.namespace, **owners),
+                wanted_config_maps(
+                    self.ws.out_dir,
+                    self.namespace,
+                    **owners,
+                    skills=self._skill_files(),
+                    skills_mount=str(self.skills_root),
+                ),
                 frozen=set(last_good.values()),
                 last_good=self._published,
             )
@@ -234,6 +249,14 @@ class NamespaceReconciler:
         result.ok = applied.ok
         result.results = applied.results
         self._report_render_problems()
+
+    def _skill_files(self) -> SkillFiles:
+        """The files of every skill in a prompt; what cannot be published is logged once."""
+        found = collect(self.engine.renderer.snapshots, self.skills_root)
+        for reason in sorted(set(found.left_out) - self._skills_left_out):
+            log.warning("%s: skill not published for the gateway pod: %s", self.namespace, reason)
+        self._skills_left_out = set(found.left_out)
+        return found
 
     def _report_render_problems(self) -> None:
         """Log rendering problems (e.g. a value openclaw.json cannot reference) once, not every pass."""

@@ -13,7 +13,7 @@ import kopf
 
 from clawplane.k8s.kubeconfig import KubeConfigError, load_connection
 from clawplane.k8s.operator import OperatorConfig, build_registry
-from clawplane.k8s.reconciler import ClusterSettings
+from clawplane.k8s.reconciler import DEFAULT_SKILLS_MOUNT_PATH, ClusterSettings
 from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
 
 
@@ -31,6 +31,7 @@ class RunOptions:
     log_format: str = "text"
     kubeconfig: str | None = None
     bridge_ingress_from: tuple[dict[str, Any], ...] = ()
+    skills_mount_path: str = DEFAULT_SKILLS_MOUNT_PATH
 
 
 def operator_config(options: RunOptions) -> OperatorConfig:
@@ -40,6 +41,7 @@ def operator_config(options: RunOptions) -> OperatorConfig:
         bridge_image=options.bridge_image,
         concurrency=options.concurrency,
         bridge_ingress_from=options.bridge_ingress_from,
+        skills_mount_path=options.skills_mount_path,
     )
     return OperatorConfig(
         settings,

@@ -46,6 +46,9 @@ class OutputRenderer:
     environ: Mapping[str, str] | None = None
     secret_key_refs_as_env: bool = False
     """Kubernetes: render secretKeyRefs as env references and list them in ``gateway-secret-env.json``."""
+    skills_state_dir: Path | None = None
+    """Kubernetes: where inline Skill resources are written (``<dir>/inline-skills``), a path the
+    gateway pod sees too, so prompt locations are right there (default: the state dir)."""
     auth_header: AuthHeader | None = None
     """How hosted servers are authenticated in rendered configs (default: the consumer's token)."""
     engine: SkillsEngine = field(default_factory=SkillsEngine)
@@ -187,7 +190,7 @@ class OutputRenderer:
         agents: list[Placed[Agent]] = placed(Agent)
         skills: list[Placed[Skill]] = placed(Skill)
         setup = GatewaySkills.from_resources(
-            gateways[0] if gateways else None, agents, skills, self.ws.state_dir
+            gateways[0] if gateways else None, agents, skills, self.skills_state_dir or self.ws.state_dir
         )
         if self._setup is not None:
             setup.adopt(self._setup)  # what unchanged resources gave last render

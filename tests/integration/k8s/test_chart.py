@@ -99,7 +99,7 @@ def test_defaults_render_a_cluster_wide_operator() -> None:
 
     # The state dir, /tmp and HOME (uv/npm caches) are writable emptyDirs.
     mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
-    assert set(mounts.values()) == {"/var/lib/clawplane", "/tmp", "/home/clawplane"}
+    assert set(mounts.values()) == {"/var/lib/clawplane", "/tmp", "/home/clawplane", "/var/run/clawplane/skills"}
     assert all("emptyDir" in v for v in pod["volumes"] if v["name"] in mounts)
 
     svc = one(docs, "Service")

@@ -11,6 +11,7 @@ import base64
 import copy
 import json
 import logging
+import re
 import sys
 from typing import Any
 
@@ -18,7 +19,7 @@ import httpx
 import pytest
 from tests.k8s import tables
 from tests.k8s.cluster import GATEWAY, NS, SERVER_PY, Cluster, agent, apply_all, secret, server
-from tests.k8s.operator_run import until
+from tests.k8s.operator_run import OperatorRun, until
 
 IMAGE_PATH = ("spec", "template", "spec", "containers", 0, "image")
 
@@ -312,3 +313,52 @@ def test_a_vanished_reference_keeps_the_last_good_gateway_config(cluster: Cluste
     cluster.condition("agents", "bot", "ResolvedRefs", status="True")
     cluster.condition("gateways", "default", "ResolvedRefs", status="True")
     until(cluster.emu, "the gateway config published again", rendered)
+
+
+SKILL = {
+    "apiVersion": "clawplane.dev/v1alpha1",
+    "kind": "Skill",
+    "metadata": {"name": "house-style", "namespace": NS},
+    "spec": {"description": "Apply the house style.", "body": "# House style\n\n- Use UTC.\n"},
+}
+
+
+def test_skills_are_published_where_the_gateway_pod_reads_them(cluster: Cluster) -> None:
+    skilled = agent(["notes"])
+    skilled["spec"]["skills"] = ["house-style"]
+    apply_all(cluster, secret("x"), server(), SKILL, skilled, GATEWAY)
+    mount = f"{cluster.op.state_dir.parent / 'skills'}/{NS}"
+    agent_cm = until(
+        cluster.emu,
+        "the skills prompt",
+        lambda: (cm := cluster.get("configmaps", "clawplane-agent-bot")) and "house-style" in cm["data"].get("skills-prompt.txt", "") and cm,
+    )
+    prompt = agent_cm["data"]["skills-prompt.txt"]
+    locations = re.findall(r"<location>([^<]+)</location>", prompt)
+    assert locations == [f"{mount}/inline-skills/house-style/SKILL.md"]
+    assert str(cluster.op.state_dir) not in json.dumps(agent_cm["data"])
+
+    gateway = until(
+        cluster.emu, "skills-volume.json", lambda: (g := cluster.get("configmaps", "clawplane-gateway-default")) and "skills-volume.json" in g["data"] and g
+    )
+    volume = json.loads(gateway["data"]["skills-volume.json"])
+    (mounted,) = volume["volumeMounts"]
+    assert mounted == {"name": "clawplane-skills", "mountPath": mount, "readOnly": True}
+    (vol,) = volume["volumes"]
+    skills_cm = cluster.get("configmaps", vol["configMap"]["name"])
+    assert skills_cm is not None and skills_cm["metadata"]["ownerReferences"][0]["kind"] == "Gateway"
+    by_path = {item["path"]: skills_cm["data"][item["key"]] for item in vol["configMap"]["items"]}
+    for location in locations:  # every prompt location is a file of the mounted volume
+        text = by_path[location.removeprefix(mount + "/")]
+        assert text.startswith("---\n") and "# House style" in text
+
+    # Another operator with another state dir publishes the very same ConfigMaps.
+    cluster.ready("notes")
+    cluster.op.stop()
+    writes = cluster.child_writes()
+    cluster.op = OperatorRun(
+        cluster.emu.kubeconfig, cluster.tmp / "another-state", routes=cluster.kubelet.resolve, skills_mount_path=cluster.tmp / "skills"
+    ).start()
+    cluster.op.wait_pass(0)
+    cluster.ready("notes")
+    assert cluster.child_writes() == writes, cluster.emu.writes("configmaps", NS)
