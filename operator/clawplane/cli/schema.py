@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from clawplane.cli.console import EXIT_INVALID, err, out
+from clawplane.cli.console import EXIT_INVALID, EXIT_USAGE, err, out
 from clawplane.schema import CHART_CRD_DIR, stale_files, write_files
 
 
@@ -18,6 +18,15 @@ def schema(
     ] = False,
 ) -> None:
     """Generate schemas/*.schema.json and manifests/crds/*.yaml (and the chart's CRDs) from the models."""
+    if not (root / "schemas").is_dir() or not (root / "pyproject.toml").is_file():
+        # Outside a checkout every generated file would look "stale": say where they live instead.
+        err.print(
+            f"{root.resolve()} is not a clawplane checkout (no schemas/ and pyproject.toml there); "
+            "the generated files live in the repository's schemas/, manifests/crds/ and "
+            "charts/clawplane/crds/: run this from the repository root, or pass --root",
+            markup=False,
+        )
+        raise typer.Exit(EXIT_USAGE)
     include_chart = (root / CHART_CRD_DIR).parent.is_dir()
     if check:
         stale = stale_files(root, include_chart=include_chart)

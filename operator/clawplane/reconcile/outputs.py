@@ -25,7 +25,7 @@ from clawplane.reconcile.workspace import Workspace
 from clawplane.render import ServerEntries, projected_into, render_codex_config, render_openclaw_config
 from clawplane.render.clients import render_client_configs
 from clawplane.runtimes.catalog import merge_catalog
-from clawplane.skills import AgentSnapshot, GatewaySkills, Host, Placed, SkillsEngine
+from clawplane.skills import INLINE_SKILLS_DIR, AgentSnapshot, GatewaySkills, Host, Placed, SkillsEngine
 from clawplane.state import ObservedState
 from clawplane.state.tokens import OPENCLAW, codex_consumer
 
@@ -64,7 +64,8 @@ class OutputRenderer:
     _host: Host | None = None
     _tools_text: IndentedJson = field(default_factory=lambda: IndentedJson([()]))
     _openclaw_text: IndentedJson = field(
-        default_factory=lambda: IndentedJson([("mcp", "servers"), ("agents", "entries"), ("channels",)]))
+        default_factory=lambda: IndentedJson([("mcp", "servers"), ("agents", "entries"), ("channels",)])
+    )
 
     def render(
         self,
@@ -102,7 +103,12 @@ class OutputRenderer:
             hosted_auth=auth(OPENCLAW, hosted_servers),
         )
         self.diagnostics.extend(rendered.diagnostics)
-        files = {"openclaw.json": self._openclaw_text.dumps(rendered.config) + "\n"}
+        config = rendered.config
+        if not self.secret_key_refs_as_env and any(
+            isinstance(r.resource, Skill) for r in desired.resources.values()
+        ):
+            config = with_extra_skill_dir(config, str(self.ws.state_dir / INLINE_SKILLS_DIR))
+        files = {"openclaw.json": self._openclaw_text.dumps(config) + "\n"}
         if secret_env:
             env = [
                 {"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}
@@ -239,6 +245,24 @@ class OutputRenderer:
             "promptFormat": snapshot.prompt.format,
             "snapshotHash": snapshot.content_hash,
         }
+
+
+def with_extra_skill_dir(config: Mapping[str, Any], directory: str) -> dict[str, Any]:
+    """``config`` with ``directory`` appended to ``skills.load.extraDirs`` (a copy; nothing shared).
+
+    Inline Skill resources are written there; without it a real OpenClaw reading this
+    openclaw.json would never find them. OpenClaw loads them at the extra tier, the lowest
+    (clawplane ranks them with the managed tier): only a skill of the same name elsewhere
+    can tell the two apart.
+    """
+    skills = dict(config.get("skills") or {})
+    load = dict(skills.get("load") or {})
+    dirs = list(load.get("extraDirs") or [])
+    if directory not in dirs:
+        dirs.append(directory)
+    load["extraDirs"] = dirs
+    skills["load"] = load
+    return {**config, "skills": skills}
 
 
 __all__ = ["OutputRenderer", "Path"]

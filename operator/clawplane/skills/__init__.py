@@ -14,7 +14,7 @@ their sources, settings, agent view, host facts), which is how the differential
 tests drive it with OpenClaw's own roots.
 """
 
-from clawplane.skills.adapter import DEFAULT_AGENT_ID, GatewaySkills, Placed
+from clawplane.skills.adapter import DEFAULT_AGENT_ID, INLINE_SKILLS_DIR, GatewaySkills, Placed
 from clawplane.skills.collation import collation_backend, locale_sort_key
 from clawplane.skills.engine import SkillsEngine, SkillsEvaluation, resolve_user_path
 from clawplane.skills.frontmatter import FrontmatterError, parse_skill_frontmatter
@@ -38,6 +38,7 @@ from clawplane.skills.types import (
 
 __all__ = [
     "DEFAULT_AGENT_ID",
+    "INLINE_SKILLS_DIR",
     "REASONS",
     "AgentSnapshot",
     "AgentView",

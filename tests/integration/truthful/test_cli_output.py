@@ -122,3 +122,13 @@ def test_log_format_json_prints_only_json_lines(folder: Folder) -> None:
     docs = [json.loads(line) for line in lines if line.strip()]
     assert any(d["msg"].startswith("supervisor ready (pid ") for d in docs), docs
     assert all({"ts", "level", "logger", "msg"} <= d.keys() for d in docs)
+
+
+def test_schema_outside_a_checkout_says_where_the_generated_files_live(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "clawplane", "schema", "--check"], cwd=tmp_path, capture_output=True, text=True,
+        timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "is not a clawplane checkout" in proc.stderr and "schemas/, manifests/crds/" in proc.stderr
+    assert "stale" not in proc.stdout + proc.stderr
