@@ -23,7 +23,7 @@ from clawplane.desired import DesiredState
 from clawplane.models import Gateway
 from clawplane.models.gateway import ApprovalRule
 from clawplane.naming import glob_matches
-from clawplane.planning import ActionType, Change, Plan, ReasonCode
+from clawplane.planning import ActionType, Change, FieldChange, Plan, ReasonCode
 from clawplane.state import ObservedState
 
 __all__ = ["HeldAction", "fingerprint", "held_actions", "rules_of"]
@@ -119,9 +119,19 @@ def held_actions(
         labels = _labels(change, desired, observed)
         for index, rule in enumerate(rules):
             if _matches(rule, change, labels):
-                held.append(HeldAction(change, _rule_label(rule, index), rule.ttl_ms))
+                shown = _with_removal(change, observed)
+                held.append(HeldAction(shown, _rule_label(rule, index), rule.ttl_ms))
                 break
     return held
+
+
+def _with_removal(change: Change, observed: ObservedState) -> Change:
+    """A delete, with what it removes as its diff (the spec as last applied, already redacted)."""
+    record = observed.resources.get(change.key)
+    if change.action is not ActionType.DELETE or record is None or change.diff:
+        return change
+    removed = [FieldChange(path=f"spec.{k}", op="removed", before=v) for k, v in sorted(record.spec.items())]
+    return change.model_copy(update={"diff": removed})
 
 
 def fingerprint(held: Sequence[HeldAction]) -> str:

@@ -57,6 +57,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "bridge": ("bridge", "bridge", "command"),
     "mcp": ("mcp", "app", "group"),
     "token": ("token", "token_app", "group"),
+    "approvals": ("approvals", "approvals_app", "group"),
     "explain": ("explain", "explain", "command"),
     "diff": ("diff", "diff", "command"),
     "doctor": ("doctor", "doctor", "command"),

@@ -21,12 +21,14 @@ from clawplane.cli.common import (
 )
 from clawplane.cli.console import EXIT_INVALID, out
 from clawplane.cli.run import LoopArgs, start_detached, stop_started
+from clawplane.reconcile.applier import current_user
 from clawplane.reconcile.control import ControlError, request
 from clawplane.reconcile.workspace import Workspace
 from clawplane.state import FolderLock, StateDB, StateError
 
 if TYPE_CHECKING:
     from clawplane.planning import Plan
+    from clawplane.reconcile.engine import Planned
 
 APPLY_TIMEOUT_S = 600.0
 
@@ -36,6 +38,14 @@ def apply(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Apply without asking.")] = False,
     allow_mass_delete: Annotated[
         bool, typer.Option("--allow-mass-delete", help="Allow a plan that deletes most or all resources.")
+    ] = False,
+    approve: Annotated[
+        bool,
+        typer.Option(
+            "--approve",
+            help="Apply the actions a Gateway approval rule holds too, approving them as yourself "
+            "(audited); without it they wait for `clawplane approvals approve`.",
+        ),
     ] = False,
     no_wait: Annotated[
         bool,
@@ -65,7 +75,7 @@ def apply(
         fail(f"{target} is neither a folder nor a saved plan")
         return
     ws = workspace(folder, state_dir, out_dir)
-    options = _Options(yes, allow_mass_delete, not no_wait, LoopArgs(log_level=log_level))
+    options = _Options(yes, allow_mass_delete, not no_wait, LoopArgs(log_level=log_level), approve)
     try:
         with FolderLock(ws.state_dir):
             _apply_locked(ws, saved, options)
@@ -79,6 +89,7 @@ class _Options:
     allow_mass_delete: bool
     wait: bool
     supervisor: LoopArgs
+    approve: bool = False
 
 
 def _load_saved(path: Path) -> Plan:
@@ -125,14 +136,29 @@ def _plan_to_apply(ws: Workspace, saved: Plan | None, options: _Options) -> Plan
     if saved is not None:
         out.print(render_plan(saved), markup=False)
         return saved
-    plan = Engine(ws).plan(StateDB.open(ws.state_dir)).plan
+    planned = Engine(ws).plan(StateDB.open(ws.state_dir))
+    plan = planned.plan
     out.print(render_plan(plan), markup=False)
     if not plan.has_changes:
         return None
+    _show_held(planned, options)
     if plan.mass_delete and not options.allow_mass_delete:
         fail("this plan deletes most or all managed resources; check it, then pass --allow-mass-delete")
     _confirm(options.yes)
     return plan
+
+
+def _show_held(planned: Planned, options: _Options) -> None:
+    """Which actions the Gateway's approval rules hold, and what happens to them."""
+    from clawplane.approvals import held_actions, rules_of
+
+    held = held_actions(planned.plan, planned.desired, planned.observed, rules_of(planned.desired.gateway))
+    if not held:
+        return
+    what = "applied too, approved by you (--approve)" if options.approve else "held for approval, not applied"
+    out.print(f"\n{len(held)} action(s) an approval rule holds — {what}:", markup=False)
+    for h in held:
+        out.print(f"  {h.change.action.value} {h.change.key} (rule {h.rule})", markup=False)
 
 
 def _confirm(yes: bool) -> None:
@@ -151,6 +177,8 @@ async def _send(socket: Path, plan: Plan, options: _Options) -> bool:
         "plan": plan.model_dump(mode="json"),
         "allow_mass_delete": options.allow_mass_delete,
         "wait": options.wait,
+        "by": f"cli:{current_user()}",
+        "approve_as": f"cli:{current_user()}" if options.approve else None,
     }
     final: dict[str, Any] = {}
     shown = {c.key for c in plan.actionable}
@@ -168,6 +196,15 @@ async def _send(socket: Path, plan: Plan, options: _Options) -> bool:
         out.print(f"error: {final['error']}", markup=False)
         return False
     _summary(final, plan, wait=options.wait)
+    held = final.get("held")
+    if isinstance(held, dict):
+        approval = held["approval"]
+        state = "requested" if held.get("new") else approval["status"]
+        out.print(f"\nHeld for approval {approval['id']} ({state}, expires {approval['expiresAt']}): "
+                  f"{approval['summary']}", markup=False)  # fmt: skip
+        folder = plan.folder
+        out.print(f"  answer: clawplane approvals approve|reject {folder} {approval['id']}; "
+                  f"or apply them now: clawplane apply {folder} --approve", markup=False)  # fmt: skip
     return bool(final.get("ok"))
 
 

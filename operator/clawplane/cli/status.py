@@ -258,6 +258,11 @@ def _print_loop(doc: dict[str, Any]) -> None:
                 out.print(("  " if i == 0 else "    ") + line.strip(), markup=False)
     if loop.get("refused"):
         out.print(f"loop: REFUSED — {loop['refused']}", markup=False)
+    held = loop.get("held")
+    if held:
+        what = f"{held['approval']} ({held['status']}, expires {held['expiresAt']})"
+        show = f"clawplane approvals show {doc['folder']} {held['approval']}"
+        out.print(f"loop: HELD for approval {what}: {', '.join(held['actions'])}; see `{show}`", markup=False)
     errors: dict[str, str] = loop.get("errors") or {}
     for key, error in errors.items():
         out.print(f"loop: {key} failed: {error}", markup=False)

@@ -35,7 +35,7 @@ from clawplane.k8s.statuses import build_status, status_patch
 from clawplane.k8s.watches import OwnWrites
 from clawplane.models import API_GROUP, KINDS
 from clawplane.reconcile.applier import ApplyContext, apply_plan
-from clawplane.reconcile.engine import Engine, InvalidFolderError
+from clawplane.reconcile.engine import Engine, InvalidFolderError, Patch
 from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes import RuntimeSettings
 from clawplane.state import ObservedState, ResourceRecord, StateDB, store
@@ -81,9 +81,9 @@ class ClusterEngine(Engine):
 
     digests: dict[str, dict[str, str]]
 
-    def load(self) -> tuple[DesiredState, Any]:
+    def load(self, patch: Patch | None = None) -> tuple[DesiredState, Any]:
         """Validate and compile, then fold in the digests collected from the API."""
-        desired, result = super().load()
+        desired, result = super().load(patch)
         for label, by_key in self.digests.items():
             present = {k: v for k, v in by_key.items() if k in desired.resources}
             desired = desired.with_digests(label, present)

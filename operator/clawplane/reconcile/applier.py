@@ -129,7 +129,7 @@ async def apply_plan(plan: Plan, ctx: ApplyContext, *, allow_mass_delete: bool, 
     actions = [{"key": c.key, "action": c.action.value} for c in plan.actionable]
     audit_id = store.audit_begin(
         ctx.db,
-        user=_user(),
+        user=current_user(),
         host=socket.gethostname(),
         git_commit=_git_commit(ctx.desired.folder),
         plan_hash=plan.plan_hash(),
@@ -390,7 +390,8 @@ def content_digest(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()[:16]
 
 
-def _user() -> str:
+def current_user() -> str:
+    """Who runs this process (for the audit log), "unknown" when the system cannot say."""
     try:
         return getpass.getuser()
     except (KeyError, OSError):

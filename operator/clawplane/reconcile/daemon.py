@@ -26,14 +26,18 @@ from typing import Any
 
 import anyio
 
+from clawplane.approvals import ApprovalError, mark_applied
+from clawplane.desired import DesiredState
 from clawplane.planning import Plan
-from clawplane.reconcile.applier import ApplyContext, PlanRefusedError, apply_plan
+from clawplane.reconcile.applier import ApplyContext, PlanRefusedError, apply_plan, check_plan
 from clawplane.reconcile.control import serve_control
 from clawplane.reconcile.endpoint import bind_endpoint
 from clawplane.reconcile.engine import Engine, InvalidFolderError
+from clawplane.reconcile.holding import hold_back
 from clawplane.reconcile.localbackend import LocalBackend, open_local_backend
 from clawplane.reconcile.loop import DEFAULT_RESYNC_S, ReconcileLoop
 from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
+from clawplane.reconcile.oversight import Oversight
 from clawplane.reconcile.processes import terminate_group
 from clawplane.reconcile.supervisorfile import SupervisorInfo, write_info
 from clawplane.reconcile.workspace import Workspace
@@ -80,8 +84,11 @@ def cleanup_stale_runtimes(db: StateDB) -> list[str]:
 
 
 class _Handler:
-    def __init__(self, ws: Workspace, db: StateDB, backend: LocalBackend, shutdown: anyio.Event) -> None:
+    def __init__(
+        self, ws: Workspace, db: StateDB, backend: LocalBackend, shutdown: anyio.Event, oversight: Oversight
+    ) -> None:
         self.ws, self.db, self.backend, self.shutdown = ws, db, backend, shutdown
+        self.oversight = oversight
         self.engine = Engine(ws)
         self.busy = anyio.Lock()
         self.loop: ReconcileLoop | None = None
@@ -110,6 +117,8 @@ class _Handler:
                 result = rotate(self.engine, self.db, consumers if isinstance(consumers, list) else None)
                 self.backend.refresh_access(self.db)
                 return result.to_dict()
+        if op == "approvals-respond":
+            return self._respond(request)
         if op == "apply":
             if self.busy.locked():
                 return {
@@ -123,28 +132,60 @@ class _Handler:
     def endpoint(self) -> str:
         return self.backend.endpoint.base_url if self.backend.endpoint else ""
 
+    def _respond(self, request: dict[str, Any]) -> dict[str, Any]:
+        try:
+            done = self.oversight.respond(
+                str(request.get("id", "")),
+                str(request.get("decision", "")),
+                by=str(request.get("by") or "unknown"),
+                reason=str(request.get("reason") or ""),
+            )
+        except (ApprovalError, ValueError) as exc:
+            return {"ok": False, "error": str(exc)}
+        return {"ok": True, "approval": done.to_dict()}
+
     async def _apply(self, request: dict[str, Any], emit: Emit) -> dict[str, Any]:
         try:
             plan = Plan.model_validate(request["plan"])
-            desired, _ = self.engine.load()
-            self.engine.renderer.render(desired, self.engine.observe(self.db))
-            desired = self.engine.with_skill_digests(desired)
+            planned = self.engine.plan(self.db)
         except InvalidFolderError as exc:
             return {"ok": False, "error": f"the folder does not validate ({exc}); nothing was changed"}
         # Someone waiting at `clawplane apply` wants each server Ready or a reason why not.
         wait = bool(request.get("wait", True))
-        ctx = ApplyContext(
+        allow_mass_delete = bool(request.get("allow_mass_delete"))
+        ctx = self._context(planned.desired, wait)
+        try:
+            check_plan(plan, ctx, allow_mass_delete=allow_mass_delete)
+        except PlanRefusedError as exc:
+            return {"ok": False, "refused": True, "error": str(exc)}
+        approver = request.get("approve_as")
+        held = hold_back(
+            self.engine, self.db, planned, self.oversight.approvals, self.oversight.sources,
+            requested_by=f"apply:{request.get('by') or 'unknown'}",
+            approve_as=str(approver) if approver else None,
+        )  # fmt: skip
+        if held.decision.waiting:  # carry out the plan without what waits for an approval
+            plan, ctx = held.planned.plan, self._context(held.planned.desired, wait)
+        try:
+            result = await apply_plan(plan, ctx, allow_mass_delete=allow_mass_delete, emit=emit)
+        except PlanRefusedError as exc:
+            return {"ok": False, "refused": True, "error": str(exc)}
+        self.oversight.sources.remember(held.planned.validation)
+        released = {h.change.key for h in held.decision.released}
+        if released and all(result.results.get(key) == "ok" for key in released):
+            mark_applied(self.oversight.approvals, held.decision)
+        reply = result.to_dict()
+        request_ = held.decision.request
+        if request_ is not None:
+            reply["held"] = {"approval": request_.to_dict(), "new": held.decision.new}
+        return reply
+
+    def _context(self, desired: DesiredState, wait: bool) -> ApplyContext:
+        return ApplyContext(
             desired, self.db, self.backend, self.engine.renderer, self.ws.out_dir,
             require_ready=wait, restart_crashed=wait,
             on_outputs=lambda: self.backend.refresh_access(self.db),
         )  # fmt: skip
-        try:
-            result = await apply_plan(
-                plan, ctx, allow_mass_delete=bool(request.get("allow_mass_delete")), emit=emit
-            )
-        except PlanRefusedError as exc:
-            return {"ok": False, "refused": True, "error": str(exc)}
-        return result.to_dict()
 
 
 async def _record_surfaces(loop: ReconcileLoop, busy: anyio.Lock, changed: list[anyio.Event]) -> None:
@@ -184,6 +225,7 @@ async def run_supervisor(
     lock.acquire()
     db = StateDB.open(ws.state_dir)
     shutdown = anyio.Event()
+    oversight = Oversight.open(db)
 
     def after_reply(request: dict[str, Any]) -> None:
         if request.get("op") == "shutdown":
@@ -195,6 +237,7 @@ async def run_supervisor(
     surface_changed = [anyio.Event()]
 
     def on_event(event: RuntimeEvent) -> None:
+        oversight.runtime_event(event)
         if loop_ref:
             loop_ref[0].on_runtime_event(event)
         elif event.kind is EventKind.TOOLS_CHANGED:
@@ -228,7 +271,7 @@ async def run_supervisor(
             )
             async with backend_cm as backend:
                 backend.refresh_access(db)
-                handler = _Handler(ws, db, backend, shutdown)
+                handler = _Handler(ws, db, backend, shutdown, oversight)
                 loop = ReconcileLoop(
                     ws,
                     db,
@@ -237,10 +280,12 @@ async def run_supervisor(
                     handler.busy,
                     metrics=metrics,
                     resync_interval=options.resync_interval,
+                    oversight=oversight,
                 )
                 if options.watch:
                     handler.loop = loop
                     loop_ref.append(loop)
+                    oversight.on_answer = lambda _answered: loop.trigger("approval")
                 metrics_url = ""
                 if options.metrics_port is not None:
                     server = MetricsServer(

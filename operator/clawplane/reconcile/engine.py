@@ -8,7 +8,7 @@ side effects besides reading files and the state database.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,6 +25,9 @@ from clawplane.validation import ValidationCache, ValidationResult, validate_pat
 
 PLANNED_ENDPOINT = "http://127.0.0.1:0"
 """Stands in for the supervisor's endpoint in a plan made while none runs."""
+
+Patch = Callable[[ValidationResult], ValidationResult]
+"""Rewrites a folder's validated resources before they are compiled."""
 
 
 class InvalidFolderError(Exception):
@@ -58,24 +61,30 @@ class Engine:
         self._digests: dict[str, tuple[str, str]] = {}
         self._plan_memo = PlanMemo()
 
-    def load(self) -> tuple[DesiredState, ValidationResult]:
-        """Validate and compile the folder; raises ``InvalidFolderError`` on any error."""
+    def load(self, patch: Patch | None = None) -> tuple[DesiredState, ValidationResult]:
+        """Validate and compile the folder; raises ``InvalidFolderError`` on any error.
+
+        ``patch`` rewrites the validated resources before they are compiled (held approvals
+        keep a resource as it was applied).
+        """
         result = validate_paths([self.ws.folder], cache=self.validation_cache)
         if not result.ok:
             raise InvalidFolderError(result.diagnostics)
+        if patch is not None:
+            result = patch(result)
         return self.compiler.compile(result, folder=self.ws.folder, environ=self.environ), result
 
     def observe(self, db: StateDB) -> ObservedState:
         """The observed state, with the supervisor's liveness checked now."""
         return replace(store.load_observed(db), supervisor_alive=supervisor_alive(self.ws))
 
-    def plan(self, db: StateDB, *, mass_delete_share: float = 0.5) -> Planned:
-        """A fresh plan for the folder."""
+    def plan(self, db: StateDB, *, mass_delete_share: float = 0.5, patch: Patch | None = None) -> Planned:
+        """A fresh plan for the folder (with ``patch`` applied to its resources, see ``load``)."""
         with gc_paused():
-            return self._plan(db, mass_delete_share)
+            return self._plan(db, mass_delete_share, patch)
 
-    def _plan(self, db: StateDB, mass_delete_share: float) -> Planned:
-        desired, result = self.load()
+    def _plan(self, db: StateDB, mass_delete_share: float, patch: Patch | None) -> Planned:
+        desired, result = self.load(patch)
         observed = self.observe(db)
         expected = self.expected_urls(desired, observed)
         rendered = self.renderer.render(desired, observed, expected_urls=expected)

@@ -21,13 +21,17 @@ from typing import Any
 
 import anyio
 
+from clawplane.approvals import HoldDecision, mark_applied
 from clawplane.desired import DesiredState
+from clawplane.events import EventType
 from clawplane.models import McpServer
 from clawplane.reconcile.applier import ApplyContext, PlanRefusedError, apply_plan, record_resource
 from clawplane.reconcile.engine import Engine, InvalidFolderError
+from clawplane.reconcile.holding import hold_back
 from clawplane.reconcile.localbackend import LocalBackend
 from clawplane.reconcile.logs import reconcile_context
 from clawplane.reconcile.metrics import LoopMetrics
+from clawplane.reconcile.oversight import Oversight
 from clawplane.reconcile.supervisorfile import LOOP_STATUS_FILE
 from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes import EventKind, RuntimeEvent
@@ -65,6 +69,8 @@ class LoopState:
     last_success_at: str | None = None
     refused: str | None = None
     errors: dict[str, str] = field(default_factory=dict)
+    held: dict[str, Any] | None = None
+    """The approval request the plan's held actions wait on, and those actions."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -83,6 +89,7 @@ class LoopState:
             "lastSuccessAt": self.last_success_at,
             "refused": self.refused,
             "errors": self.errors,
+            "held": self.held,
         }
 
 
@@ -99,9 +106,11 @@ class ReconcileLoop:
         *,
         metrics: LoopMetrics | None = None,
         resync_interval: float = DEFAULT_RESYNC_S,
+        oversight: Oversight | None = None,
     ) -> None:
         self.ws, self.db, self.backend, self.engine, self.lock = ws, db, backend, engine, lock
         self.metrics = metrics
+        self.oversight = oversight or Oversight.open(db)
         self.resync_interval = resync_interval
         self.state = LoopState()
         self._wake = anyio.Event()
@@ -154,12 +163,21 @@ class ReconcileLoop:
         with reconcile_context(rid):
             async with self.lock:
                 started = time.monotonic()
+                events = self.oversight.events
+                # A resync that finds nothing to do is not news: it would push real events out
+                # of the bounded queue within hours.
+                quiet = reason == "resync"
+                if not quiet:
+                    events.publish(EventType.PASS_STARTED, "", id=rid, reason=reason)
                 try:
                     result = await self._pass(reason)
                 except Exception:  # the loop must survive anything a pass does
                     log.exception("reconcile failed")
                     result = "error"
                 elapsed = time.monotonic() - started
+                if not (quiet and result == "unchanged"):
+                    events.publish(EventType.PASS_FINISHED, "", id=rid, reason=reason, result=result,
+                                   seconds=round(elapsed, 3))  # fmt: skip
             self._record(rid, reason, result, elapsed)
         return result
 
@@ -174,16 +192,27 @@ class ReconcileLoop:
             log.error("the folder does not validate; keeping the last good state (%s)", exc)
             for line in self.state.diagnostics:
                 log.error("  %s", line)
+            errors = self.state.diagnostics
+            self.oversight.events.publish(EventType.DIAGNOSTICS, "", valid=False, errors=errors)
             return "invalid"
         if self.state.folder_valid is False:
             log.info("the folder validates again")
+            self.oversight.events.publish(EventType.DIAGNOSTICS, "", valid=True, errors=[])
         self.state.folder_valid, self.state.diagnostics = True, []
         ctx = self._context(planned.desired)
         if self._refresh_server_status(ctx):
             planned = self.engine.plan(self.db)
-            ctx = self._context(planned.desired)
+        oversight = self.oversight
+        held = hold_back(
+            self.engine, self.db, planned, oversight.approvals, oversight.sources,
+            requested_by="clawplane run",
+        )  # fmt: skip
+        planned = held.planned
+        self._note_held(held.decision)
+        ctx = self._context(planned.desired)
         plan = planned.plan
         if not plan.has_changes:
+            oversight.sources.remember(planned.validation)
             self.state.refused = None
             log.info("in sync; nothing to do")
             return "unchanged"
@@ -213,6 +242,10 @@ class ReconcileLoop:
             self.trigger("retry")
             return "retry"
         self.state.errors = {k: v for k, v in result.results.items() if v != "ok"}
+        oversight.sources.remember(planned.validation)
+        released = {h.change.key for h in held.decision.released}
+        if released and all(result.results.get(key) == "ok" for key in released):
+            mark_applied(oversight.approvals, held.decision)
         done = sum(1 for v in result.results.values() if v == "ok")
         log.info(
             "reconcile applied: %d ok, %d failed, %d file(s) written, %d removed",
@@ -222,6 +255,23 @@ class ReconcileLoop:
             len(result.removed),
         )
         return "applied" if result.ok else "failed"
+
+    def _note_held(self, decision: HoldDecision) -> None:
+        request = decision.request
+        if request is None:
+            self.state.held = None
+            return
+        self.state.held = {
+            "approval": request.id,
+            "status": request.status.value,
+            "expiresAt": request.expires_at,
+            "actions": [f"{h.change.action.value} {h.change.key} ({h.rule})" for h in decision.waiting],
+        }
+        if decision.new:
+            log.warning(
+                "held for approval %s: %s; answer with `clawplane approvals approve|reject %s`",
+                request.id, ", ".join(self.state.held["actions"]), request.id,
+            )  # fmt: skip
 
     def _context(self, desired: DesiredState) -> ApplyContext:
         # A server that is not Ready is a failed pass, reported with its cause (never "applied").
