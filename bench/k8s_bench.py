@@ -65,6 +65,7 @@ def run_operator(emu: EmulatorThread, n: int, tmp: Path) -> dict[str, float]:
     assert emu.kubeconfig is not None
     cmd = [sys.executable, "-m", "clawplane", "k8s", "run", "-A", "--state-dir", str(tmp / "state")]
     cmd += ["--kubeconfig", str(emu.kubeconfig), "--metrics-port", "0", "--health-port", "0"]
+    cmd += ["--skills-mount-path", str(tmp / "skills")]
     log = (tmp / "operator.log").open("w")
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
     ps = psutil.Process(proc.pid)

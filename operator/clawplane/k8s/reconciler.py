@@ -113,7 +113,10 @@ class NamespaceReconciler:
         self.engine.renderer.auth_header = gateway_auth_header
         # Inline skills live where the gateway pod mounts them, so prompt locations hold there.
         self.skills_root = Path(settings.skills_mount_path) / namespace
-        self.skills_root.mkdir(parents=True, exist_ok=True)
+        try:
+            self.skills_root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # inline skills then fail to load, with a diagnostic per skill
+            log.error("%s: cannot create %s (--skills-mount-path): %s", namespace, self.skills_root, exc)
         self.engine.renderer.skills_state_dir = self.skills_root
         self._skills_left_out: set[str] = set()
         self.materializer = Materializer(self.ws.folder)

@@ -39,6 +39,8 @@ def test_operator_process_converges_and_stops_cleanly(emulator: EmulatorThread, 
         str(metrics),
         "--health-port",
         str(health),
+        "--skills-mount-path",
+        str(tmp_path / "skills"),
     ]
     cmd += ["--log-format", "json", "--bridge-image", "example.org/clawplane:dev"]
     log = tmp_path / "operator.log"
