@@ -11,12 +11,14 @@ import os
 import tempfile
 from pathlib import Path
 
+from clawplane._utils.private import make_private_dirs
+
 PRIVATE_MODE = 0o600
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, mode: int = PRIVATE_MODE) -> None:
     """Replace ``path`` with ``data`` atomically; the file gets ``mode`` before any byte is written."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_private_dirs(path.parent)
     # The temp file must be in the same directory: rename is only atomic within one filesystem.
     fd, tmp_name = _mkstemp(path)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from clawplane.cli.common import (
     OutDirOpt,
     StateDirOpt,
     fail,
+    open_state,
     parse_log_level,
     report_invalid,
     workspace,
@@ -113,14 +115,16 @@ def _apply_locked(ws: Workspace, saved: Plan | None, options: _Options) -> None:
     # The supervisor starts first so the plan sees the runtimes it will act on. One this
     # command started is stopped again unless the plan was handed to it: nothing keeps
     # running for an apply that was cancelled, refused or had nothing to do.
+    db = open_state(ws)  # first: a corrupt database is moved aside here, with a message
     info, started = start_detached(ws, loop=options.supervisor)
     handed_over = False
     try:
-        plan = _plan_to_apply(ws, saved, options)
-        if plan is None:
+        found = _plan_to_apply(ws, db, saved, options)
+        if found is None:
             return
+        plan, env = found
         handed_over = True
-        ok = anyio.run(_send, Path(info.socket), plan, options)
+        ok = anyio.run(_send, Path(info.socket), plan, options, env)
     finally:
         if started and not handed_over:
             stop_started(ws, info)
@@ -128,15 +132,21 @@ def _apply_locked(ws: Workspace, saved: Plan | None, options: _Options) -> None:
         raise typer.Exit(EXIT_INVALID)
 
 
-def _plan_to_apply(ws: Workspace, saved: Plan | None, options: _Options) -> Plan | None:
-    """The plan to send (shown and confirmed), or None when there is nothing to do."""
+def _plan_to_apply(
+    ws: Workspace, db: StateDB, saved: Plan | None, options: _Options
+) -> tuple[Plan, dict[str, str | None]] | None:
+    """The plan to send (shown and confirmed) with the env values it was made with, or None."""
     from clawplane.planning import render_plan
-    from clawplane.reconcile.engine import Engine
+    from clawplane.reconcile.engine import Engine, InvalidFolderError
 
     if saved is not None:
         out.print(render_plan(saved), markup=False)
-        return saved
-    planned = Engine(ws).plan(StateDB.open(ws.state_dir))
+        try:
+            return saved, _referenced_env(Engine(ws).load()[0].env_references())
+        except InvalidFolderError as exc:
+            report_invalid(exc)
+            return None
+    planned = Engine(ws).plan(db)
     plan = planned.plan
     out.print(render_plan(plan), markup=False)
     if not plan.has_changes:
@@ -145,7 +155,16 @@ def _plan_to_apply(ws: Workspace, saved: Plan | None, options: _Options) -> Plan
     if plan.mass_delete and not options.allow_mass_delete:
         fail("this plan deletes most or all managed resources; check it, then pass --allow-mass-delete")
     _confirm(options.yes)
-    return plan
+    return plan, _referenced_env(planned.desired.env_references())
+
+
+def _referenced_env(names: set[str]) -> dict[str, str | None]:
+    """This shell's values of the variables the folder references (None: unset), for the supervisor.
+
+    The plan was computed from them, so the supervisor must apply with them too; it keeps
+    them in memory only. They travel over the control socket, which only this user can open.
+    """
+    return {name: os.environ.get(name) for name in sorted(names)}
 
 
 def _show_held(planned: Planned, options: _Options) -> None:
@@ -171,7 +190,7 @@ def _confirm(yes: bool) -> None:
         raise typer.Exit(EXIT_INVALID)
 
 
-async def _send(socket: Path, plan: Plan, options: _Options) -> bool:
+async def _send(socket: Path, plan: Plan, options: _Options, env: dict[str, str | None]) -> bool:
     message = {
         "op": "apply",
         "plan": plan.model_dump(mode="json"),
@@ -179,6 +198,7 @@ async def _send(socket: Path, plan: Plan, options: _Options) -> bool:
         "wait": options.wait,
         "by": f"cli:{current_user()}",
         "approve_as": f"cli:{current_user()}" if options.approve else None,
+        "env": env,
     }
     final: dict[str, Any] = {}
     shown = {c.key for c in plan.actionable}

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from clawplane.cli.console import EXIT_INVALID, EXIT_USAGE, out, print_diagnostic
+from clawplane.cli.console import EXIT_INVALID, EXIT_USAGE, err, out, print_diagnostic
 from clawplane.reconcile.workspace import Workspace
 
 if TYPE_CHECKING:  # the engine is imported lazily: `validate` must start fast
     from clawplane.reconcile.engine import InvalidFolderError
+    from clawplane.state import StateDB
 
 FolderArg = Annotated[Path, typer.Argument(help="The resource folder.", exists=True, file_okay=False)]
 StateDirOpt = Annotated[
@@ -31,6 +32,20 @@ LogLevelOpt = Annotated[
 def workspace(folder: Path, state_dir: Path | None, out_dir: Path | None) -> Workspace:
     """The workspace for a folder and the optional overrides."""
     return Workspace.for_folder(folder, state_dir=state_dir, out_dir=out_dir)
+
+
+def open_state(ws: Workspace) -> StateDB:
+    """The folder's state database; says so on stderr when a corrupt one was moved aside.
+
+    Raises:
+        StateError: It cannot be used (the message says what to do).
+    """
+    from clawplane.state import StateDB
+
+    db = StateDB.open(ws.state_dir)
+    if db.recovered:
+        err.print(f"warning: {db.recovered}", markup=False)
+    return db
 
 
 def report_invalid(exc: InvalidFolderError) -> None:

@@ -8,9 +8,17 @@ from typing import Annotated
 
 import typer
 
-from clawplane.cli.common import FolderArg, OutDirOpt, StateDirOpt, fail, report_invalid, workspace
+from clawplane.cli.common import (
+    FolderArg,
+    OutDirOpt,
+    StateDirOpt,
+    fail,
+    open_state,
+    report_invalid,
+    workspace,
+)
 from clawplane.cli.console import out
-from clawplane.state import StateDB, StateError
+from clawplane.state import StateError
 
 EXIT_CHANGES = 2
 
@@ -40,7 +48,7 @@ def plan(
 
     ws = workspace(folder, state_dir, out_dir)
     try:
-        db = StateDB.open(ws.state_dir)
+        db = open_state(ws)
         planned = Engine(ws).plan(db)
     except InvalidFolderError as exc:
         report_invalid(exc)

@@ -16,20 +16,23 @@ from typing import Annotated, Any
 import anyio
 import typer
 
+from clawplane._utils.identity import send_signal
+from clawplane._utils.private import open_private
 from clawplane.cli.common import (
     FolderArg,
     LogLevelOpt,
     OutDirOpt,
     StateDirOpt,
     fail,
+    open_state,
     parse_log_level,
     workspace,
 )
 from clawplane.cli.console import EXIT_USAGE, out
 from clawplane.reconcile.control import ControlError, request
-from clawplane.reconcile.supervisorfile import SupervisorInfo, pid_alive, read_info, supervisor_alive
+from clawplane.reconcile.supervisorfile import SupervisorInfo, read_info, supervisor_alive
 from clawplane.reconcile.workspace import Workspace
-from clawplane.state import StateDB, StateError
+from clawplane.state import FolderLock, StateError, prepare_state_dir
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 60.0
@@ -69,16 +72,28 @@ def run(
     ] = False,
     log_format: Annotated[str, typer.Option("--log-format", help="Log lines as `text` or `json`.")] = "text",
     log_level: LogLevelOpt = "info",
+    ping_interval: Annotated[
+        float,
+        typer.Option(
+            "--ping-interval",
+            min=0,
+            help="Seconds between liveness checks of ready servers (MCP ping; a stopped process is "
+            "restarted); 0 turns them off.",
+        ),
+    ] = 15.0,
 ) -> None:
     """Run the folder's supervisor: hosted MCP servers, their endpoint, and the GitOps loop."""
     from clawplane.reconcile.daemon import SupervisorOptions, run_supervisor
     from clawplane.reconcile.logs import LOG_FORMATS, configure_logging
+    from clawplane.runtimes import RuntimeSettings
 
     if log_format not in LOG_FORMATS:
         fail(f"--log-format must be one of {', '.join(LOG_FORMATS)}", EXIT_USAGE)
     level = parse_log_level(log_level)
     ws = workspace(folder, state_dir, out_dir)
-    loop = LoopArgs(watch, resync_interval, None if no_metrics else metrics_port, log_format, log_level)
+    loop = LoopArgs(
+        watch, resync_interval, None if no_metrics else metrics_port, log_format, log_level, ping_interval
+    )
     running = _already_running(ws, folder, watch=watch, detach=detach)
     if detach:
         info = running or start_detached(ws, host=host, port=port, loop=loop)[0]
@@ -108,6 +123,7 @@ def run(
     options = SupervisorOptions(
         host=host,
         port=port,
+        settings=RuntimeSettings(ping_interval=ping_interval or None),
         watch=watch,
         resync_interval=resync_interval,
         metrics_port=loop.metrics_port,
@@ -156,12 +172,14 @@ class LoopArgs:
     metrics_port: int | None = 0
     log_format: str = "text"
     log_level: str = "info"
+    ping_interval: float = 15.0
 
     def argv(self) -> list[str]:
         """The matching ``clawplane run`` options."""
         args = ["--watch" if self.watch else "--no-watch", "--resync-interval", str(self.resync_interval)]
         args += ["--no-metrics"] if self.metrics_port is None else ["--metrics-port", str(self.metrics_port)]
-        return [*args, "--log-format", self.log_format, "--log-level", self.log_level]
+        args += ["--log-format", self.log_format, "--log-level", self.log_level]
+        return [*args, "--ping-interval", str(self.ping_interval)]
 
 
 def start_detached(
@@ -174,11 +192,11 @@ def start_detached(
     info = read_info(ws)
     if info is not None and supervisor_alive(ws):
         return info, False
-    ws.state_dir.mkdir(parents=True, exist_ok=True)
+    prepare_state_dir(ws.state_dir)
     args = [sys.executable, "-m", "clawplane", "run", str(ws.folder), "--state-dir", str(ws.state_dir),
             "--out-dir", str(ws.out_dir), *(["--host", host] if host else []), "--port", str(port),
             *(loop or LoopArgs()).argv()]  # fmt: skip
-    with open(ws.log_file, "ab") as log:
+    with os.fdopen(open_private(ws.log_file, os.O_WRONLY | os.O_APPEND), "ab") as log:
         logged = log.tell()
         proc = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
@@ -227,7 +245,7 @@ def ping(socket: Path) -> dict[str, Any] | None:
 def stop_started(ws: Workspace, info: SupervisorInfo) -> None:
     """Stop a supervisor this command started for nothing, with everything it runs."""
     stop_supervisor(info)
-    if pid_alive(info.pid):
+    if info.running():
         out.print(f"warning: the supervisor (pid {info.pid}) did not stop; run `clawplane down {ws.folder}`",
                   markup=False)  # fmt: skip
 
@@ -237,18 +255,19 @@ def stop_supervisor(info: SupervisorInfo) -> bool:
     try:
         anyio.run(_shutdown, Path(info.socket))
     except ControlError:
-        os.kill(info.pid, signal.SIGTERM)  # the socket is gone: fall back to the signal
+        # The socket is gone: fall back to the signal, sent only to that very process.
+        send_signal(info.identity, signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT_S
-    while pid_alive(info.pid) and time.monotonic() < deadline:
+    while info.running() and time.monotonic() < deadline:
         time.sleep(0.1)  # waiting for another process to exit
-    return not pid_alive(info.pid)
+    return not info.running()
 
 
 def down(folder: FolderArg, state_dir: StateDirOpt = None, out_dir: OutDirOpt = None) -> None:
     """Stop the folder's supervisor and tear down every runtime it runs."""
     ws = workspace(folder, state_dir, out_dir)
-    info = read_info(ws)
-    if info is not None and pid_alive(info.pid):
+    info = read_info(ws)  # None unless this user's own, private pidfile names it
+    if info is not None and info.running():
         if not stop_supervisor(info):
             fail(f"the supervisor (pid {info.pid}) did not stop within {STOP_TIMEOUT_S:.0f}s")
         out.print(f"supervisor stopped (pid {info.pid})", markup=False)
@@ -260,7 +279,9 @@ def down(folder: FolderArg, state_dir: StateDirOpt = None, out_dir: OutDirOpt = 
         from clawplane.reconcile.daemon import cleanup_stale_runtimes
 
         try:
-            cleaned = cleanup_stale_runtimes(StateDB.open(ws.state_dir))
+            # Holding the supervisor's lock proves no supervisor owns what is recorded.
+            with FolderLock(ws.state_dir, "supervisor.lock"):
+                cleaned = cleanup_stale_runtimes(open_state(ws))
         except StateError as exc:
             fail(str(exc))
             return

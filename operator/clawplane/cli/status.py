@@ -21,7 +21,13 @@ from rich.text import Text
 from clawplane.cli.common import FolderArg, OutDirOpt, StateDirOpt, fail, workspace
 from clawplane.cli.console import EXIT_INVALID, out
 from clawplane.reconcile.control import ControlError, request
-from clawplane.reconcile.supervisorfile import SupervisorInfo, read_info, read_loop_status, supervisor_alive
+from clawplane.reconcile.supervisorfile import (
+    SupervisorInfo,
+    ping,
+    read_info,
+    read_loop_status,
+    supervisor_alive,
+)
 from clawplane.runtimes.childwatch import DESCRIPTORS_PER_SERVER
 from clawplane.state import ObservedState, RuntimeRecord, StateDB, StateError, store
 
@@ -59,7 +65,10 @@ def status(
         doc["supervisor"]["capacity"] = _capacity(info.pid)
     if not alive and info is not None:
         doc["supervisor"]["lastPid"] = info.pid  # a pidfile left behind: it did not shut down cleanly
-    doc["loop"] = read_loop_status(ws) if alive else None
+    # The supervisor's own answer is live even when its disk refuses writes; loop.json may lag.
+    answer = ping(ws) if alive else None
+    doc["loop"] = (answer or {}).get("loop") or (read_loop_status(ws) if alive else None)
+    doc["degraded"] = (answer or {}).get("degraded") or {}
     doc["lastApply"] = (
         {"at": audit[0].started_at, "outcome": audit[0].outcome, "commit": audit[0].git_commit}
         if audit
@@ -205,6 +214,8 @@ def _print_table(doc: dict[str, Any]) -> None:
         table.add_row(*(Text(str(cell)) for cell in (r["kind"], r["name"], r["phase"], ready, _detail(r))))
     out.print(table)
     _print_loop(doc)
+    for what, why in (doc.get("degraded") or {}).items():
+        out.print(f"degraded: cannot write {what}: {why} (servers keep running; retrying)", markup=False)
     last = doc["lastApply"]
     if last:
         out.print(f"last apply: {last['at']} ({last['outcome']})", markup=False)

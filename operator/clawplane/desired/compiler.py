@@ -17,35 +17,23 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from clawplane.desired.state import AgentView, DesiredResource, DesiredState, RuntimeMode, fingerprint_of
+from clawplane.desired.state import (
+    AgentView,
+    DesiredResource,
+    DesiredState,
+    RuntimeMode,
+    fingerprint_of,
+    secret_fields,
+)
 from clawplane.models import Agent, Gateway, Hosting, McpServer, Resource, Transport
 from clawplane.models.values import ValueFrom
 from clawplane.naming import assign_server_names
-from clawplane.secrets import display_value, value_digest
+from clawplane.secrets import ResolvedSecrets, SecretResolver, display_value, value_digest_of
 from clawplane.validation import LoadedResource, ValidationResult
-
-_SECRET_MAPS = ("env", "headers", "credentials")
 
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def _secret_fields(res: Resource) -> list[tuple[tuple[str, ...], str, Any]]:
-    """(path, key, value) of every secret-capable value in a resource."""
-    spec = getattr(res, "spec", None)
-    found: list[tuple[tuple[str, ...], str, Any]] = []
-    for attr in ("env", "headers", "credentials"):
-        values = getattr(spec, attr, None)
-        if isinstance(values, dict):
-            found.extend(((attr, key), key, value) for key, value in values.items())
-    if isinstance(res, Gateway):
-        for skill_key, entry in res.spec.skills.entries.items():
-            base = ("skills", "entries", skill_key)
-            found.extend(((*base, "env", k), k, v) for k, v in entry.env.items())
-            if entry.api_key is not None:
-                found.append(((*base, "apiKey"), "apiKey", entry.api_key))
-    return found
 
 
 def _spec_dump(res: Resource) -> dict[str, Any]:
@@ -59,7 +47,7 @@ def _redacted_spec(res: Resource, spec: dict[str, Any] | None = None) -> dict[st
     ``spec`` is the resource's own dump when the caller has one; it is redacted in place.
     """
     spec = _spec_dump(res) if spec is None else spec
-    for path, key, value in _secret_fields(res):
+    for path, key, value in secret_fields(res):
         if isinstance(value, ValueFrom):
             continue
         node = spec
@@ -87,15 +75,31 @@ def _base_hash(res: Resource, base_dir: Path, full: dict[str, Any] | None = None
     return hashlib.sha256(_canonical(doc).encode("utf-8")).hexdigest()[:16]
 
 
-def _secrets_digest(res: Resource, base_dir: Path, environ: Mapping[str, str] | None) -> dict[str, str]:
-    digests = {
-        "/".join(path): value_digest(value, base_dir=base_dir, environ=environ)
-        for path, _, value in _secret_fields(res)
-        if isinstance(value, ValueFrom)
-    }
-    if not digests:
+def _resolve_references(res: Resource, base_dir: Path, resolver: SecretResolver) -> ResolvedSecrets:
+    return ResolvedSecrets(
+        {
+            "/".join(path): resolver.outcome(value, base_dir=base_dir)
+            for path, _, value in secret_fields(res)
+            if isinstance(value, ValueFrom)
+        }
+    )
+
+
+def _secrets_digest(resolved: ResolvedSecrets) -> dict[str, str]:
+    if not resolved:
         return {}
+    digests = {path: value_digest_of(outcome) for path, outcome in resolved.items()}
     return {"secrets": hashlib.sha256(_canonical(digests).encode()).hexdigest()[:16]}
+
+
+def env_file_of(result: ValidationResult) -> Path | None:
+    """The Gateway's ``spec.secrets.envFile`` as an absolute path, or None."""
+    for item in result.resources:
+        res = item.resource
+        if isinstance(res, Gateway) and res.spec.secrets.env_file:
+            path = Path(res.spec.secrets.env_file).expanduser()
+            return path if path.is_absolute() else Path(item.source.file).resolve().parent / path
+    return None
 
 
 class Compiler:
@@ -107,9 +111,20 @@ class Compiler:
         self._cache: dict[int, tuple[LoadedResource, DesiredResource, bool]] = {}
 
     def compile(
-        self, result: ValidationResult, *, folder: Path, environ: Mapping[str, str] | None = None
+        self,
+        result: ValidationResult,
+        *,
+        folder: Path,
+        environ: Mapping[str, str] | None = None,
+        resolver: SecretResolver | None = None,
     ) -> DesiredState:
-        """The desired state of a validated folder (call only when ``result.ok``)."""
+        """The desired state of a validated folder (call only when ``result.ok``).
+
+        References are resolved by ``resolver`` (default: one over ``environ``), which first
+        re-reads the Gateway's env file.
+        """
+        resolver = resolver or SecretResolver(environ)
+        resolver.load_env_file(env_file_of(result))
         names = [r.resource.name for r in result.resources if isinstance(r.resource, McpServer)]
         safe = dict(zip(names, assign_server_names(names), strict=True))
         resources: dict[str, DesiredResource] = {}
@@ -122,11 +137,11 @@ class Compiler:
                 has_refs = hit[2]
             else:
                 cached = None
-                has_refs = any(isinstance(v, ValueFrom) for _, _, v in _secret_fields(item.resource))
+                has_refs = any(isinstance(v, ValueFrom) for _, _, v in secret_fields(item.resource))
             # A referenced secret may change without the document changing: always rehash those.
             safe_name = safe[item.resource.name] if isinstance(item.resource, McpServer) else ""
             if cached is None or has_refs:
-                desired = self._one(item, environ, dirs, safe_name)
+                desired = self._one(item, resolver, dirs, safe_name)
             elif cached.safe_name != safe_name:
                 desired = _with_safe_name(cached, safe_name)
             else:
@@ -139,7 +154,7 @@ class Compiler:
         return DesiredState(folder, MappingProxyType(resources), MappingProxyType(agents), fingerprint)
 
     def _one(
-        self, item: LoadedResource, environ: Mapping[str, str] | None, dirs: dict[str, Path], safe_name: str
+        self, item: LoadedResource, resolver: SecretResolver, dirs: dict[str, Path], safe_name: str
     ) -> DesiredResource:
         res = item.resource
         base_dir = dirs.get(item.source.file)
@@ -148,6 +163,7 @@ class Compiler:
         dump = _spec_dump(res)
         # Hash first: redaction rewrites the dump in place.
         base_hash = _base_hash(res, base_dir, dump)
+        resolved = _resolve_references(res, base_dir, resolver)
         return DesiredResource(
             key=item.key,
             kind=res.kind,
@@ -157,7 +173,8 @@ class Compiler:
             base_hash=base_hash,
             source_file=item.source.file,
             base_dir=base_dir,
-            digests=_secrets_digest(res, base_dir, environ),
+            digests=_secrets_digest(resolved),
+            secrets=resolved,
             runtime=_runtime_mode(res) if isinstance(res, McpServer) else RuntimeMode.NONE,
             safe_name=safe_name,
         )

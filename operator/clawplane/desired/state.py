@@ -13,6 +13,8 @@ from types import MappingProxyType
 from typing import Any
 
 from clawplane.models import Agent, Channel, Gateway, McpServer, Resource, Skill
+from clawplane.models.values import ValueFrom
+from clawplane.secrets import ResolvedSecrets
 
 
 class RuntimeMode(enum.StrEnum):
@@ -41,6 +43,8 @@ class DesiredResource:
     safe_name: str = ""
     digests: Mapping[str, str] = field(default_factory=dict)
     """Digests of inputs outside the spec: ``secrets`` (resolved values), ``skills`` (agent snapshot)."""
+    secrets: ResolvedSecrets = field(default_factory=ResolvedSecrets, repr=False, compare=False)
+    """The resolved references (``env/NAME``, ``headers/NAME``), in memory only, for the runtime."""
 
     @cached_property
     def config_hash(self) -> str:
@@ -81,6 +85,15 @@ class DesiredState:
                 resources[key] = replace(current, digests={**current.digests, label: digest})
         return replace(self, resources=MappingProxyType(resources), fingerprint=fingerprint_of(resources))
 
+    def env_references(self) -> set[str]:
+        """Names of every environment variable a ``valueFrom.env`` in the folder refers to."""
+        return {
+            value.value_from.env
+            for r in self.resources.values()
+            for _, _, value in secret_fields(r.resource)
+            if isinstance(value, ValueFrom) and value.value_from.env is not None
+        }
+
     def of_kind(self, kind: str) -> list[DesiredResource]:
         """Resources of one kind in declaration order."""
         return [r for r in self.resources.values() if r.kind == kind]
@@ -115,6 +128,23 @@ class DesiredState:
     def skills(self) -> list[Skill]:
         """Declared inline Skills."""
         return self.models(Skill)
+
+
+def secret_fields(res: Resource) -> list[tuple[tuple[str, ...], str, Any]]:
+    """(path, key, value) of every secret-capable value in a resource."""
+    spec = getattr(res, "spec", None)
+    found: list[tuple[tuple[str, ...], str, Any]] = []
+    for attr in ("env", "headers", "credentials"):
+        values = getattr(spec, attr, None)
+        if isinstance(values, dict):
+            found.extend(((attr, key), key, value) for key, value in values.items())
+    if isinstance(res, Gateway):
+        for skill_key, entry in res.spec.skills.entries.items():
+            base = ("skills", "entries", skill_key)
+            found.extend(((*base, "env", k), k, v) for k, v in entry.env.items())
+            if entry.api_key is not None:
+                found.append(((*base, "apiKey"), "apiKey", entry.api_key))
+    return found
 
 
 def fingerprint_of(resources: Mapping[str, DesiredResource]) -> str:

@@ -39,6 +39,7 @@ from clawplane.models import McpServerSpec, Transport, ValueFrom
 from clawplane.reconcile.backend import RuntimeReport
 from clawplane.reconcile.localbackend import probe_once
 from clawplane.runtimes import RuntimeSettings
+from clawplane.secrets import ResolvedSecrets
 
 MIN_TOKEN_CHARS = 32
 
@@ -65,7 +66,14 @@ class KubeBackend:
     _pods: list[dict[str, Any]] = field(default_factory=list)
 
     async def ensure(
-        self, name: str, spec: McpServerSpec, *, safe_name: str, config_hash: str, base_dir: Path
+        self,
+        name: str,
+        spec: McpServerSpec,
+        *,
+        safe_name: str,
+        config_hash: str,
+        base_dir: Path,
+        resolved: ResolvedSecrets | None = None,  # the pod resolves its own references
     ) -> RuntimeReport:
         """Converge the Deployment and Service, then discover tools through the Service once it is ready.
 
@@ -128,16 +136,24 @@ class KubeBackend:
             self._reports[name] = (pod, found)
         return found
 
-    async def probe(self, name: str, spec: McpServerSpec, *, safe_name: str, base_dir: Path) -> RuntimeReport:
+    async def probe(
+        self,
+        name: str,
+        spec: McpServerSpec,
+        *,
+        safe_name: str,
+        base_dir: Path,
+        resolved: ResolvedSecrets | None = None,  # Secrets are read from the API below
+    ) -> RuntimeReport:
         """Probe from the operator (remote or consumer-hosted servers), secrets resolved in memory."""
         try:
-            resolved = await self._with_secrets(spec)
+            with_secrets = await self._with_secrets(spec)
         except LookupError as exc:
             return RuntimeReport(phase="failed", last_error=str(exc))
-        if resolved.url is not None:
-            resolved = resolved.model_copy(update={"url": self._route(resolved.url)})
+        if with_secrets.url is not None:
+            with_secrets = with_secrets.model_copy(update={"url": self._route(with_secrets.url)})
         return await probe_once(
-            name, resolved, safe_name=safe_name, base_dir=base_dir, settings=self.settings
+            name, with_secrets, safe_name=safe_name, base_dir=base_dir, settings=self.settings
         )
 
     async def remove(self, name: str) -> None:

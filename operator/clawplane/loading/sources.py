@@ -9,6 +9,7 @@ here knows about resource kinds beyond the List envelope.
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -82,11 +83,28 @@ def discover_files(
     seen: set[Path] = set()
     unique = []
     for path in found:
-        real = path.resolve()
+        try:
+            real = path.resolve(strict=True)
+        except (OSError, RuntimeError):  # RuntimeError: a symlink loop (Python 3.11)
+            _unresolvable(path, diags)
+            continue
         if real not in seen:
             seen.add(real)
             unique.append(path)
     return unique
+
+
+def _unresolvable(path: Path, diags: Diagnostics) -> None:
+    loop = path.is_symlink()
+    diags.add(
+        Diagnostic(
+            Severity.ERROR,
+            "input.symlink-loop" if loop else "input.unreadable",
+            "symbolic link loop (or a link to nothing)" if loop else "cannot resolve the path",
+            Location(str(path)),
+            hint="point the link at a real file, or remove it",
+        )
+    )
 
 
 def read_sources(paths: Iterable[str | os.PathLike[str]]) -> ReadResult:
@@ -153,6 +171,9 @@ def _read_text(path: Path, diags: Diagnostics) -> str | None:
             return None
         raw = path.read_bytes()
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            _unresolvable(path, diags)
+            return None
         diags.add(
             Diagnostic(
                 Severity.ERROR,

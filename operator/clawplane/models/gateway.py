@@ -175,6 +175,12 @@ class ApprovalsConfig(Model):
 
     rules: list[ApprovalRule] = Field(default_factory=list)
     """Rules; an action matched by any rule is held until its approval is answered."""
+class GatewaySecrets(Model):
+    """Where the local supervisor finds the values of ``valueFrom.env`` references."""
+
+    env_file: Path_ | None = None
+    """A ``KEY=VALUE`` file (dotenv syntax) read on every reconcile; its names win over the environment.
+    Relative to the Gateway's file. Rotate a secret by editing it: the servers using that value restart."""
 
 
 class OsPlatform(enum.StrEnum):
@@ -202,6 +208,11 @@ class GatewaySpec(Model):
     """Local endpoint for hosted MCP servers."""
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
     """Plan approvals: changes held until someone approves them."""
+    secrets: GatewaySecrets = Field(default_factory=GatewaySecrets)
+    """Where the local supervisor reads ``valueFrom.env`` values from (besides its environment)."""
+    allowed_paths: list[Path_] = Field(default_factory=list)
+    """Folders outside the resource folder that ``valueFrom.file``, ``cwd`` and skills ``extraDirs`` may
+    use without a warning (relative to the Gateway's file; ``~`` is the home folder)."""
     config: dict[str, Any] = Field(default_factory=dict)
     """Extra OpenClaw config merged into the rendered openclaw.json (also read by ``requires.config``)."""
 

@@ -71,6 +71,8 @@ class ApplyResult:
     removed: list[str] = field(default_factory=list)
     failures: dict[str, dict[str, Any]] = field(default_factory=dict)
     """key -> {"phase", "stderr", "hint"} for servers that are not Ready."""
+    output_errors: list[str] = field(default_factory=list)
+    """Rendered files that could not be written (full or read-only disk): retried next time."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -80,6 +82,7 @@ class ApplyResult:
             "written": self.written,
             "removed": self.removed,
             "failures": self.failures,
+            "outputErrors": self.output_errors,
         }
 
 
@@ -108,7 +111,10 @@ def check_plan(plan: Plan, ctx: ApplyContext, *, allow_mass_delete: bool) -> Non
     observed = store.load_observed(ctx.db)
     observed = _with_supervisor(observed, ctx.supervisor_alive)
     if plan.desired_fingerprint != ctx.desired.fingerprint:
-        raise PlanRefusedError("the folder changed since this plan was made; run `clawplane plan` again")
+        raise PlanRefusedError(
+            "the folder, or a secret it references, changed since this plan was made; "
+            "run `clawplane plan` again"
+        )
     if plan.observed_fingerprint != observed.fingerprint():
         raise PlanRefusedError(
             "the running state changed since this plan was made; run `clawplane plan` again"
@@ -210,10 +216,17 @@ async def _server_action(change: Change, d: DesiredResource, ctx: ApplyContext) 
             report = None
         if needs_run or report is None:
             report = await ctx.backend.ensure(
-                d.name, spec, safe_name=d.safe_name, config_hash=d.config_hash, base_dir=d.base_dir
+                d.name,
+                spec,
+                safe_name=d.safe_name,
+                config_hash=d.config_hash,
+                base_dir=d.base_dir,
+                resolved=d.secrets,
             )
     elif needs_run or change.action is ActionType.UPDATE:
-        report = await ctx.backend.probe(d.name, spec, safe_name=d.safe_name, base_dir=d.base_dir)
+        report = await ctx.backend.probe(
+            d.name, spec, safe_name=d.safe_name, base_dir=d.base_dir, resolved=d.secrets
+        )
     else:
         return None
     _record_runtime(d, report, ctx)
@@ -344,7 +357,13 @@ def _conditions(d: DesiredResource, report: RuntimeReport | None) -> tuple[list[
 
 
 async def _write_outputs(ctx: ApplyContext, result: ApplyResult, emit: Emit) -> None:
-    written, removed = write_outputs(ctx.desired, ctx.db, ctx.renderer, ctx.out_dir)
+    written, removed = write_outputs(
+        ctx.desired, ctx.db, ctx.renderer, ctx.out_dir, errors=result.output_errors
+    )
+    if result.output_errors:
+        result.ok = False
+        for failed in result.output_errors:
+            await emit({"event": "write-failed", "path": failed.split(":", 1)[0], "error": failed})
     for rel in written:
         result.written.append(rel)
         await emit({"event": "wrote", "path": rel})
@@ -356,12 +375,19 @@ async def _write_outputs(ctx: ApplyContext, result: ApplyResult, emit: Emit) -> 
 
 
 def write_outputs(
-    desired: DesiredState, db: StateDB, renderer: OutputRenderer, out_dir: Path
+    desired: DesiredState,
+    db: StateDB,
+    renderer: OutputRenderer,
+    out_dir: Path,
+    *,
+    errors: list[str] | None = None,
 ) -> tuple[list[str], list[str]]:
     """Render every output from the observed state, write those that changed, drop stale ones.
 
     Issues a bearer token for every consumer that needs one and records what each token
-    reaches. Returns the paths written and removed.
+    reaches. Returns the paths written and removed. With ``errors``, a file the disk refuses
+    (full, read-only) is added there and skipped (the state records only what is on disk,
+    so the next pass retries it); without, the OSError is raised.
     """
     observed = store.load_observed(db)
     rendered = renderer.render(desired, observed)
@@ -373,11 +399,24 @@ def write_outputs(
     written: list[str] = []
     removed: list[str] = []
     for rel, content in sorted(rendered.items()):
-        if write_if_changed(out_dir / rel, content):
+        try:
+            changed = write_if_changed(out_dir / rel, content)
+        except OSError as exc:
+            if errors is None:
+                raise
+            errors.append(f"{rel}: {exc.strerror or exc}")
+            continue
+        if changed:
             written.append(rel)
         store.put_output(db, rel, content_digest(content))
     for rel in sorted(set(observed.outputs) - set(rendered)):
-        (out_dir / rel).unlink(missing_ok=True)
+        try:
+            (out_dir / rel).unlink(missing_ok=True)
+        except OSError as exc:
+            if errors is None:
+                raise
+            errors.append(f"{rel}: {exc.strerror or exc}")
+            continue
         store.delete_output(db, rel)
         removed.append(rel)
     if renderer.auth_header is None:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from clawplane.models import McpServerSpec
+from clawplane.secrets import ResolvedSecrets
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,12 +47,30 @@ class RuntimeBackend(Protocol):
     """Starts, probes and stops MCP server runtimes for the engine."""
 
     async def ensure(
-        self, name: str, spec: McpServerSpec, *, safe_name: str, config_hash: str, base_dir: Path
+        self,
+        name: str,
+        spec: McpServerSpec,
+        *,
+        safe_name: str,
+        config_hash: str,
+        base_dir: Path,
+        resolved: ResolvedSecrets | None = None,
     ) -> RuntimeReport:
-        """Run ``name`` with ``spec`` (restart when the hash changed) and report once it is up or failed."""
+        """Run ``name`` with ``spec`` (restart when the hash changed) and report once it is up or failed.
+
+        ``resolved`` are the spec's secret values the hash was computed from (local driver).
+        """
         ...
 
-    async def probe(self, name: str, spec: McpServerSpec, *, safe_name: str, base_dir: Path) -> RuntimeReport:
+    async def probe(
+        self,
+        name: str,
+        spec: McpServerSpec,
+        *,
+        safe_name: str,
+        base_dir: Path,
+        resolved: ResolvedSecrets | None = None,
+    ) -> RuntimeReport:
         """Start or connect, initialize, list tools, stop; report what was found."""
         ...
 

@@ -2,20 +2,29 @@
 
 A client sends one request object (``{"op": "apply", ...}``, ``{"op": "ping"}``,
 ``{"op": "shutdown"}``) and reads event objects until one has ``"final": true``.
-Messages never contain secret values: plans and statuses are redacted upstream.
+Replies never contain secret values: plans and statuses are redacted upstream, and every
+reply passes the process's redactor. An ``apply`` request carries the values of the
+``valueFrom.env`` names the plan was made with, which is why both ends check who is on the
+other side: the socket is 0600 in a 0700 directory, the server accepts only peers of its own
+user (``SO_PEERCRED``), and the client talks only to a socket file and a peer of its own user.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
+import socket
+import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
-from anyio.abc import SocketStream
+from anyio.abc import SocketAttribute, SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
+
+from clawplane.secrets import redact_data
 
 MAX_MESSAGE = 16 * 1024 * 1024
 
@@ -28,6 +37,17 @@ class ControlError(Exception):
 
 async def _send(stream: SocketStream, message: dict[str, Any]) -> None:
     await stream.send(json.dumps(message, separators=(",", ":")).encode() + b"\n")
+
+
+def peer_credentials(stream: SocketStream) -> tuple[int, int]:
+    """(pid, uid) of the process at the other end of a Unix socket."""
+    raw: socket.socket = stream.extra(SocketAttribute.raw_socket)
+    pid, uid, _gid = struct.unpack("3i", raw.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+    return pid, uid
+
+
+def _redacted(message: dict[str, Any]) -> dict[str, Any]:
+    return dict(redact_data(message))
 
 
 async def _receive(buffer: BufferedByteReceiveStream) -> dict[str, Any]:
@@ -57,6 +77,8 @@ async def serve_control(
 
     async def handle(stream: SocketStream) -> None:
         async with stream:
+            if peer_credentials(stream)[1] != os.geteuid():
+                return  # another user: say nothing (the socket mode should have kept them out)
             buffer = BufferedByteReceiveStream(stream)
             try:
                 request = await _receive(buffer)
@@ -70,7 +92,7 @@ async def serve_control(
 
             async def emit(event: dict[str, Any]) -> None:
                 async with sending:
-                    await _send(stream, {**event, "final": False})
+                    await _send(stream, _redacted({**event, "final": False}))
 
             try:
                 result = await handler(request, emit)
@@ -78,7 +100,7 @@ async def serve_control(
                 result = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
             with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
                 async with sending:
-                    await _send(stream, {**result, "final": True})
+                    await _send(stream, _redacted({**result, "final": True}))
             if after_reply is not None:
                 after_reply(request)
 
@@ -92,13 +114,27 @@ async def serve_control(
 async def request(
     path: Path, message: dict[str, Any], *, timeout: float = 5.0
 ) -> AsyncIterator[dict[str, Any]]:
-    """Send one request and yield events until (and including) the final one."""
+    """Send one request and yield events until (and including) the final one.
+
+    Raises:
+        ControlError: No supervisor answers there, or the socket or its peer belongs to
+            another user (never trusted: a request may carry secret values).
+    """
+    try:
+        owner = os.lstat(path).st_uid
+    except OSError as exc:
+        raise ControlError(f"cannot reach the supervisor at {path}: {exc.strerror}") from None
+    if owner != os.geteuid():
+        raise ControlError(f"not using {path}: it belongs to uid {owner}, not to this user")
     try:
         with anyio.fail_after(timeout):
             stream = await anyio.connect_unix(path)
     except (OSError, TimeoutError) as exc:
         raise ControlError(f"cannot reach the supervisor at {path}: {exc}") from None
     async with stream:
+        peer_pid, peer_uid = peer_credentials(stream)
+        if peer_uid != os.geteuid():
+            raise ControlError(f"not using {path}: its server (pid {peer_pid}) runs as uid {peer_uid}")
         await _send(stream, message)
         buffer = BufferedByteReceiveStream(stream)
         while True:

@@ -3,8 +3,12 @@
 One supervisor per folder (a lock in the state directory keeps it single). It owns
 the hosted MCP runtimes and the loopback endpoint that exposes them, serves the
 control socket (``ping``, ``apply``, ``shutdown``), and on exit tears every runtime
-down and records them as stopped. At start it cleans up after a supervisor that died
-without doing so (its recorded process groups are terminated).
+down and records them as stopped. Every process it spawns is recorded in the state
+database the moment it exists (``processes.StateLedger``). At start, once the control
+socket answers, it ends what a supervisor that died left behind (``end_leftovers``: in
+parallel, and only processes whose identity still matches the record); applies and the
+loop wait for that, pings do not. Apply rows a dead supervisor left open are closed as
+``interrupted``. A port already in use is an error that names it.
 
 With ``watch`` on (``clawplane run``), it also runs the GitOps loop (``loop.py``): an
 initial reconcile, one per debounced batch of folder changes, one per runtime event
@@ -16,12 +20,15 @@ and metrics endpoint (``metrics.py``) runs on a loopback port unless disabled.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
 import signal
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -38,13 +45,21 @@ from clawplane.reconcile.localbackend import LocalBackend, open_local_backend
 from clawplane.reconcile.loop import DEFAULT_RESYNC_S, ReconcileLoop
 from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
 from clawplane.reconcile.oversight import Oversight
-from clawplane.reconcile.processes import terminate_group
+from clawplane.reconcile.processes import (
+    CGROUP_ROOT_KEY,
+    StateLedger,
+    claim_cgroup_root,
+    end_adopted_orphans,
+    end_leftovers,
+    mark_runtimes_stopped,
+)
 from clawplane.reconcile.supervisorfile import SupervisorInfo, write_info
 from clawplane.reconcile.workspace import Workspace
-from clawplane.runtimes import EventKind, RequestGuard, RuntimeEvent, RuntimeSettings
+from clawplane.runtimes import EventKind, PortInUseError, RequestGuard, RuntimeEvent, RuntimeSettings
 from clawplane.runtimes.childwatch import raise_descriptor_limit, watch_children_with_pidfds
+from clawplane.runtimes.process import use_ledger
 from clawplane.runtimes.proxy import is_loopback
-from clawplane.state import FolderLock, StateDB, store, tokens, utcnow
+from clawplane.state import FolderLock, StateDB, StateError, store, tokens, utcnow
 
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 log = logging.getLogger(__name__)
@@ -73,25 +88,32 @@ def live_reports(backend: LocalBackend) -> dict[str, dict[str, Any]]:
 
 
 def cleanup_stale_runtimes(db: StateDB) -> list[str]:
-    """Terminate process groups a dead supervisor left behind; mark every runtime stopped."""
-    cleaned = []
-    for name, rt in store.load_observed(db).runtimes.items():
-        if rt.pgid and terminate_group(rt.pgid):
-            cleaned.append(name)
-        if rt.phase != "stopped" or rt.pid is not None:
-            store.put_runtime(db, replace(rt, phase="stopped", pid=None, pgid=None, updated_at=utcnow()))
-    return cleaned
+    """End what a dead supervisor left (see ``end_leftovers``); mark every runtime stopped.
+
+    Call only while holding the supervisor lock: its recorded cgroup folder is then a dead one's.
+    """
+    root = store.get_meta(db, CGROUP_ROOT_KEY)
+    ended = anyio.run(partial(end_leftovers, db, previous_root=Path(root) if root else None))
+    store.set_meta(db, CGROUP_ROOT_KEY, "")
+    return ended
 
 
 class _Handler:
     def __init__(
-        self, ws: Workspace, db: StateDB, backend: LocalBackend, shutdown: anyio.Event, oversight: Oversight
+        self,
+        ws: Workspace,
+        db: StateDB,
+        backend: LocalBackend,
+        shutdown: anyio.Event,
+        cleaned: anyio.Event,
+        oversight: Oversight,
     ) -> None:
-        self.ws, self.db, self.backend, self.shutdown = ws, db, backend, shutdown
+        self.ws, self.db, self.backend, self.shutdown, self.cleaned = ws, db, backend, shutdown, cleaned
         self.oversight = oversight
         self.engine = Engine(ws)
         self.busy = anyio.Lock()
-        self.loop: ReconcileLoop | None = None
+        self.loop = ReconcileLoop(ws, db, backend, self.engine, self.busy, oversight=oversight)
+        self.watching = False
 
     async def __call__(self, request: dict[str, Any], emit: Emit) -> dict[str, Any]:
         op = request.get("op")
@@ -100,9 +122,11 @@ class _Handler:
                 "ok": True,
                 "pid": os.getpid(),
                 "endpoint": self.endpoint(),
-                "watching": self.loop is not None,
+                "watching": self.watching,
+                "cleaning": not self.cleaned.is_set(),
+                "degraded": self.loop.state.degraded,
             }
-            if self.loop is not None:
+            if self.watching:
                 reply["loop"] = self.loop.state.to_dict()
             return reply
         if op == "runtimes":  # live phase, pid, restarts, error and stderr of every hosted server
@@ -126,6 +150,9 @@ class _Handler:
                     "error": "another apply is running for this folder; try again when it ends",
                 }
             async with self.busy:
+                if not self.cleaned.is_set():
+                    await emit({"event": "waiting", "message": "stopping what a previous supervisor left"})
+                    await self.cleaned.wait()
                 return await self._apply(request, emit)
         return {"ok": False, "error": f"unknown operation {op!r}"}
 
@@ -145,6 +172,21 @@ class _Handler:
         return {"ok": True, "approval": done.to_dict()}
 
     async def _apply(self, request: dict[str, Any], emit: Emit) -> dict[str, Any]:
+        env = request.get("env") or {}
+        if not isinstance(env, dict) or not all(
+            isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in env.items()
+        ):
+            return {"ok": False, "error": "malformed apply request: env must map names to strings or null"}
+        # The plan was made with the values of the applying shell; so is the apply (memory only).
+        self.engine.resolver.supply(env)
+        try:
+            self.loop.check_database()
+            return await self._apply_plan(request, emit)
+        except StateError as exc:
+            self.loop.state.degrade("state", str(exc))
+            return {"ok": False, "error": str(exc)}
+
+    async def _apply_plan(self, request: dict[str, Any], emit: Emit) -> dict[str, Any]:
         try:
             plan = Plan.model_validate(request["plan"])
             planned = self.engine.plan(self.db)
@@ -209,13 +251,55 @@ async def _watch_folder(ws: Workspace, loop: ReconcileLoop, shutdown: anyio.Even
     await watch_folder(ws.folder, loop.on_files_changed, ignore=(ws.state_dir, ws.out_dir), stop=shutdown)
 
 
+async def _end_leftovers(db: StateDB, cleaned: anyio.Event, previous_root: Path | None) -> None:
+    started = time.monotonic()
+    try:
+        ended = await end_leftovers(db, previous_root=previous_root)
+    except Exception:  # a broken state file must not keep the supervisor from serving
+        log.exception("could not end the processes a previous supervisor left")
+        ended = []
+    finally:
+        cleaned.set()
+    if ended:
+        log.info(
+            "stopped %d leftover runtime(s) of a previous supervisor in %.1fs: %s",
+            len(ended),
+            time.monotonic() - started,
+            ", ".join(ended),
+        )
+
+
+def _listen_error(exc: BaseException, what: str, host: str, port: int, flag: str) -> StateError | None:
+    """A clear error for a port that cannot be bound, found inside exception groups too."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := _listen_error(inner, what, host, port, flag)) is not None:
+                return found
+        return None
+    if isinstance(exc, PortInUseError):
+        return StateError(
+            f"cannot listen on {exc.host}:{exc.port} for {what}: the port is already in use; "
+            f"choose another {flag} (0 picks a free port) or stop what uses it"
+        )
+    if isinstance(exc, OSError) and exc.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
+        return StateError(
+            f"cannot listen on {host}:{port} for {what}: {exc.strerror}; "
+            f"choose another {flag} (0 picks a free port) or stop what uses it"
+        )
+    return None
+
+
 async def run_supervisor(
     ws: Workspace,
     options: SupervisorOptions | None = None,
     *,
     on_ready: Callable[[SupervisorInfo], None] | None = None,
 ) -> None:
-    """Run the folder's supervisor until SIGTERM/SIGINT or a ``shutdown`` request."""
+    """Run the folder's supervisor until SIGTERM/SIGINT or a ``shutdown`` request.
+
+    Raises:
+        StateError: The state directory cannot be used, or a port is taken (the message names it).
+    """
     options = options or SupervisorOptions()
     # This process runs one loop for its whole life: child exits arrive there as pidfds (no
     # thread per server), and the soft descriptor limit goes up to the hard one.
@@ -223,8 +307,51 @@ async def run_supervisor(
     raise_descriptor_limit()
     lock = FolderLock(ws.state_dir, "supervisor.lock")
     lock.acquire()
-    db = StateDB.open(ws.state_dir)
-    shutdown = anyio.Event()
+    try:
+        await _supervise(ws, options, lock, on_ready)
+    except StateError:
+        raise
+    except BaseException as exc:
+        # Task groups wrap what went wrong; a user's error (a port, the disk) is shown bare.
+        found = _state_error(exc) or _listen_error(
+            exc, "hosted MCP servers", options.host or "127.0.0.1", options.port, "--port"
+        )
+        if found is not None:
+            raise found from None
+        raise
+
+
+def _state_error(exc: BaseException) -> StateError | None:
+    if isinstance(exc, StateError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := _state_error(inner)) is not None:
+                return found
+    return None
+
+
+async def _supervise(
+    ws: Workspace,
+    options: SupervisorOptions,
+    lock: FolderLock,
+    on_ready: Callable[[SupervisorInfo], None] | None,
+) -> None:
+    try:
+        db = StateDB.open(ws.state_dir)
+    except BaseException:
+        lock.release()
+        raise
+    if db.recovered:
+        log.warning("%s", db.recovered)
+    interrupted = store.audit_close_interrupted(
+        db, "the supervisor stopped before this apply finished (killed, or the machine went down)"
+    )
+    if interrupted:
+        log.warning("closed %d apply record(s) a previous supervisor left open as interrupted", interrupted)
+    shutdown, cleaned = anyio.Event(), anyio.Event()
+    ledger = StateLedger(db)
+    previous_root = claim_cgroup_root(db)
     oversight = Oversight.open(db)
 
     def after_reply(request: dict[str, Any]) -> None:
@@ -245,9 +372,8 @@ async def run_supervisor(
 
     server: MetricsServer | None = None
     try:
-        cleanup_stale_runtimes(db)
         # Signals stay captured until teardown is over, so a second SIGTERM cannot orphan runtimes.
-        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received, use_ledger(ledger):
             tokens.ensure_tokens(db, [tokens.CLI])
             choice = bind_endpoint(
                 ws.folder,
@@ -271,19 +397,13 @@ async def run_supervisor(
             )
             async with backend_cm as backend:
                 backend.refresh_access(db)
-                handler = _Handler(ws, db, backend, shutdown, oversight)
-                loop = ReconcileLoop(
-                    ws,
-                    db,
-                    backend,
-                    handler.engine,
-                    handler.busy,
-                    metrics=metrics,
-                    resync_interval=options.resync_interval,
-                    oversight=oversight,
-                )
+                handler = _Handler(ws, db, backend, shutdown, cleaned, oversight)
+                loop = handler.loop
+                loop.metrics, loop.resync_interval = metrics, options.resync_interval
+                loop.on_reopen, loop.on_pass = ledger.record_all, ledger.retry
+                ledger.on_error = lambda message: loop.state.degrade("state", message)
                 if options.watch:
-                    handler.loop = loop
+                    handler.watching = True
                     loop_ref.append(loop)
                     oversight.on_answer = lambda _answered: loop.trigger("approval")
                 metrics_url = ""
@@ -292,18 +412,25 @@ async def run_supervisor(
                         metrics,
                         guard=RequestGuard(choice.host, backend.tokens),
                         healthy=lambda: not shutdown.is_set() and (loop.state.watching or not options.watch),
-                        ready=lambda: loop.state.ready or not options.watch,
+                        ready=lambda: (loop.state.ready or not options.watch) and not loop.state.degraded,
                     )
-                    metrics_url = server.start(choice.host, options.metrics_port)
+                    try:
+                        metrics_url = server.start(choice.host, options.metrics_port)
+                    except OSError as exc:
+                        found = _listen_error(
+                            exc, "health and metrics", choice.host, options.metrics_port, "--metrics-port"
+                        )
+                        raise found or exc from None
                 async with anyio.create_task_group() as tg:
                     await tg.start(partial(serve_control, ws.socket_path, handler, after_reply=after_reply))
-                    info = SupervisorInfo(
-                        os.getpid(), str(ws.socket_path), handler.endpoint(), utcnow(), metrics_url
+                    info = SupervisorInfo.for_this_process(
+                        str(ws.socket_path), handler.endpoint(), utcnow(), metrics_url
                     )
                     write_info(ws, info)
+                    tg.start_soon(_end_leftovers, db, cleaned, previous_root)
                     tg.start_soon(_watch_signals, received, shutdown)
                     if options.watch:
-                        tg.start_soon(loop.run)
+                        tg.start_soon(loop.run, cleaned)
                         tg.start_soon(_watch_folder, ws, loop, shutdown)
                     else:
                         tg.start_soon(_record_surfaces, loop, handler.busy, surface_changed)
@@ -315,8 +442,9 @@ async def run_supervisor(
                 loop_ref.clear()
                 if server is not None:
                     server.stop()
-            # Leaving the backend tore every runtime down; record that.
-            cleanup_stale_runtimes(db)
+            # Leaving the backend tore every runtime down; record that, and end what they left.
+            end_adopted_orphans(set())
+            mark_runtimes_stopped(db)
     finally:
         if server is not None:
             server.stop()

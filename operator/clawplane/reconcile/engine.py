@@ -20,6 +20,7 @@ from clawplane.reconcile.applier import content_digest
 from clawplane.reconcile.outputs import OutputRenderer
 from clawplane.reconcile.supervisorfile import read_info, supervisor_alive
 from clawplane.reconcile.workspace import Workspace
+from clawplane.secrets import SecretResolver
 from clawplane.state import ObservedState, StateDB, store, utcnow
 from clawplane.validation import ValidationCache, ValidationResult, validate_paths
 
@@ -55,6 +56,8 @@ class Engine:
     def __init__(self, ws: Workspace, *, environ: Mapping[str, str] | None = None) -> None:
         self.ws = ws
         self.environ = os.environ if environ is None else environ
+        self.resolver = SecretResolver(self.environ)
+        """Resolves every reference of this engine's passes (an apply's values are supplied to it)."""
         self.compiler = Compiler()
         self.validation_cache = ValidationCache()
         self.renderer = OutputRenderer(ws, environ=self.environ)
@@ -72,7 +75,8 @@ class Engine:
             raise InvalidFolderError(result.diagnostics)
         if patch is not None:
             result = patch(result)
-        return self.compiler.compile(result, folder=self.ws.folder, environ=self.environ), result
+        desired = self.compiler.compile(result, folder=self.ws.folder, resolver=self.resolver)
+        return desired, result
 
     def observe(self, db: StateDB) -> ObservedState:
         """The observed state, with the supervisor's liveness checked now."""

@@ -30,6 +30,7 @@ from clawplane.runtimes import (
     token_digest,
 )
 from clawplane.runtimes.catalog import schema_hash
+from clawplane.secrets import ResolvedSecrets
 from clawplane.state import StateDB
 from clawplane.state.tokens import CLI, load_tokens
 
@@ -90,11 +91,18 @@ class LocalBackend:
         return self.endpoint.url(name) if self.endpoint is not None else None
 
     async def ensure(
-        self, name: str, spec: McpServerSpec, *, safe_name: str, config_hash: str, base_dir: Path
+        self,
+        name: str,
+        spec: McpServerSpec,
+        *,
+        safe_name: str,
+        config_hash: str,
+        base_dir: Path,
+        resolved: ResolvedSecrets | None = None,
     ) -> RuntimeReport:
         """Start or restart a hosted server and wait for its first attempt to settle."""
         await self.supervisor.ensure(
-            name, spec, config_hash=config_hash, base_dir=base_dir, safe_name=safe_name
+            name, spec, config_hash=config_hash, base_dir=base_dir, safe_name=safe_name, resolved=resolved
         )
         timeout = spec.connection_timeout_ms / 1000 + SETTLE_MARGIN_S
         try:
@@ -103,9 +111,19 @@ class LocalBackend:
             status = self.supervisor.status(name)
         return _report(self.supervisor, name, status, self._url(name))
 
-    async def probe(self, name: str, spec: McpServerSpec, *, safe_name: str, base_dir: Path) -> RuntimeReport:
+    async def probe(
+        self,
+        name: str,
+        spec: McpServerSpec,
+        *,
+        safe_name: str,
+        base_dir: Path,
+        resolved: ResolvedSecrets | None = None,
+    ) -> RuntimeReport:
         """Start or connect once, list tools, stop."""
-        return await probe_once(name, spec, safe_name=safe_name, base_dir=base_dir, settings=self.settings)
+        return await probe_once(
+            name, spec, safe_name=safe_name, base_dir=base_dir, settings=self.settings, resolved=resolved
+        )
 
     async def remove(self, name: str) -> None:
         """Stop a hosted server (unknown names are ignored)."""
@@ -119,11 +137,19 @@ class LocalBackend:
 
 
 async def probe_once(
-    name: str, spec: McpServerSpec, *, safe_name: str, base_dir: Path, settings: RuntimeSettings
+    name: str,
+    spec: McpServerSpec,
+    *,
+    safe_name: str,
+    base_dir: Path,
+    settings: RuntimeSettings,
+    resolved: ResolvedSecrets | None = None,
 ) -> RuntimeReport:
     """Start or connect once, initialize, list tools, stop; nothing keeps running afterwards."""
     async with Supervisor(settings=replace(settings, max_restarts=0)) as probe:
-        await probe.ensure(name, spec, config_hash="probe", base_dir=base_dir, safe_name=safe_name)
+        await probe.ensure(
+            name, spec, config_hash="probe", base_dir=base_dir, safe_name=safe_name, resolved=resolved
+        )
         try:
             status = await probe.wait_settled(
                 name, timeout=spec.connection_timeout_ms / 1000 + SETTLE_MARGIN_S

@@ -1,4 +1,8 @@
-"""Log lines of the supervisor: human text or JSON lines, each tagged with its reconcile id."""
+"""Log lines of the supervisor: human text or JSON lines, each tagged with its reconcile id.
+
+Every formatted line (message, arguments and traceback alike) passes the process's secret
+redactor before it is written, so no value the supervisor resolved reaches its log.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+
+from clawplane.secrets import redact
 
 _reconcile_id: contextvars.ContextVar[str] = contextvars.ContextVar("reconcile_id", default="-")
 
@@ -47,10 +53,18 @@ class _ReconcileIdFilter(logging.Filter):
         return True
 
 
+class _RedactingFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
+
+
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: ts, level, logger, reconcile_id, msg."""
 
     def format(self, record: logging.LogRecord) -> str:
+        return redact(self._format(record))
+
+    def _format(self, record: logging.LogRecord) -> str:
         doc = {
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
@@ -71,7 +85,7 @@ def configure_logging(fmt: str = "text", *, level: int = logging.INFO) -> None:
         handler.setFormatter(JsonFormatter())
     else:
         handler.setFormatter(
-            logging.Formatter("%(asctime)s %(levelname)-7s [%(reconcile_id)s] %(name)s: %(message)s")
+            _RedactingFormatter("%(asctime)s %(levelname)-7s [%(reconcile_id)s] %(name)s: %(message)s")
         )
     root = logging.getLogger("clawplane")
     for old in list(root.handlers):

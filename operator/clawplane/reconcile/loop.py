@@ -7,6 +7,14 @@ same engine and applier as ``clawplane apply``. Triggers arriving during a pass 
 into one further pass. A folder that stops validating changes nothing: the last good state
 keeps running, the diagnostics are logged and exposed, and the next valid save converges.
 A plan that deletes most or all resources is never applied automatically; it is reported.
+
+A resource that vanishes from the folder is deleted only if it is still absent once the
+folder has been quiet for ``DELETE_SETTLE_S`` (a file being written, cut at a ``---``,
+must not delete what its second half declares). Failing to write ``loop.json``, the state
+database or a rendered file never stops the loop or a server: the failure is logged, kept
+in ``degraded`` (``loop.json``, ``/readyz``, ``/metrics``, ``ping``) and retried with a
+backoff until it clears. A state database deleted or replaced under the running supervisor
+is reopened, and the running processes are recorded in it again.
 """
 
 from __future__ import annotations
@@ -16,11 +24,13 @@ import json
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
 
+from clawplane._utils.atomicfile import atomic_write_bytes
 from clawplane.approvals import HoldDecision, mark_applied
 from clawplane.desired import DesiredState
 from clawplane.events import EventType
@@ -35,11 +45,14 @@ from clawplane.reconcile.oversight import Oversight
 from clawplane.reconcile.supervisorfile import LOOP_STATUS_FILE
 from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes import EventKind, RuntimeEvent
-from clawplane.state import StateDB, ToolRecord, store, utcnow
+from clawplane.state import StateDB, StateError, ToolRecord, store, utcnow
 
 log = logging.getLogger("clawplane.reconcile")
 
 DEFAULT_RESYNC_S = 30.0
+DELETE_SETTLE_S = 2.0
+"""Quiet time after the last file change before a vanished resource is deleted."""
+RETRY_MIN_S, RETRY_MAX_S = 1.0, 30.0
 _WAKE_EVENTS = frozenset(
     {
         EventKind.READY,
@@ -71,6 +84,10 @@ class LoopState:
     errors: dict[str, str] = field(default_factory=dict)
     held: dict[str, Any] | None = None
     """The approval request the plan's held actions wait on, and those actions."""
+    degraded: dict[str, str] = field(default_factory=dict)
+    """What cannot be written right now (``loop.json``, ``state``, ``outputs``), and why."""
+    notices: list[str] = field(default_factory=list)
+    """Things the supervisor repaired that a user should know about (latest last)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -90,7 +107,19 @@ class LoopState:
             "refused": self.refused,
             "errors": self.errors,
             "held": self.held,
+            "degraded": self.degraded,
+            "notices": self.notices[-10:],
         }
+
+    def degrade(self, what: str, why: str | None) -> None:
+        """Record (or with None, clear) a write that is failing."""
+        if why is None:
+            if self.degraded.pop(what, None) is not None:
+                log.info("%s can be written again", what)
+        else:
+            if self.degraded.get(what) != why:
+                log.error("cannot write %s: %s (servers keep running; retrying)", what, why)
+            self.degraded[what] = why
 
 
 class ReconcileLoop:
@@ -117,6 +146,13 @@ class ReconcileLoop:
         self._reasons: set[str] = set()
         self._ids = itertools.count(1)
         self._prefix = f"{os.getpid():x}"
+        self._last_change = 0.0
+        self._wake_at: float | None = None
+        self._retry_s = RETRY_MIN_S
+        self.on_reopen: Callable[[], None] | None = None
+        """Called after the state database was reopened (the daemon records its processes again)."""
+        self.on_pass: Callable[[], None] | None = None
+        """Called before each pass (the daemon retries process records that failed to write)."""
 
     def _reload_tokens(self) -> None:
         self.backend.refresh_access(self.db)
@@ -127,8 +163,15 @@ class ReconcileLoop:
         self._reasons.add(reason)
         self._wake.set()
 
+    def trigger_in(self, reason: str, seconds: float) -> None:
+        """Ask for a pass in ``seconds`` (the earliest such request wins)."""
+        self._reasons.add(reason)
+        when = time.monotonic() + seconds
+        self._wake_at = when if self._wake_at is None else min(self._wake_at, when)
+
     def on_files_changed(self, paths: set[str]) -> None:
         """Watcher callback."""
+        self._last_change = time.monotonic()
         log.debug("files changed: %s", ", ".join(sorted(os.path.relpath(p, self.ws.folder) for p in paths)))
         self.trigger("watch")
 
@@ -142,16 +185,21 @@ class ReconcileLoop:
             self.trigger(f"runtime:{event.server}:{event.kind.value}")
 
     # -- the loop ------------------------------------------------------------------------------
-    async def run(self) -> None:
-        """Initial pass, then one pass per batch of triggers or per resync interval; forever."""
+    async def run(self, after: anyio.Event | None = None) -> None:
+        """Initial pass (once ``after`` is set), then one per batch of triggers or resync; forever."""
         self.state.watching = True
         self.write_status()
+        if after is not None:
+            await after.wait()
         self.trigger("start")
         try:
             while True:
-                with anyio.move_on_after(self.resync_interval):
+                timeout = self.resync_interval
+                if self._wake_at is not None:
+                    timeout = max(0.0, min(timeout, self._wake_at - time.monotonic()))
+                with anyio.move_on_after(timeout):
                     await self._wake.wait()
-                self._wake = anyio.Event()
+                self._wake, self._wake_at = anyio.Event(), None
                 reasons, self._reasons = self._reasons, set()
                 await self.reconcile(",".join(sorted(reasons)) or "resync")
         finally:
@@ -170,7 +218,14 @@ class ReconcileLoop:
                 if not quiet:
                     events.publish(EventType.PASS_STARTED, "", id=rid, reason=reason)
                 try:
+                    self.check_database()
+                    if self.on_pass is not None:
+                        self.on_pass()
                     result = await self._pass(reason)
+                    self.state.degrade("state", None)
+                except StateError as exc:  # the disk refused a write: keep running, say so, retry
+                    self.state.degrade("state", str(exc))
+                    result = "degraded"
                 except Exception:  # the loop must survive anything a pass does
                     log.exception("reconcile failed")
                     result = "error"
@@ -178,8 +233,36 @@ class ReconcileLoop:
                 if not (quiet and result == "unchanged"):
                     events.publish(EventType.PASS_FINISHED, "", id=rid, reason=reason, result=result,
                                    seconds=round(elapsed, 3))  # fmt: skip
-            self._record(rid, reason, result, elapsed)
+            try:
+                self._record(rid, reason, result, elapsed)
+            except Exception:  # metrics or status must not end the loop either
+                log.exception("recording the reconcile failed")
+            self._schedule_retry()
         return result
+
+    def _schedule_retry(self) -> None:
+        if self.state.degraded:
+            self.trigger_in("retry-degraded", self._retry_s)
+            self._retry_s = min(RETRY_MAX_S, self._retry_s * 2)
+        else:
+            self._retry_s = RETRY_MIN_S
+
+    def check_database(self) -> None:
+        """Reopen the state database if it was deleted or replaced under the running supervisor."""
+        why = self.db.replaced()
+        if why is None:
+            return
+        notice = (
+            f"the state database {self.db.path} {why} while the supervisor ran; reopened it and recorded "
+            "the running servers in it again (history from before is only in the old file, if you kept it)"
+        )
+        log.warning("%s", notice)
+        self.db.reopen()
+        if self.db.recovered:
+            log.warning("%s", self.db.recovered)
+        self.state.notices.append(notice)
+        if self.on_reopen is not None:
+            self.on_reopen()
 
     async def _pass(self, reason: str) -> str:
         log.info("reconcile started (%s)", reason)
@@ -199,6 +282,17 @@ class ReconcileLoop:
             log.info("the folder validates again")
             self.oversight.events.publish(EventType.DIAGNOSTICS, "", valid=True, errors=[])
         self.state.folder_valid, self.state.diagnostics = True, []
+        deleting = [c.key for c in planned.plan.changes if c.action.value == "delete"]
+        quiet = time.monotonic() - self._last_change
+        if deleting and quiet < DELETE_SETTLE_S:
+            wait = DELETE_SETTLE_S - quiet
+            log.info(
+                "%s vanished from the folder; waiting %.1fs for the folder to settle before deleting",
+                ", ".join(deleting),
+                wait,
+            )
+            self.trigger_in("settle", wait)
+            return "settling"
         ctx = self._context(planned.desired)
         if self._refresh_server_status(ctx):
             planned = self.engine.plan(self.db)
@@ -246,6 +340,7 @@ class ReconcileLoop:
         released = {h.change.key for h in held.decision.released}
         if released and all(result.results.get(key) == "ok" for key in released):
             mark_applied(oversight.approvals, held.decision)
+        self.state.degrade("outputs", "; ".join(result.output_errors) or None)
         done = sum(1 for v in result.results.values() if v == "ok")
         log.info(
             "reconcile applied: %d ok, %d failed, %d file(s) written, %d removed",
@@ -348,13 +443,19 @@ class ReconcileLoop:
             if ok:
                 m.last_success.set(time.time())
             m.folder_valid.set(1 if st.folder_valid else 0)
+            m.set_degraded(st.degraded)
             m.observe_state(store.load_observed(self.db))
         log.info("reconcile %s in %.3fs", result, elapsed)
         self.write_status()
 
     def write_status(self) -> None:
-        """Write ``loop.json`` atomically."""
+        """Write ``loop.json`` atomically (0600); a failure is recorded in ``degraded``, not raised."""
         path = self.ws.state_dir / LOOP_STATUS_FILE
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.state.to_dict(), indent=2), encoding="utf-8")
-        tmp.replace(path)
+        try:
+            atomic_write_bytes(path, json.dumps(self.state.to_dict(), indent=2).encode("utf-8"))
+        except OSError as exc:
+            self.state.degrade(LOOP_STATUS_FILE, f"{exc.strerror or exc} ({path})")
+        else:
+            if LOOP_STATUS_FILE in self.state.degraded:
+                self.state.degrade(LOOP_STATUS_FILE, None)
+                self.write_status()

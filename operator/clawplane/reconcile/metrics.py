@@ -61,6 +61,15 @@ class LoopMetrics:
             registry=r,
         )
         self.folder_valid = Gauge("clawplane_folder_valid", "1 when the folder validates, else 0", registry=r)
+        self.degraded = Gauge(
+            "clawplane_degraded", "1 while writing it (loop.json, state, outputs) fails", ["what"], registry=r
+        )
+
+    def set_degraded(self, degraded: dict[str, str]) -> None:
+        """Mirror what cannot be written right now."""
+        self.degraded.clear()
+        for what in degraded:
+            self.degraded.labels(what=what).set(1)
 
     def observe_state(self, observed: ObservedState) -> None:
         """Refresh the state gauges from the state database's view."""

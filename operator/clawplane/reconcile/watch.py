@@ -2,11 +2,15 @@
 
 ``watch_folder`` calls ``on_change`` once per debounced batch of file changes under the
 resource folder; the state directory and the output directory are ignored, so the
-supervisor's own writes never wake it up.
+supervisor's own writes never wake it up. A folder that is (or sits under) a symlink
+swapped to each new revision, as git-sync does, is followed: when the link points somewhere
+new, the watch moves to the new target and ``on_change`` is told at once.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -15,6 +19,14 @@ from watchfiles import DefaultFilter, awatch
 
 DEBOUNCE_MS = 200
 STEP_MS = 50
+LINK_CHECK_S = 1.0
+"""How often the folder's symlink target is re-read (a readlink; there is no event for it)."""
+
+log = logging.getLogger("clawplane.reconcile")
+
+
+def _target(folder: Path) -> str:
+    return os.path.realpath(folder)
 
 
 async def watch_folder(
@@ -27,13 +39,35 @@ async def watch_folder(
 ) -> None:
     """Report changed paths under ``folder`` until ``stop`` is set."""
     watch_filter = DefaultFilter(ignore_paths=[str(p) for p in ignore])
-    async for changes in awatch(
-        folder,
-        watch_filter=watch_filter,
-        stop_event=stop,
-        debounce=debounce_ms,
-        step=STEP_MS,
-        yield_on_timeout=False,
-    ):
-        if changes:
-            on_change({path for _, path in changes})
+    while not stop.is_set():
+        target = _target(folder)
+        moved = anyio.Event()
+        async with anyio.create_task_group() as tg:
+
+            async def follow_link(target: str = target, moved: anyio.Event = moved) -> None:
+                while _target(folder) == target:
+                    await anyio.sleep(LINK_CHECK_S)
+                moved.set()
+
+            async def relay_stop(moved: anyio.Event = moved) -> None:
+                await stop.wait()
+                moved.set()
+
+            tg.start_soon(follow_link)
+            tg.start_soon(relay_stop)
+            if os.path.isdir(target):
+                async for changes in awatch(
+                    target,
+                    watch_filter=watch_filter,
+                    stop_event=moved,
+                    debounce=debounce_ms,
+                    step=STEP_MS,
+                    yield_on_timeout=False,
+                ):
+                    if changes:
+                        on_change({path for _, path in changes})
+            await moved.wait()
+            tg.cancel_scope.cancel()
+        if not stop.is_set():
+            log.info("the folder %s now points at %s; watching there", folder, _target(folder))
+            on_change({str(folder)})

@@ -24,8 +24,13 @@ class Workspace:
     def for_folder(
         cls, folder: Path, *, state_dir: Path | None = None, out_dir: Path | None = None
     ) -> Workspace:
-        """Defaults: ``<folder>/.clawplane`` for state and ``<state>/out`` for rendered files."""
-        folder = folder.resolve()
+        """Defaults: ``<folder>/.clawplane`` for state and ``<state>/out`` for rendered files.
+
+        The folder stays as given (made absolute, symlinks kept): a folder that is a symlink
+        swapped to each new revision (git-sync) is read through the link on every pass. The
+        state and output directories are resolved once, so they do not move with it.
+        """
+        folder = Path(os.path.abspath(folder))
         state = (state_dir or folder / STATE_DIR_NAME).resolve()
         return cls(folder, state, (out_dir or state / "out").resolve())
 

@@ -1,10 +1,15 @@
 """What it takes to start one server, resolved from its spec right before it starts.
 
-Secret references (``valueFrom``) are read here and nowhere earlier, so a changed secret is
-picked up on the next start. A stdio server gets a minimal environment (the variables the
-MCP SDKs pass: HOME, LOGNAME, PATH, SHELL, TERM, USER) plus its declared ``env``, minus the
-names OpenClaw blocks for startup safety (dropped with a warning, as OpenClaw does). A
-relative ``cwd`` is relative to the folder of the resource's file.
+Secret references (``valueFrom``) come resolved from the compiled desired state
+(``resolved``: the very values its config hash was computed from, so a restart after a crash
+starts the same server and a rotated value arrives with a new hash); without them (a probe
+from the command line, the standalone bridge) they are resolved here by ``SecretResolver``
+over ``environ``. A header value with a line break is refused without quoting it.
+
+A stdio server gets a minimal environment (the variables the MCP SDKs pass: HOME, LOGNAME,
+PATH, SHELL, TERM, USER) plus its declared ``env``, minus the names OpenClaw blocks for
+startup safety (dropped with a warning, as OpenClaw does). A relative ``cwd`` is relative to
+the folder of the resource's file.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from clawplane.models import McpServerSpec, SecretValue, Transport
 from clawplane.naming import is_blocked_env_name
 from clawplane.runtimes.errors import StartError
 from clawplane.runtimes.redaction import Redactor, describe_launch
-from clawplane.secrets import SecretError, resolve_mapping
+from clawplane.secrets import ResolvedSecrets, SecretError, SecretResolver
 
 __all__ = ["DEFAULT_INHERITED_ENV", "Launch", "prepare_launch"]
 
@@ -47,12 +52,34 @@ def _default_env(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def _resolve(
-    server: str, values: Mapping[str, SecretValue], base_dir: Path, environ: Mapping[str, str]
+    server: str,
+    field: str,
+    values: Mapping[str, SecretValue],
+    base_dir: Path,
+    environ: Mapping[str, str],
+    resolved: ResolvedSecrets | None,
 ) -> dict[str, str]:
+    resolver = SecretResolver(environ)
+    out: dict[str, str] = {}
     try:
-        return resolve_mapping(values, base_dir=base_dir, environ=environ)
+        for key, value in values.items():
+            path = f"{field}/{key}"
+            if resolved is not None and path in resolved:
+                out[key] = resolved.value(path)
+            else:
+                out[key] = resolver.resolve(value, base_dir=base_dir)
     except SecretError as exc:
-        raise StartError(f'MCP server "{server}": {exc}') from None
+        raise StartError(f'MCP server "{server}": {field} {key}: {exc}') from None
+    return out
+
+
+def _check_headers(server: str, headers: Mapping[str, str]) -> None:
+    for key, value in headers.items():
+        if "\r" in value or "\n" in value or "\0" in value:
+            raise StartError(
+                f'MCP server "{server}": header {key} contains a line break or NUL, which HTTP forbids; '
+                "check the secret (a file reference keeps only its trailing newline stripped)"
+            )
 
 
 def _cwd(spec: McpServerSpec, base_dir: Path) -> Path | None:
@@ -69,6 +96,7 @@ def prepare_launch(
     base_dir: Path,
     environ: Mapping[str, str] | None = None,
     inherit_environment: bool = False,
+    resolved: ResolvedSecrets | None = None,
 ) -> Launch:
     """Resolve ``spec`` into start parameters.
 
@@ -82,7 +110,7 @@ def prepare_launch(
     transport = spec.effective_transport
     description = describe_launch(spec)
     if transport is Transport.STDIO and spec.command:
-        declared = _resolve(server, spec.env, base_dir, env_source)
+        declared = _resolve(server, "env", spec.env, base_dir, env_source, resolved)
         env = dict(env_source) if inherit_environment else _default_env(env_source)
         warnings: list[str] = []
         for key, value in declared.items():
@@ -100,12 +128,17 @@ def prepare_launch(
             warnings=tuple(warnings),
         )
     if transport in (Transport.SSE, Transport.STREAMABLE_HTTP) and spec.url:
-        headers = _resolve(server, spec.headers, base_dir, env_source)
+        headers = _resolve(server, "headers", spec.headers, base_dir, env_source, resolved)
+        redact = Redactor.for_values(spec.headers, headers)
+        try:
+            _check_headers(server, headers)
+        except StartError as exc:
+            raise StartError(redact(str(exc))) from None
         return Launch(
             transport=transport,
             description=description,
             url=spec.url,
             headers=headers,
-            redact=Redactor.for_values(spec.headers, headers),
+            redact=redact,
         )
     raise StartError(f'MCP server "{server}" has neither a command nor a url')

@@ -15,7 +15,16 @@ import os
 
 import psutil
 
-__all__ = ["become_subreaper", "exists", "group_members", "reap", "reap_orphans", "running", "tree_of"]
+__all__ = [
+    "adopted_orphans",
+    "become_subreaper",
+    "exists",
+    "group_members",
+    "reap",
+    "reap_orphans",
+    "running",
+    "tree_of",
+]
 
 _PR_SET_CHILD_SUBREAPER = 36
 _subreaper: bool | None = None
@@ -73,6 +82,31 @@ def reap(procs: list[psutil.Process]) -> None:
         with contextlib.suppress(psutil.Error, ChildProcessError, OSError):
             if proc.ppid() == me and proc.status() == psutil.STATUS_ZOMBIE:
                 os.waitpid(proc.pid, os.WNOHANG)
+
+
+def adopted_orphans(spawned: set[int]) -> list[psutil.Process]:
+    """This process's live children that it did not spawn itself: descendants it adopted as subreaper.
+
+    Only processes descended from this one can be reparented to it, so every one of them was
+    started, directly or not, by a server this process ran.
+    """
+    if not _subreaper:
+        return []
+    found = []
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process().children():
+            if child.pid not in spawned and running(child) and _orphaned(child):
+                found.append(child)
+    return found
+
+
+def _orphaned(proc: psutil.Process) -> bool:
+    # A child this process started itself without a session of its own (git, a helper) shares
+    # our session; servers get their own session but are listed in ``spawned``.
+    try:
+        return bool(os.getsid(proc.pid) != os.getsid(0))
+    except OSError:
+        return False
 
 
 def reap_orphans(keep: set[int]) -> list[int]:

@@ -1,7 +1,9 @@
 """Keeping secrets out of everything a runtime reports: errors, stderr lines, launch summaries.
 
 A ``Redactor`` knows the resolved values of a server's secret references and sensitive
-literals and replaces them (and any ``user:password@`` in URLs) with ``<redacted>``. The
+literals and replaces them in every encoding (raw, repr, bytes repr, JSON, URL-encoded, each
+line of a multi-line value; see ``clawplane.secrets.redaction``), every other value this
+process resolved, and any ``user:password@`` in URLs, with ``<redacted>``. The
 launch summary follows OpenClaw's ``describeStdioMcpServerLaunchConfig``: the command,
 its arguments with values of secret-looking flags replaced by ``***``, and ``(cwd=…)``.
 """
@@ -14,12 +16,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from clawplane.models import McpServerSpec, Transport
 from clawplane.models.values import SecretValue, is_reference
-from clawplane.naming import REDACTED, is_sensitive_key, redact_url_userinfo
+from clawplane.naming import is_sensitive_key, redact_url_userinfo
+from clawplane.secrets import ValueRedactor, redact
 
 __all__ = ["Redactor", "describe_launch", "redact_argv", "redact_url"]
 
-# Values this short are too likely to occur by accident to be replaced everywhere.
-_MIN_SECRET_CHARS = 4
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s\"'<>]+")
 
 # OpenClaw src/config/redact-argv.ts: flags whose value is a secret.
@@ -58,9 +59,8 @@ class Redactor:
     """Replaces known secret values and URL credentials in text with ``<redacted>``."""
 
     def __init__(self, secrets: Iterable[str] = ()) -> None:
-        # Longest first, so a secret that contains another is replaced whole.
-        unique = {s for s in secrets if len(s) >= _MIN_SECRET_CHARS}
-        self._secrets = sorted(unique, key=len, reverse=True)
+        self._secrets = tuple(dict.fromkeys(secrets))
+        self._values = ValueRedactor(self._secrets)
 
     @classmethod
     def for_values(cls, declared: Mapping[str, SecretValue], resolved: Mapping[str, str]) -> Redactor:
@@ -78,8 +78,7 @@ class Redactor:
 
     def __call__(self, text: str) -> str:
         """``text`` with every known secret and URL credential replaced."""
-        for secret in self._secrets:
-            text = text.replace(secret, REDACTED)
+        text = redact(self._values(text))
         return _URL.sub(lambda m: redact_url(m.group(0)), text)
 
 

@@ -25,6 +25,7 @@ import anyio
 from mcp.client._transport import TransportStreams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from clawplane._utils.identity import is_stopped
 from clawplane.models import Hosting, McpServerSpec, Transport
 from clawplane.naming import is_tool_allowed
 from clawplane.runtimes import calls
@@ -47,10 +48,18 @@ from clawplane.runtimes.proxy.hosting import SessionPolicy, UnavailableError
 from clawplane.runtimes.proxy.mux import Mux
 from clawplane.runtimes.proxy.upstream import open_mux
 from clawplane.runtimes.redaction import Redactor, describe_launch
-from clawplane.runtimes.session import SessionEnd, exit_text, list_catalog, session_process, session_transport
+from clawplane.runtimes.session import (
+    METHOD_NOT_FOUND,
+    SessionEnd,
+    exit_text,
+    list_catalog,
+    session_process,
+    session_transport,
+)
 from clawplane.runtimes.settings import RuntimeSettings
 from clawplane.runtimes.status import EventKind, Phase, RuntimeEvent, RuntimeStatus, ToolResult
 from clawplane.runtimes.stderr import StderrLog
+from clawplane.secrets import ResolvedSecrets
 
 __all__ = ["ServerRuntime"]
 
@@ -84,8 +93,10 @@ class ServerRuntime:
         settings: RuntimeSettings,
         emit: Callable[[RuntimeEvent], None],
         on_touch: Callable[[], None] = lambda: None,
+        resolved: ResolvedSecrets | None = None,
     ) -> None:
         self.name = name
+        self.resolved = resolved
         self.spec = spec
         self.config_hash = config_hash
         self.base_dir = base_dir
@@ -412,6 +423,7 @@ class ServerRuntime:
                 self.spec,
                 base_dir=self.base_dir,
                 inherit_environment=self.settings.inherit_environment,
+                resolved=self.resolved,
             )
             self._redact = launch.redact
             self._launch = launch
@@ -480,6 +492,7 @@ class ServerRuntime:
                     ready_at = anyio.current_time()
                     self._become_ready(conn)
                     tg.start_soon(self._refresh_tools, conn)
+                    tg.start_soon(self._keep_alive, conn, session)
                     await session.over.wait()
                 tg.cancel_scope.cancel()
         finally:
@@ -492,7 +505,12 @@ class ServerRuntime:
         self, launch: Launch, session: SessionEnd
     ) -> AbstractAsyncContextManager[ServerProcess | None]:
         return session_process(
-            launch, session, settings=self.settings, stderr_log=self.stderr, on_spawn=self._spawned
+            launch,
+            session,
+            settings=self.settings,
+            stderr_log=self.stderr,
+            on_spawn=self._spawned,
+            label=self.name,
         )
 
     def _spawned(self, process: ServerProcess) -> None:
@@ -536,6 +554,31 @@ class ServerRuntime:
         self._set_phase(Phase.READY)
         tools = self._tools
         self._event(EventKind.READY, f"{len(tools.tools)} tools ({tools.filtered} filtered)")
+
+    async def _keep_alive(self, conn: Connection, session: SessionEnd) -> None:
+        """End the session when the server stops answering, even if nobody calls it."""
+        interval = self.settings.ping_interval
+        if not interval:
+            return
+        timeout = min(self.settings.ping_timeout, conn.request_timeout)
+        while True:
+            await anyio.sleep(interval)
+            process = self._process
+            if process is not None and is_stopped(process.pid):
+                reason = f"process {process.pid} is stopped (SIGSTOP or a debugger) and cannot answer"
+                self._event(EventKind.WARNING, reason)
+                session.end(reason)
+                return
+            try:
+                await conn.request("ping", conn.client.send_ping, timeout)
+            except RequestFailedError as exc:
+                if exc.code != METHOD_NOT_FOUND:  # "no ping here" is an answer too
+                    reason = self._redact_text(f"liveness check failed: {exc}")
+                    self._event(EventKind.WARNING, reason)
+                    session.end(reason)
+                    return
+            if process is not None:
+                process.remember_descendants()
 
     async def _relist_after(self, subscribed: anyio.Event) -> None:
         await subscribed.wait()

@@ -63,6 +63,7 @@ async def session_process(
     settings: RuntimeSettings,
     stderr_log: StderrLog,
     on_spawn: Callable[[ServerProcess], None],
+    label: str = "",
 ) -> AsyncIterator[ServerProcess | None]:
     """The stdio server's process (None for remote servers) for the length of a session."""
     if launch.transport is not Transport.STDIO:
@@ -76,6 +77,8 @@ async def session_process(
         stderr_log=stderr_log,
         teardown=teardown,
         adopt_orphans=settings.adopt_orphans,
+        label=label,
+        use_cgroup=settings.use_cgroups,
     ) as process:
         on_spawn(process)
         async with anyio.create_task_group() as tg:

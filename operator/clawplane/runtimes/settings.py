@@ -54,6 +54,15 @@ class RuntimeSettings:
     """Longest stdout line accepted as one protocol message; longer lines are dropped."""
     adopt_orphans: bool = True
     """Make this process a child subreaper (Linux), so killed grandchildren are reaped at once."""
+    ping_interval: float | None = 15.0
+    """Seconds between liveness checks of a ready server: an MCP ``ping`` (a server that does not
+    implement it still answers), and for stdio a look at whether the process is stopped. A server
+    that fails one is restarted. ``None`` turns the checks off."""
+    ping_timeout: float = 10.0
+    """How long a liveness ping may take (at most the server's ``requestTimeoutMs``)."""
+    use_cgroups: bool = True
+    """Start each stdio server in a cgroup v2 of its own where the hierarchy is writable, so its
+    whole tree (``setsid`` helpers included) is ended with it."""
     inherit_environment: bool = False
     """Give stdio servers clawplane's whole environment (the standalone bridge in a container)."""
 

@@ -35,6 +35,7 @@ from clawplane.runtimes.proxy import Endpoint, ProxyHandle, RequestGuard, bind, 
 from clawplane.runtimes.runtime import ServerRuntime
 from clawplane.runtimes.settings import RuntimeSettings
 from clawplane.runtimes.status import Phase, RuntimeEvent, RuntimeStatus, ToolResult
+from clawplane.secrets import ResolvedSecrets
 
 __all__ = ["Supervisor"]
 
@@ -93,6 +94,7 @@ class Supervisor:
         config_hash: str,
         base_dir: Path,
         safe_name: str | None = None,
+        resolved: ResolvedSecrets | None = None,
     ) -> RuntimeStatus:
         """Make ``name`` run ``spec``: start it, or restart it when ``config_hash`` changed.
 
@@ -100,7 +102,9 @@ class Supervisor:
         gave up, in which case it starts afresh. A disabled spec is removed. ``safe_name``
         is the server's sanitized name over the whole declaration (``clawplane.naming.
         assign_server_names``); without it the name is sanitized on its own. Returns at
-        once, with the runtime starting in the background.
+        once, with the runtime starting in the background. ``resolved`` holds the values of
+        the spec's secret references that ``config_hash`` was computed from (every start of
+        this runtime uses them); without it they are resolved at each start.
         """
         safe = safe_name or sanitize_fragment(name, fallback=SERVER_NAME_FALLBACK, max_chars=SERVER_NAME_MAX)
         async with self._lock(name):
@@ -125,6 +129,7 @@ class Supervisor:
                 settings=self.settings,
                 emit=self._emit,
                 on_touch=self._touch,
+                resolved=resolved,
             )
             self._runtimes[name] = runtime
             self._require_tg().start_soon(runtime.run)

@@ -1,90 +1,76 @@
-"""Secret references: resolve ``valueFrom`` values at run time, hash them, never show them.
+"""Secret references: resolve ``valueFrom`` values, hash them, never show them.
 
-Resolution happens only where a runtime needs the value (starting a process,
-opening a connection). Everything printed or stored uses ``display_value`` (which
-shows ``<redacted>`` for references and sensitive literals) or ``value_digest``
-(a salted hash, so a changed secret changes a config hash without revealing it).
+``SecretResolver`` (``resolver``) is the one place a reference becomes a value; its module
+docstring describes where values come from for plan and apply. Everything printed or stored
+uses ``display_value`` (``<redacted>`` for references and sensitive literals), ``value_digest``
+(a salted hash, so a changed secret changes a config hash without revealing it) and
+``redact`` (every form of every value this process resolved, see ``redaction``).
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from clawplane.models.values import SecretValue, ValueFrom, literal_text
 from clawplane.naming import REDACTED, is_sensitive_key
+from clawplane.secrets.files import FileLimits, SecretFileError, read_secret_file
+from clawplane.secrets.redaction import (
+    KNOWN,
+    TOKEN_PREFIX,
+    ValueRedactor,
+    redact,
+    redact_data,
+    scrub_tokens,
+    secret_forms,
+)
+from clawplane.secrets.resolver import (
+    ResolvedSecrets,
+    SecretError,
+    SecretResolver,
+    reference_path,
+    value_digest_of,
+)
 
 __all__ = [
+    "KNOWN",
     "REDACTED",
     "TOKEN_PREFIX",
+    "FileLimits",
+    "ResolvedSecrets",
     "SecretError",
+    "SecretFileError",
+    "SecretResolver",
+    "ValueRedactor",
     "display_value",
+    "read_secret_file",
+    "redact",
+    "redact_data",
+    "reference_path",
     "resolve_mapping",
     "resolve_value",
     "scrub_tokens",
+    "secret_forms",
     "value_digest",
+    "value_digest_of",
 ]
-
-_DIGEST_SALT = b"clawplane/v1/secret-digest"
-TOKEN_PREFIX = "clawplane_"
-"""Every bearer token clawplane issues starts with this, so it can be recognised anywhere."""
-_TOKEN = re.compile(re.escape(TOKEN_PREFIX) + r"[A-Za-z0-9_-]{16,}")
-
-
-def scrub_tokens(text: str) -> str:
-    """``text`` with every clawplane bearer token replaced by ``<redacted>``."""
-    return _TOKEN.sub(REDACTED, text) if TOKEN_PREFIX in text else text
-
-
-class SecretError(Exception):
-    """A reference could not be resolved; the message never contains a secret value."""
 
 
 def resolve_value(value: SecretValue, *, base_dir: Path, environ: Mapping[str, str] | None = None) -> str:
-    """The value as a string: literals as OpenClaw passes them, references read now."""
-    if not isinstance(value, ValueFrom):
-        return literal_text(value)
-    source = value.value_from
-    env = os.environ if environ is None else environ
-    if source.env is not None:
-        if source.env not in env:
-            raise SecretError(f"environment variable {source.env} is not set")
-        return env[source.env]
-    if source.file is not None:
-        path = Path(os.path.expanduser(source.file))
-        path = path if path.is_absolute() else base_dir / path
-        try:
-            return path.read_text(encoding="utf-8").rstrip("\r\n")
-        except OSError as exc:
-            raise SecretError(f"cannot read secret file {path}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise SecretError(f"secret file {path} is not UTF-8 text") from None
-    ref = source.secret_key_ref
-    assert ref is not None
-    raise SecretError(
-        f"secretKeyRef {ref.name}/{ref.key} can only be resolved by the Kubernetes driver; "
-        "use valueFrom.env or valueFrom.file locally"
-    )
+    """The value as a string, resolved by a ``SecretResolver`` over ``environ`` (default: os.environ)."""
+    return SecretResolver(environ).resolve(value, base_dir=base_dir)
 
 
 def resolve_mapping(
     values: Mapping[str, SecretValue], *, base_dir: Path, environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
     """Resolve every value of an ``env`` or ``headers`` mapping."""
-    return {k: resolve_value(v, base_dir=base_dir, environ=environ) for k, v in values.items()}
+    return SecretResolver(environ).resolve_mapping(values, base_dir=base_dir)
 
 
 def value_digest(value: SecretValue, *, base_dir: Path, environ: Mapping[str, str] | None = None) -> str:
     """A stable digest of the resolved value (or of the error), safe to store and compare."""
-    try:
-        text = resolve_value(value, base_dir=base_dir, environ=environ)
-        marker = b"ok:"
-    except SecretError as exc:
-        text, marker = str(exc), b"error:"
-    return hashlib.sha256(_DIGEST_SALT + marker + text.encode("utf-8")).hexdigest()[:16]
+    return value_digest_of(SecretResolver(environ).outcome(value, base_dir=base_dir))
 
 
 def display_value(key: str, value: SecretValue) -> str:

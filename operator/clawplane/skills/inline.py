@@ -11,12 +11,11 @@ when their content changes, so an unchanged Skill keeps its inode and mtime
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from clawplane._utils.atomicfile import atomic_write_bytes
 from clawplane.diagnostics import Diagnostic
 from clawplane.models.skill import Skill
 from clawplane.skills import codes
@@ -90,15 +89,7 @@ def _write_if_changed(path: Path, text: str) -> None:
             return
     except OSError:
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".md")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(path, data)
 
 
 def _remove_stale(directory: Path, wanted: set[str]) -> None:

@@ -7,7 +7,8 @@ import os
 from pathlib import Path
 from types import TracebackType
 
-from clawplane.state.db import StateError
+from clawplane._utils.private import open_private
+from clawplane.state.db import StateError, prepare_state_dir
 
 
 class FolderLock:
@@ -19,8 +20,14 @@ class FolderLock:
 
     def acquire(self) -> None:
         """Take the lock or raise ``StateError`` naming the holder."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        prepare_state_dir(self.path.parent)
+        try:
+            fd = open_private(self.path, os.O_RDWR)
+        except OSError as exc:
+            raise StateError(
+                f"cannot open the lock {self.path}: {exc.strerror}; make the state directory writable "
+                "or pass --state-dir"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

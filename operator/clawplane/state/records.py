@@ -47,6 +47,21 @@ class RuntimeRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class ProcessRecord:
+    """A process a supervisor spawned: who it is for sure, and where its tree lives."""
+
+    pid: int
+    start_ticks: int
+    boot_id: str
+    label: str
+    pgid: int
+    cgroup: str | None = None
+    descendants: tuple[tuple[int, int, str], ...] = ()
+    """(pid, start ticks, boot id) of descendants seen while the tree was intact."""
+    supervisor_pid: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class ToolRecord:
     """One tool of one server: raw and sanitized names and a hash of its input schema."""
 

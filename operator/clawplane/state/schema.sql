@@ -100,3 +100,17 @@ CREATE TABLE IF NOT EXISTS approvals (
   reason       TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS approvals_status ON approvals(status, kind);
+-- Every process a supervisor spawned and has not yet seen gone: enough to end it, and only it,
+-- after the supervisor was killed. Written the moment the process exists.
+CREATE TABLE IF NOT EXISTS processes (
+  pid              INTEGER NOT NULL,
+  start_ticks      INTEGER NOT NULL,       -- start time, clock ticks since boot (/proc/PID/stat)
+  boot_id          TEXT NOT NULL,          -- with pid and start time: this process and no other
+  label            TEXT NOT NULL,          -- the server's name
+  pgid             INTEGER NOT NULL,
+  cgroup           TEXT,                   -- its cgroup v2 folder, where one was made
+  descendants_json TEXT NOT NULL DEFAULT '[]',
+  supervisor_pid   INTEGER NOT NULL,
+  recorded_at      TEXT NOT NULL,
+  PRIMARY KEY (pid, start_ticks, boot_id)
+);

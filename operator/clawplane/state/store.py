@@ -1,4 +1,9 @@
-"""Reading and writing typed records in the state database."""
+"""Reading and writing typed records in the state database.
+
+Every text a record carries (errors, condition messages, status fields, audit details) passes
+the process's secret redactor on the way in: the one redactor that knows every value this
+process resolved, in every encoding.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +11,16 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from clawplane.secrets import redact, redact_data
 from clawplane.state.db import StateDB, dumps, utcnow
-from clawplane.state.records import AuditRecord, ObservedState, ResourceRecord, RuntimeRecord, ToolRecord
+from clawplane.state.records import (
+    AuditRecord,
+    ObservedState,
+    ProcessRecord,
+    ResourceRecord,
+    RuntimeRecord,
+    ToolRecord,
+)
 
 
 def _resource(r: Any) -> ResourceRecord:
@@ -117,10 +130,10 @@ def put_resource(db: StateDB, rec: ResourceRecord) -> None:
                 rec.config_hash,
                 rec.generation,
                 rec.observed_generation,
-                dumps(rec.spec),
+                dumps(redact_data(rec.spec)),
                 rec.phase,
-                dumps(rec.conditions),
-                dumps(rec.status),
+                dumps(redact_data(rec.conditions)),
+                dumps(redact_data(rec.status)),
                 rec.updated_at or utcnow(),
             ),
         )
@@ -146,7 +159,7 @@ def put_runtime(db: StateDB, rec: RuntimeRecord) -> None:
                 rec.pgid,
                 rec.phase,
                 rec.restarts,
-                rec.last_error,
+                redact(rec.last_error) if rec.last_error else rec.last_error,
                 rec.paused_until,
                 rec.protocol_version,
                 dumps(rec.server_info) if rec.server_info is not None else None,
@@ -186,6 +199,65 @@ def delete_output(db: StateDB, path: str) -> None:
         conn.execute("DELETE FROM outputs WHERE path=?", (path,))
 
 
+def put_process(db: StateDB, rec: ProcessRecord) -> None:
+    """Record a spawned process (again, when its known descendants changed).
+
+    A hosted runtime's row follows: its pid and pgid are those of its newest process, in
+    every supervisor mode.
+    """
+    with db.transaction() as conn:
+        conn.execute(
+            "INSERT OR REPLACE INTO processes VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                rec.pid,
+                rec.start_ticks,
+                rec.boot_id,
+                rec.label,
+                rec.pgid,
+                rec.cgroup,
+                dumps([list(d) for d in rec.descendants]),
+                rec.supervisor_pid,
+                utcnow(),
+            ),
+        )
+        conn.execute(
+            "UPDATE runtimes SET pid=?, pgid=?, updated_at=? "
+            "WHERE name=? AND hosting='clawplane' AND (pid IS NOT ? OR pgid IS NOT ?)",
+            (rec.pid, rec.pgid, utcnow(), rec.label, rec.pid, rec.pgid),
+        )
+
+
+def delete_process(db: StateDB, rec: ProcessRecord) -> None:
+    """Forget a process whose whole tree is gone (and clear it from its runtime's row)."""
+    with db.transaction() as conn:
+        conn.execute(
+            "DELETE FROM processes WHERE pid=? AND start_ticks=? AND boot_id=?",
+            (rec.pid, rec.start_ticks, rec.boot_id),
+        )
+        conn.execute(
+            "UPDATE runtimes SET pid=NULL, pgid=NULL, updated_at=? WHERE name=? AND pid=?",
+            (utcnow(), rec.label, rec.pid),
+        )
+
+
+def load_processes(db: StateDB) -> list[ProcessRecord]:
+    """Every recorded process, oldest first."""
+    rows = db.query("SELECT * FROM processes ORDER BY recorded_at, pid")
+    return [
+        ProcessRecord(
+            pid=r["pid"],
+            start_ticks=r["start_ticks"],
+            boot_id=r["boot_id"],
+            label=r["label"],
+            pgid=r["pgid"],
+            cgroup=r["cgroup"],
+            descendants=tuple((int(d[0]), int(d[1]), str(d[2])) for d in json.loads(r["descendants_json"])),
+            supervisor_pid=r["supervisor_pid"],
+        )
+        for r in rows
+    ]
+
+
 def audit_begin(
     db: StateDB,
     *,
@@ -210,8 +282,18 @@ def audit_finish(db: StateDB, audit_id: int, *, outcome: str, detail: str = "") 
     with db.transaction() as conn:
         conn.execute(
             "UPDATE audit SET finished_at=?, outcome=?, detail=? WHERE id=?",
-            (utcnow(), outcome, detail, audit_id),
+            (utcnow(), outcome, redact(detail), audit_id),
         )
+
+
+def audit_close_interrupted(db: StateDB, detail: str) -> int:
+    """Close every apply still marked running as ``interrupted`` (its supervisor died); returns how many."""
+    with db.transaction() as conn:
+        cur = conn.execute(
+            "UPDATE audit SET finished_at=?, outcome='interrupted', detail=? WHERE outcome='running'",
+            (utcnow(), detail),
+        )
+        return int(cur.rowcount or 0)
 
 
 def audit_entries(db: StateDB, *, limit: int = 50) -> list[AuditRecord]:

@@ -9,6 +9,7 @@ from clawplane._utils.gcpause import gc_paused
 from clawplane.diagnostics import Diagnostics
 from clawplane.loading.sources import discover_files
 from clawplane.validation.cache import ValidationCache, validate_file
+from clawplane.validation.paths import check_paths
 from clawplane.validation.rawrefs import RawResource, raw_resource
 from clawplane.validation.result import LoadedResource, ValidationResult
 from clawplane.validation.semantic import check_all
@@ -19,8 +20,10 @@ def validate_paths(
 ) -> ValidationResult:
     """Load every resource under ``paths`` and validate them, collecting all diagnostics.
 
-    With a ``cache``, files whose stat identity did not change are not read again.
+    With a ``cache``, files whose stat identity did not change are not read again. Paths the
+    resources name outside ``paths`` are warnings (``validation.paths``).
     """
+    paths = list(paths)
     with gc_paused():
         return _validate(paths, cache)
 
@@ -40,6 +43,7 @@ def _validate(paths: Iterable[str | os.PathLike[str]], cache: ValidationCache | 
                 invalid.append(raw)
     memo = cache.checks if cache is not None else None
     result.diagnostics.extend(check_all(result.resources, invalid=invalid, memo=memo))
+    result.diagnostics.extend(check_paths(result.resources, paths))
     return result
 
 

@@ -30,7 +30,7 @@ def test_plan_exit_codes_and_saved_plan_staleness(quickstart: tuple[Path, Cli], 
     agents = folder / "agents.yaml"
     agents.write_text(agents.read_text().replace("Writes and reviews code.", "Reviews code."))
     refused = cli("apply", str(saved))
-    assert refused.returncode == 1 and "the folder changed since this plan was made" in refused.stdout
+    assert refused.returncode == 1 and "changed since this plan was made" in refused.stdout
     # Invalid folders fail plan with exit 1 and a diagnostic.
     (folder / "broken.yaml").write_text(
         "apiVersion: clawplane.dev/v1alpha1\nkind: Agnt\nmetadata: {name: x}\n"

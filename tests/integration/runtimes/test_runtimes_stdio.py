@@ -101,7 +101,7 @@ async def test_unresolvable_secret_fails_the_start_without_leaking(tmp_path: Pat
     assert status.phase is Phase.BACKOFF
     assert (
         status.last_error
-        == 'MCP server "nosecret": environment variable CLAWPLANE_TEST_DOES_NOT_EXIST is not set'
+        == 'MCP server "nosecret": env TOKEN: environment variable CLAWPLANE_TEST_DOES_NOT_EXIST is not set'
     )
 
 

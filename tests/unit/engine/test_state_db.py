@@ -42,10 +42,62 @@ def test_newer_schema_is_refused_with_the_way_out(tmp_path: Path) -> None:
         StateDB.open(tmp_path)
 
 
-def test_corrupt_database_is_refused_with_the_way_out(tmp_path: Path) -> None:
-    (tmp_path / "state.db").write_bytes(b"this is not a database at all" * 100)
-    with pytest.raises(StateError, match="move it aside"):
-        StateDB.open(tmp_path)
+def test_corrupt_database_is_moved_aside_with_a_message_never_silently_replaced(tmp_path: Path) -> None:
+    garbage = b"this is not a database at all" * 100
+    (tmp_path / "state.db").write_bytes(garbage)
+    with pytest.raises(StateError, match="moves it aside"):
+        StateDB.open(tmp_path, create=False)
+    db = StateDB.open(tmp_path)
+    assert db.recovered is not None and "moved it to" in db.recovered
+    aside = list(tmp_path.glob("state.db.corrupt-*"))
+    assert [p.read_bytes() for p in aside] == [garbage]
+    assert store.audit_entries(db) == []
+
+
+def test_a_truncated_database_is_not_silently_a_fresh_one(tmp_path: Path) -> None:
+    db = StateDB.open(tmp_path)
+    store.audit_begin(db, user="u", host="h", git_commit=None, plan_hash="p", actions=[])
+    db.close()
+    (tmp_path / "state.db").write_bytes(b"")
+    reopened = StateDB.open(tmp_path)
+    assert reopened.recovered is not None and "empty" in reopened.recovered
+
+
+def test_every_state_file_is_private_whatever_the_umask(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    old = os.umask(0)
+    try:
+        state = tmp_path / "a" / "state"
+        db = StateDB.open(state)
+        store.put_output(db, "x", "y")
+        with FolderLock(state):
+            pass
+    finally:
+        os.umask(old)
+    for path in [tmp_path / "a", *(tmp_path / "a").rglob("*")]:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        assert mode & 0o077 == 0, (path, oct(mode))
+
+
+def test_a_replaced_database_is_noticed_and_reopened(tmp_path: Path) -> None:
+    db = StateDB.open(tmp_path)
+    assert db.replaced() is None
+    (tmp_path / "state.db").unlink()
+    assert db.replaced() == "was deleted"
+    db.reopen()
+    assert db.replaced() is None
+    store.put_output(db, "x", "y")
+    assert store.load_observed(StateDB.open(tmp_path)).outputs == {"x": "y"}
+
+
+def test_an_interrupted_apply_is_closed_as_interrupted(tmp_path: Path) -> None:
+    db = StateDB.open(tmp_path)
+    store.audit_begin(db, user="u", host="h", git_commit=None, plan_hash="p", actions=[])
+    assert store.audit_close_interrupted(db, "the supervisor died") == 1
+    entry = store.audit_entries(db)[0]
+    assert entry.outcome == "interrupted" and entry.finished_at is not None
 
 
 def test_missing_database_without_create(tmp_path: Path) -> None:

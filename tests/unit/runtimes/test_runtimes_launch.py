@@ -75,7 +75,7 @@ def test_unresolvable_secrets_fail_the_start(tmp_path: Path) -> None:
     spec = McpServerSpec(
         url="https://example.test/mcp", headers={"Authorization": {"valueFrom": {"env": "NOPE"}}}
     )
-    with pytest.raises(StartError, match=r'MCP server "r": environment variable NOPE is not set'):
+    with pytest.raises(StartError, match=r'MCP server "r": headers Authorization: environment variable NOPE is not set'):
         prepare_launch("r", spec, base_dir=tmp_path, environ=ENVIRON)
 
 

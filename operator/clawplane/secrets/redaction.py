@@ -1,0 +1,155 @@
+"""Redaction by value, in every form a value takes on its way into a message.
+
+A secret rarely leaks verbatim: an HTTP library quotes an illegal header as a Python bytes
+literal (``b'tok\\r\\nen'``), a JSON document escapes it, a URL percent-encodes it, and a
+two-line token shows up one line at a time. ``secret_forms`` lists those forms, and
+``ValueRedactor`` replaces all of them with ``<redacted>`` in one regular-expression pass.
+
+``KNOWN`` is this process's registry of every value the resolver handed out (in memory
+only, never written anywhere). Everything stored or logged passes ``redact``, which uses it,
+so a value that reached a runtime cannot come back out through an error, a status row, an
+audit detail or a log line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+from clawplane.naming import REDACTED
+
+__all__ = [
+    "KNOWN",
+    "MIN_SECRET_CHARS",
+    "TOKEN_PREFIX",
+    "KnownSecrets",
+    "ValueRedactor",
+    "redact",
+    "redact_data",
+    "scrub_tokens",
+    "secret_forms",
+]
+
+TOKEN_PREFIX = "clawplane_"
+"""Every bearer token clawplane issues starts with this, so it can be recognised anywhere."""
+_TOKEN = re.compile(re.escape(TOKEN_PREFIX) + r"[A-Za-z0-9_-]{16,}")
+
+
+def scrub_tokens(text: str) -> str:
+    """``text`` with every clawplane bearer token replaced by ``<redacted>``."""
+    return _TOKEN.sub(REDACTED, text) if TOKEN_PREFIX in text else text
+
+MIN_SECRET_CHARS = 4
+"""Values (and lines of values) shorter than this occur too easily by accident to be replaced."""
+_MAX_KNOWN = 4096
+
+
+def _encodings(text: str) -> set[str]:
+    forms = {
+        text,
+        json.dumps(text)[1:-1],
+        json.dumps(text, ensure_ascii=False)[1:-1],
+        repr(text)[1:-1],
+        repr(text.encode("utf-8"))[2:-1],
+        quote(text, safe=""),
+        quote(text),
+        quote_plus(text),
+    }
+    # A value inside a quoted repr or JSON string nested once more (an error quoting an error).
+    forms.add(json.dumps(json.dumps(text)[1:-1])[1:-1])
+    forms.add(repr(repr(text)[1:-1])[1:-1])
+    return forms
+
+
+def secret_forms(value: str) -> set[str]:
+    """Every form of ``value`` to replace: raw, repr, bytes repr, JSON, URL-encoded, per line."""
+    forms = _encodings(value) if len(value) >= MIN_SECRET_CHARS else set()
+    lines = [line.strip() for line in re.split(r"\r\n|\r|\n", value)]
+    if len(lines) > 1:
+        for line in lines:
+            if len(line) >= MIN_SECRET_CHARS:
+                forms |= _encodings(line)
+    return {f for f in forms if len(f) >= MIN_SECRET_CHARS}
+
+
+class ValueRedactor:
+    """Replaces every form of a set of values with ``<redacted>``."""
+
+    def __init__(self, values: Iterable[str] = ()) -> None:
+        forms: set[str] = set()
+        for value in values:
+            forms |= secret_forms(value)
+        # Longest first: a form that contains another is replaced whole.
+        ordered = sorted(forms, key=len, reverse=True)
+        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        self.values = frozenset(values)
+
+    def __call__(self, text: str) -> str:
+        """``text`` with every known form replaced."""
+        if self._pattern is None or not text:
+            return text
+        return self._pattern.sub(REDACTED, text)
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+
+class KnownSecrets:
+    """The values this process resolved (thread-safe; bounded; never persisted)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._values: dict[str, None] = {}
+        self._redactor = ValueRedactor()
+
+    def add(self, value: str) -> None:
+        """Remember ``value`` as a secret for ``redact``."""
+        if len(value) < MIN_SECRET_CHARS and "\n" not in value and "\r" not in value:
+            return
+        with self._lock:
+            if value in self._values:
+                return
+            self._values[value] = None
+            while len(self._values) > _MAX_KNOWN:
+                self._values.pop(next(iter(self._values)))
+            self._redactor = ValueRedactor(self._values)
+
+    def redactor(self) -> ValueRedactor:
+        """A redactor for every value known now."""
+        return self._redactor
+
+    def clear(self) -> None:
+        """Forget every value (tests)."""
+        with self._lock:
+            self._values.clear()
+            self._redactor = ValueRedactor()
+
+
+KNOWN = KnownSecrets()
+
+
+def redact(text: str) -> str:
+    """``text`` with every form of every value this process resolved, and every bearer token, replaced."""
+    return scrub_tokens(KNOWN.redactor()(text))
+
+
+def redact_data(value: Any) -> Any:
+    """A JSON-like structure with ``redact`` applied to every string in it (keys included)."""
+    redactor = KNOWN.redactor()
+    if not redactor:
+        return value
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return redactor(item)
+        if isinstance(item, dict):
+            return {walk(k): walk(v) for k, v in item.items()}
+        if isinstance(item, list | tuple):
+            return [walk(v) for v in item]
+        return item
+
+    return walk(value)
