@@ -39,8 +39,8 @@ def test_kill9_of_the_supervisor_before_a_server_settles_leaves_nothing_behind(w
     kill9(supervisor)
     out, _ = apply.communicate(timeout=120)
     world.outputs.append(out)
-    orphans = world.servers()
-    assert len(orphans) == 2  # the fault: they outlive the supervisor for now
+    # The fault: the unsettled server outlives its supervisor (one that reads stdin may exit on EOF).
+    assert world.servers(), "nothing outlived the supervisor: the fault was not injected"
     world.ok("down", str(world.folder))
     assert world.tagged() == [], "down left processes of the killed supervisor"
     assert alive(foreign)
