@@ -37,6 +37,27 @@ def _known_skills(paths: list[Path]) -> set[str] | None:
     return names
 
 
+def _render_problems(paths: list[Path]) -> list[dict[str, Any]]:
+    """What the rendered configs of each folder would leave out (``render.*``), as plan shows it."""
+    from clawplane.reconcile.applier import is_render_problem, problem_doc
+    from clawplane.reconcile.engine import Engine, InvalidFolderError
+    from clawplane.reconcile.workspace import Workspace
+    from clawplane.state import ObservedState
+
+    problems: list[dict[str, Any]] = []
+    for folder in (p for p in paths if p.is_dir()):
+        with tempfile.TemporaryDirectory() as state:  # nothing is written into the folder
+            engine = Engine(Workspace.for_folder(folder, state_dir=Path(state)))
+            try:
+                desired, _ = engine.load()
+            except InvalidFolderError:
+                continue  # the validation findings above say why
+            observed = ObservedState()
+            engine.renderer.render(desired, observed, expected_urls=engine.expected_urls(desired, observed))
+            problems.extend(problem_doc(d) for d in engine.renderer.diagnostics if is_render_problem(d))
+    return problems
+
+
 def doctor(
     paths: Annotated[list[Path], typer.Argument(help="Resource files or folders.", exists=True)],
     fix: Annotated[
@@ -48,10 +69,13 @@ def doctor(
     from clawplane.validation.doctor import doctor_paths
 
     report = doctor_paths(list(paths), fix=fix, known_skills=_known_skills(paths))
+    rendering = _render_problems(list(paths))
+    render_errors = any(p["severity"] == "error" for p in rendering)
     if as_json:
         doc = {
-            "ok": not report.has_errors,
+            "ok": not report.has_errors and not render_errors,
             "findings": [f.to_dict() for f in report.findings],
+            "renderProblems": rendering,
             "written": report.written,
         }
         out.print(json.dumps(doc, indent=2, ensure_ascii=False), markup=False)
@@ -65,6 +89,14 @@ def doctor(
             if f.fix:
                 verb = "fixed" if f.fixed else "fix"
                 out.print(f"  {verb}: {f.fix}" + ("" if f.fixed else " (run with --fix)"), markup=False)
+        for problem in rendering:
+            where = f"{problem['resource']}: " if problem.get("resource") else ""
+            at = f" (at {problem['path']})" if problem.get("path") else ""
+            out.print(
+                f"{where}{problem['severity']}[{problem['code']}]: {problem['message']}{at}", markup=False
+            )
+            if problem.get("hint"):
+                out.print(f"  hint: {problem['hint']}", markup=False)
         for path in report.written:
             out.print(f"wrote {path}", markup=False)
         fixed = sum(1 for f in report.findings if f.fixed)
@@ -75,5 +107,5 @@ def doctor(
             + (f" ({fixable} fixable with --fix)" if fixable else ""),
             markup=False,
         )
-    if report.has_errors:
+    if report.has_errors or render_errors:
         raise typer.Exit(EXIT_INVALID)

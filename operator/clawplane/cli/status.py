@@ -20,6 +20,7 @@ from rich.text import Text
 
 from clawplane.cli.common import FolderArg, OutDirOpt, StateDirOpt, fail, workspace
 from clawplane.cli.console import EXIT_INVALID, out
+from clawplane.reconcile.applier import RENDER_PROBLEMS_KEY
 from clawplane.reconcile.control import ControlError, request
 from clawplane.reconcile.supervisorfile import (
     SupervisorInfo,
@@ -74,6 +75,7 @@ def status(
         if audit
         else None
     )
+    doc["renderProblems"] = json.loads(store.get_meta(db, RENDER_PROBLEMS_KEY) or "[]")
     if name is not None:
         entry = _find(doc, name)
         if entry is None:
@@ -219,6 +221,12 @@ def _print_table(doc: dict[str, Any]) -> None:
     last = doc["lastApply"]
     if last:
         out.print(f"last apply: {last['at']} ({last['outcome']})", markup=False)
+    if doc["renderProblems"]:
+        out.print("the rendered configs leave out:", markup=False)
+        for p in doc["renderProblems"]:
+            where = f"{p['resource']}: " if p.get("resource") else ""
+            hint = f"; {p['hint']}" if p.get("hint") else ""
+            out.print(f"  {where}{p['severity']}[{p['code']}]: {p['message']}{hint}", markup=False)
     failing = [
         r["name"] for r in doc["resources"] if r.get("stderr") and r["phase"] not in ("Ready", "Disabled")
     ]

@@ -89,6 +89,24 @@ class Summary(_Frozen):
     unchanged: int
 
 
+class RenderProblem(_Frozen):
+    """Something a rendered config cannot express (e.g. a file-backed secret openclaw.json cannot use)."""
+
+    severity: str
+    code: str
+    message: str
+    resource: str | None = None
+    path: str | None = None
+    hint: str | None = None
+
+    def text(self) -> str:
+        """One line: where, severity, code, message."""
+        where = f"{self.resource}: " if self.resource else ""
+        at = f" (at {self.path})" if self.path else ""
+        hint = f"; {self.hint}" if self.hint else ""
+        return f"{where}{self.severity}[{self.code}]: {self.message}{at}{hint}"
+
+
 class Plan(_Frozen):
     """Everything one apply would do, computed purely from desired and observed state."""
 
@@ -100,6 +118,8 @@ class Plan(_Frozen):
     changes: list[Change]
     outputs: list[Change] = Field(default_factory=list)
     mass_delete: bool = False
+    render_problems: list[RenderProblem] = Field(default_factory=list)
+    """What the rendered configs will leave out or cannot express (not blocking: apply writes the rest)."""
 
     @property
     def actionable(self) -> list[Change]:

@@ -46,8 +46,11 @@ def render_plan(plan: Plan, *, show_outputs: bool = True) -> str:
     """The whole plan as text, grouped by kind, ending with the summary line."""
     actionable = [c for c in plan.changes if c.action is not ActionType.NOOP]
     outputs = [c for c in plan.outputs if c.action is not ActionType.NOOP]
+    problems = [f"  {p.text()}" for p in plan.render_problems]
+    if problems:
+        problems = ["", "Rendering problems (the configs leave these out):", *problems]
     if not actionable and not outputs:
-        return "No changes. The running state matches the folder."
+        return "\n".join(["No changes. The running state matches the folder.", *problems])
     lines = ["clawplane will perform the following actions:", ""]
     for kind in KIND_ORDER:
         group = [c for c in actionable if c.kind == kind]
@@ -64,4 +67,5 @@ def render_plan(plan: Plan, *, show_outputs: bool = True) -> str:
         lines.append(
             "Warning: this plan deletes most or all managed resources; apply needs --allow-mass-delete."
         )
+    lines.extend(problems)
     return "\n".join(lines)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import getpass
 import hashlib
+import json
 import socket
 import subprocess
 from collections.abc import Awaitable, Callable
@@ -21,6 +22,7 @@ from typing import Any
 import anyio
 
 from clawplane.desired import DesiredResource, DesiredState, RuntimeMode
+from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.models import McpServer
 from clawplane.planning import ActionType, Change, Plan
 from clawplane.reconcile.backend import RuntimeBackend, RuntimeReport, ToolInfo
@@ -421,7 +423,24 @@ def write_outputs(
         removed.append(rel)
     if renderer.auth_header is None:
         tokens.set_access(db, renderer.access)
+    problems = [problem_doc(d) for d in renderer.diagnostics if is_render_problem(d)]
+    store.set_meta(db, RENDER_PROBLEMS_KEY, json.dumps(problems, sort_keys=True))
     return written, removed
+
+
+RENDER_PROBLEMS_KEY = "render_problems"
+"""State meta key: what the last written configs leave out (``status`` shows it)."""
+
+
+def is_render_problem(d: Diagnostic) -> bool:
+    """A ``render.*`` warning or error: something a rendered config could not express."""
+    return d.code.startswith("render.") and d.severity is not Severity.INFO
+
+
+def problem_doc(d: Diagnostic) -> dict[str, Any]:
+    """A render problem as stored and printed (messages are redacted already)."""
+    return {"severity": d.severity.value, "code": d.code, "message": d.message, "resource": d.resource,
+            "path": d.path, "hint": d.hint}  # fmt: skip
 
 
 def content_digest(content: str) -> str:

@@ -8,15 +8,15 @@ side effects besides reading files and the state database.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from clawplane._utils.gcpause import gc_paused
 from clawplane.desired import Compiler, DesiredState, RuntimeMode
-from clawplane.diagnostics import Diagnostics
-from clawplane.planning import Plan, PlanMemo, make_plan
-from clawplane.reconcile.applier import content_digest
+from clawplane.diagnostics import Diagnostic, Diagnostics
+from clawplane.planning import Plan, PlanMemo, RenderProblem, make_plan
+from clawplane.reconcile.applier import content_digest, is_render_problem, problem_doc
 from clawplane.reconcile.outputs import OutputRenderer
 from clawplane.reconcile.supervisorfile import read_info, supervisor_alive
 from clawplane.reconcile.workspace import Workspace
@@ -98,6 +98,9 @@ class Engine:
             desired, observed, outputs=digests, created_at=utcnow(), mass_delete_share=mass_delete_share,
             memo=self._plan_memo,
         )
+        problems = render_problems(self.renderer.diagnostics)
+        if problems:
+            plan = plan.model_copy(update={"render_problems": problems})
         return Planned(plan, desired, observed, result, digests)
 
     def output_digests(self, rendered: Mapping[str, str]) -> dict[str, str]:
@@ -136,6 +139,11 @@ class Engine:
             if (snapshot := self.renderer.snapshots.get(item.name.lower())) is not None
         }
         return desired.with_digests("skills", digests)
+
+
+def render_problems(diagnostics: Iterable[Diagnostic]) -> list[RenderProblem]:
+    """What rendering reported about the configs it wrote (``render.*`` warnings and errors)."""
+    return [RenderProblem(**problem_doc(d)) for d in diagnostics if is_render_problem(d)]
 
 
 def default_state_dir(folder: Path) -> Path:
