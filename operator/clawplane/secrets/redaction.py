@@ -36,7 +36,16 @@ __all__ = [
 
 TOKEN_PREFIX = "clawplane_"
 """Every bearer token clawplane issues starts with this, so it can be recognised anywhere."""
-_TOKEN = re.compile(re.escape(TOKEN_PREFIX) + r"[A-Za-z0-9_-]{16,}")
+TOKEN_BODY_CHARS = 43
+"""An issued token is the prefix and ``secrets.token_urlsafe(32)``: exactly 43 URL-safe characters."""
+# The issued shape, not inside a longer word, with an upper-case letter or a digit somewhere (43
+# random characters have one with certainty 1 - (28/64)^43): identifiers that merely start with
+# the prefix (a module ``clawplane_test_module``, a metric ``clawplane_runtime_restarts``) stay.
+_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9_-])"
+    + re.escape(TOKEN_PREFIX)
+    + rf"(?=[A-Za-z0-9_-]{{0,{TOKEN_BODY_CHARS - 1}}}[A-Z0-9])[A-Za-z0-9_-]{{{TOKEN_BODY_CHARS}}}"
+)
 
 
 def scrub_tokens(text: str) -> str:

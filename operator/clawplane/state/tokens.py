@@ -15,7 +15,7 @@ import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from clawplane.secrets import TOKEN_PREFIX
+from clawplane.secrets import TOKEN_PREFIX, scrub_tokens
 from clawplane.state.db import StateDB, utcnow
 
 __all__ = [
@@ -58,8 +58,11 @@ class TokenRecord:
 
 
 def new_token() -> str:
-    """A fresh random token (256 bits)."""
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+    """A fresh random token (256 bits), always of the shape ``scrub_tokens`` recognises."""
+    while True:
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        if scrub_tokens(token) != token:  # all but ~1e-10 of draws; redraw the rest
+            return token
 
 
 def load_tokens(db: StateDB) -> dict[str, TokenRecord]:
