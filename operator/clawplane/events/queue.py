@@ -16,6 +16,7 @@ also scrubbed of bearer tokens here.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from typing import Any, Final
 import anyio
 
 from clawplane.secrets import scrub_tokens
-from clawplane.state import StateDB, utcnow
+from clawplane.state import StateDB, StateError, utcnow
 
 __all__ = [
     "MAX_PAGE",
@@ -41,6 +42,8 @@ QUEUE_LIMIT: Final = 1000
 MAX_PAGE: Final = 200
 MAX_WAIT_MS: Final = 60_000
 DEFAULT_POLL_S: Final = 0.25
+
+log = logging.getLogger(__name__)
 
 
 class EventType:
@@ -123,19 +126,33 @@ class EventQueue:
         self.poll_interval = poll_interval
         self._changed = anyio.Event()
         self._listeners: list[Callable[[Event], None]] = []
+        self.failure: str | None = None
+        """Why the last publish could not be stored (a full disk), or None once one could."""
 
     # -- writing -------------------------------------------------------------------------------
-    def publish(self, type: str, subject: str = "", **data: Any) -> Event:
-        """Append an event (dropping the oldest beyond the capacity) and wake every reader."""
+    def publish(self, type: str, subject: str = "", **data: Any) -> Event | None:
+        """Append an event (dropping the oldest beyond the capacity) and wake every reader.
+
+        Events are a record of what happened, not part of it: when the database refuses the
+        write (a full or read-only disk) the event is lost, ``failure`` says why, and the
+        caller (a reconcile pass, a runtime callback) goes on.
+        """
         clean = _scrub(data)
         at = utcnow()
-        with self.db.transaction() as conn:
-            cur = conn.execute(
-                "INSERT INTO events(at, type, subject, data_json) VALUES (?,?,?,?)",
-                (at, type, scrub_tokens(subject), json.dumps(clean, sort_keys=True, default=str)),
-            )
-            cursor = int(cur.lastrowid or 0)
-            conn.execute("DELETE FROM events WHERE seq <= ?", (cursor - self.capacity,))
+        try:
+            with self.db.transaction() as conn:
+                cur = conn.execute(
+                    "INSERT INTO events(at, type, subject, data_json) VALUES (?,?,?,?)",
+                    (at, type, scrub_tokens(subject), json.dumps(clean, sort_keys=True, default=str)),
+                )
+                cursor = int(cur.lastrowid or 0)
+                conn.execute("DELETE FROM events WHERE seq <= ?", (cursor - self.capacity,))
+        except StateError as exc:
+            if self.failure is None:
+                log.warning("cannot record the %s event: %s", type, exc)
+            self.failure = str(exc)
+            return None
+        self.failure = None
         event = Event(cursor, type, at, subject, clean)
         self._wake()
         for listener in list(self._listeners):

@@ -233,6 +233,7 @@ class ReconcileLoop:
                 if not (quiet and result == "unchanged"):
                     events.publish(EventType.PASS_FINISHED, "", id=rid, reason=reason, result=result,
                                    seconds=round(elapsed, 3))  # fmt: skip
+            self.state.degrade("events", events.failure)
             try:
                 self._record(rid, reason, result, elapsed)
             except Exception:  # metrics or status must not end the loop either
