@@ -3,7 +3,8 @@
 OpenClaw 2026.9.6 (``openclaw mcp probe --json``) reads the rendered openclaw.json, whose hosted
 entries carry the gateway's bearer token; the Codex 0.171 app-server reads the rendered
 ``codex/coder/config.toml`` (``http_headers`` with the coder projection's token) and calls a tool
-with ``mcpServer/tool/call``. Both are then refused once their token is rotated away.
+with ``mcpServer/tool/call``; ``codex mcp list --json`` shows that header, and the new one after
+a rotation. Both are then refused once their token is rotated away.
 """
 
 from __future__ import annotations
@@ -112,6 +113,32 @@ def _app_server(codex: CodexOracle, calls: list[dict[str, Any]]) -> list[dict[st
     finally:
         proc.kill()
         proc.wait(timeout=30)
+
+
+def _codex_transport(codex: CodexOracle, server: str) -> dict[str, Any]:
+    proc = codex.run("mcp", "list", "--json")
+    assert proc.returncode == 0, proc.stderr
+    listed = {entry["name"]: entry for entry in json.loads(proc.stdout)}
+    assert listed[server]["auth_status"] == "bearer_token", listed[server]
+    return dict(listed[server]["transport"])
+
+
+def test_codex_mcp_list_reads_the_projection_token_and_the_rotated_one(
+    applied: tuple[Path, Cli], codex: CodexOracle
+) -> None:
+    folder, cli = applied
+    rendered = folder / ".clawplane" / "out" / "codex" / "coder" / "config.toml"
+    token = cli("token", "show", str(folder), "codex:coder").stdout.strip()
+    codex.write_config(rendered.read_text())
+    transport = _codex_transport(codex, "notes")
+    assert transport["type"] == "streamable_http" and transport["url"].endswith("/mcp/notes")
+    assert transport["http_headers"] == {"Authorization": f"Bearer {token}"}
+
+    assert cli("token", "rotate", str(folder), "codex:coder").returncode == 0
+    rotated = cli("token", "show", str(folder), "codex:coder").stdout.strip()
+    assert rotated != token
+    codex.write_config(rendered.read_text())
+    assert _codex_transport(codex, "notes")["http_headers"] == {"Authorization": f"Bearer {rotated}"}
 
 
 def test_codex_app_server_calls_a_tool_with_its_projection_token(
