@@ -47,16 +47,22 @@ class Positions:
         """
         n = len(prefix)
         out: dict[int, Positions] = {}
-        for table, is_key in ((self.values, False), (self.keys, True)):
+        for is_key, table in enumerate((self.values, self.keys)):
+            shortest = n + 1 + is_key
+            part: Positions | None = None
+            last: object = None
             for path, pos in table.items():
-                if len(path) <= n + is_key or path[:n] != prefix:
+                if len(path) < shortest or path[:n] != prefix:
                     continue
                 index = path[n]
-                if isinstance(index, int):
+                if not isinstance(index, int):
+                    continue
+                if part is None or index != last:  # one item's paths come together: one lookup each
                     part = out.get(index)
                     if part is None:
                         part = out[index] = Positions()
-                    (part.keys if is_key else part.values)[path[n + 1 :]] = pos
+                    last = index
+                (part.keys if is_key else part.values)[path[n + 1 :]] = pos
         return out
 
 

@@ -1,34 +1,45 @@
 """YAML text → plain Python documents plus positions, with the safety checks a loader needs.
 
-We compose YAML nodes (with ruamel's C parser when it is installed) and build the
-values ourselves, so that every key and value keeps its line and column, duplicate
-keys are caught with both places, custom tags are refused, and alias expansion is
-bounded before anything large is built (an alias bomb costs only the count).
+One pass over ruamel's event stream (its C parser when installed) builds the values
+ourselves, so that every key and value keeps its line and column, duplicate keys are
+caught with both places, custom tags are refused, and alias expansion is bounded before
+anything large is built (an alias bomb costs only the count).
 
-Depth and size are checked twice: once on the event stream before anything is composed
-(ruamel's C composer recurses in C and crashes the process at ~25,000 levels, libyaml's
-scanner slows down quadratically with flow depth, and a flat 4 MB list composes into
-about 2 million nodes), and once on the composed nodes with aliases expanded.
+Depth and node count are checked on every event, before anything deeper is read: ruamel's
+C composer would recurse in C and crash the process at ~25,000 levels, libyaml's scanner
+slows down quadratically with flow depth, and a flat 4 MB list composes into about 2
+million nodes; none of them gets to see more than the limits. Aliases are counted as if
+expanded, so repeated aliases cannot multiply a document past the node limit either.
+
+Which problem a document reports is fixed, whatever order its parts come in: a depth or
+node-count limit wherever it is hit, then a syntax error or an alias/anchor problem of
+the composer (whichever comes first), then an alias expansion problem, then a problem in
+the values (tags, merge, complex or duplicate keys); within each, the first in document
+order. Earlier documents report first.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from io import StringIO
-from itertools import chain
 from typing import Any
 
+from ruamel.yaml.composer import ComposerError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.events import (
     AliasEvent,
-    CollectionEndEvent,
-    CollectionStartEvent,
-    DocumentStartEvent,
+    DocumentEndEvent,
+    Event,
+    MappingEndEvent,
+    MappingStartEvent,
     ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
 )
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 
 from clawplane.loading.positions import PathT, Positions
@@ -44,11 +55,19 @@ except ImportError:  # pragma: no cover - depends on the platform's wheels
 
 MAX_NODES_PER_DOCUMENT = 200_000
 # Collections nested in collections; resources need about ten. Keeps every recursion
-# (the composer's, ours, pydantic's) far from Python's recursion limit.
+# (ours, pydantic's) far from Python's recursion limit.
 MAX_DEPTH = 100
 
 _TAG = "tag:yaml.org,2002:"
+_STR, _MAP, _SEQ, _MERGE = _TAG + "str", _TAG + "map", _TAG + "seq", _TAG + "merge"
 _INT_RE = re.compile(r"^[-+]?(0o[0-7]+|0x[0-9a-fA-F]+|[0-9]+)$")
+# The resolver's answer for a (kind, value, implicit) triple never changes: the loader
+# has no path resolvers, so it depends on nothing else. Bounded, as any input can fill it.
+_RESOLVED: dict[tuple[type, str | None, Any], str] = {}
+_RESOLVED_MAX = 8192
+_RESOLVED_TEXT_MAX = 64
+
+Pos = tuple[int, int]
 
 
 class YamlProblem(Exception):
@@ -74,24 +93,10 @@ class ParsedDocument:
 
 
 def parse_documents(text: str) -> list[ParsedDocument]:
-    """Parse every document of ``text``; raises ``YamlProblem`` on the first syntax problem."""
-    oversized = _prescan(text)
+    """Parse every document of ``text``; raises ``YamlProblem`` on the first problem."""
     loader = _Loader(StringIO(text))
-    docs: list[ParsedDocument] = []
-    composed = 0
     try:
-        while loader.check_node():
-            if oversized is not None and composed == oversized[0]:
-                raise oversized[1]
-            composed += 1
-            node = loader.get_node()
-            if node is None:
-                continue
-            _check_size(node)
-            builder = _Builder()
-            data = builder.build(node, ())
-            line, _ = _pos(node)
-            docs.append(ParsedDocument(data, builder.positions, line, len(docs)))
+        return _Reader(loader).documents()
     except MarkedYAMLError as exc:
         raise _syntax_problem(exc, text) from None
     except ReaderError as exc:
@@ -102,58 +107,362 @@ def parse_documents(text: str) -> list[ParsedDocument]:
         dispose = getattr(loader, "dispose", None)
         if dispose is not None:
             dispose()
-    return docs
 
 
-def _prescan(text: str) -> tuple[int, YamlProblem] | None:
-    """The first document nested deeper than ``MAX_DEPTH`` or bigger than the node limit.
+class _ComposeFailed(Exception):
+    """An undefined alias or a duplicate anchor: the document is read no further."""
 
-    Streams events without composing and stops at the first such document, so hostile
-    input costs no more than the limits. Returns its 0-based index and the problem to
-    report when the composer gets there (earlier documents' problems come first). Syntax
-    errors are left to the composer, so they read exactly as without this pass.
-    """
-    loader = _Loader(StringIO(text))
-    get_event = loader.get_event  # None after the end of the stream
-    document = -1
-    depth = nodes = 0
-    root: Any = None  # the mark of the document's first node
-    try:
-        while (event := get_event()) is not None:
-            if isinstance(event, ScalarEvent | AliasEvent):
-                nodes += 1
-            elif isinstance(event, CollectionStartEvent):
-                nodes += 1
-                depth += 1
-                if depth > MAX_DEPTH:
-                    return document, _too_deep(event.start_mark.line + 1, event.start_mark.column + 1)
-            elif isinstance(event, CollectionEndEvent):
-                depth -= 1
-                continue
-            elif isinstance(event, DocumentStartEvent):
-                document += 1
-                depth = nodes = 0
-                root = None
-                continue
+    def __init__(self, error: ComposerError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@dataclass(slots=True, eq=False)
+class _Anchor:
+    """A node that has an anchor, as its aliases repeat it."""
+
+    mark: Any
+    pos: Pos
+    tag: str
+    text: str | None = None
+    """A scalar's text; None for a collection."""
+    open: bool = False
+    """A collection whose end is not read yet (an alias to it would be recursive)."""
+    total: int = 1
+    """Nodes in it, aliases expanded."""
+    height: int = 0
+    """Collections from it down to its deepest leaf (0 for a scalar, at least 1 while open)."""
+    value: Any = None
+    values: list[tuple[PathT, Pos]] = field(default_factory=list)
+    """Positions of its values, relative to it (when it was built)."""
+    keys: list[tuple[PathT, Pos]] = field(default_factory=list)
+
+
+def _pos(event: Event) -> Pos:
+    mark = event.start_mark
+    return (mark.line + 1, mark.column + 1)
+
+
+def _copy(value: Any) -> Any:
+    # An alias yields a value of its own each time, as composing and building it again would.
+    if value.__class__ is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if value.__class__ is list:
+        return [_copy(v) for v in value]
+    return value
+
+
+class _Reader:
+    """Builds the documents of one stream from its events (see the module docstring)."""
+
+    def __init__(self, loader: Any) -> None:
+        self._next = loader.get_event
+        self._resolve = loader.resolve
+        self._depth = self._nodes = 0
+        self._root: Any = None
+        self._anchors: dict[str, _Anchor] = {}
+        self._values: list[tuple[PathT, Pos]] = []
+        self._keys: list[tuple[PathT, Pos]] = []
+        self._building = True
+        self._size_problem: YamlProblem | None = None
+        self._value_problem: YamlProblem | None = None
+
+    def documents(self) -> list[ParsedDocument]:
+        """Every document of the stream, or the first problem (see the module docstring)."""
+        docs: list[ParsedDocument] = []
+        self._next()  # the stream start
+        while (event := self._next()) is not None and event.__class__ is not StreamEndEvent:
+            self._depth = self._nodes = 0  # event is a document start
+            self._root = None
+            self._anchors, self._values, self._keys = {}, [], []
+            self._building = True
+            self._size_problem = self._value_problem = None
+            root = self._event()
+            try:
+                data = self._node(root, (), 1)[0]
+            except _ComposeFailed as failed:
+                self._drain(failed.error)
+            self._next()  # the document end
+            problem = self._size_problem or self._value_problem
+            if problem is not None:
+                raise problem
+            positions = Positions(values=dict(self._values), keys=dict(self._keys))
+            docs.append(ParsedDocument(data, positions, _pos(root)[0], len(docs)))
+        return docs
+
+    def _drain(self, error: ComposerError) -> None:
+        """Read the rest of a failed document for its limits only, then report ``error``."""
+        try:
+            while self._event().__class__ is not DocumentEndEvent:
+                pass
+        except YAMLError:
+            pass  # the composer had stopped before this syntax error
+        raise error
+
+    # -- events and limits ---------------------------------------------------------------------
+
+    def _event(self) -> Any:
+        """The next event, counted against the depth and node limits."""
+        event = self._next()
+        cls = event.__class__
+        if cls is ScalarEvent or cls is AliasEvent:
+            pass
+        elif cls is MappingStartEvent or cls is SequenceStartEvent:
+            self._depth += 1
+            if self._depth > MAX_DEPTH:
+                raise _too_deep(*_pos(event))
+        else:
+            if cls is MappingEndEvent or cls is SequenceEndEvent:
+                self._depth -= 1
+            return event
+        self._nodes += 1
+        if self._root is None:
+            self._root = event.start_mark
+        if self._nodes > MAX_NODES_PER_DOCUMENT:
+            raise YamlProblem(
+                "yaml.too-large",
+                f"document has more than {MAX_NODES_PER_DOCUMENT} nodes",
+                self._root.line + 1,
+                self._root.column + 1,
+                "split it into smaller files; clawplane resources are small",
+            )
+        return event
+
+    def _size(self, problem: YamlProblem) -> None:
+        if self._size_problem is None:
+            self._size_problem = problem
+        self._building = False
+
+    def _fail(self, problem: YamlProblem) -> None:
+        if self._value_problem is None:
+            self._value_problem = problem
+        self._building = False
+
+    def _add(
+        self, total: int, height: int, child: tuple[int, int, _Anchor | None], level: int, pos: Pos
+    ) -> tuple[int, int]:
+        """Count a child into its parent's expanded size (a scalar is checked at the end only)."""
+        sub_total, sub_height, alias = child
+        if not sub_height:
+            return total + 1, height
+        if alias is not None:
+            if alias.open:
+                self._size(YamlProblem(
+                    "yaml.recursive-alias", "recursive YAML alias", *alias.pos,
+                    "remove the alias that refers to its own ancestor",
+                ))  # fmt: skip
+                return total, height
+            if level + sub_height > MAX_DEPTH:  # an alias whose target is deep in itself
+                self._size(_too_deep(*pos))
+                return total, height
+        total += sub_total
+        if total > MAX_NODES_PER_DOCUMENT:
+            self._size(_too_large(pos))
+        return total, max(height, sub_height)
+
+    def _close(self, total: int, height: int, pos: Pos) -> tuple[int, int]:
+        if total > MAX_NODES_PER_DOCUMENT:
+            self._size(_too_large(pos))
+        return total, height + 1
+
+    # -- nodes ---------------------------------------------------------------------------------
+
+    def _tag(self, event: Any, kind: type) -> str:
+        tag = event.ctag
+        if tag is not None and tag != "!":
+            return tag if tag.__class__ is str else str(tag)
+        key = (kind, event.value if kind is ScalarNode else None, event.implicit)
+        resolved = _RESOLVED.get(key)
+        if resolved is None:
+            resolved = str(self._resolve(*key))
+            if key[1] is None or len(key[1]) <= _RESOLVED_TEXT_MAX:
+                if len(_RESOLVED) >= _RESOLVED_MAX:
+                    _RESOLVED.clear()
+                _RESOLVED[key] = resolved
+        return resolved
+
+    def _define(self, name: str, anchor: _Anchor) -> None:
+        first = self._anchors.get(name)
+        if first is not None:
+            first_only = "found duplicate anchor; first occurrence"
+            raise _ComposeFailed(ComposerError(first_only, first.mark, "second occurrence", anchor.mark))
+        self._anchors[name] = anchor
+
+    def _alias(self, event: Any) -> _Anchor:
+        anchor = self._anchors.get(event.anchor)
+        if anchor is None:
+            raise _ComposeFailed(ComposerError(None, None, "found undefined alias", event.start_mark))
+        return anchor
+
+    def _node(self, event: Any, path: PathT, level: int) -> tuple[Any, int, int, _Anchor | None]:
+        """Build the node ``event`` starts at ``path`` (a collection at ``level``).
+
+        Returns its value, its size and height with aliases expanded, and the anchor it
+        repeats when it is an alias of a collection.
+        """
+        cls = event.__class__
+        if cls is ScalarEvent:
+            tag = self._tag(event, ScalarNode)
+            pos = _pos(event)
+            if event.anchor is not None:
+                self._define(event.anchor, _Anchor(event.start_mark, pos, tag, event.value))
+            if not self._building:
+                return None, 1, 0, None
+            self._values.append((path, pos))
+            return self._scalar(tag, event.value, pos), 1, 0, None
+        if cls is AliasEvent:
+            target = self._alias(event)
+            value = self._repeat(target, path) if self._building else None
+            if target.text is not None:
+                return value, 1, 0, None
+            return value, target.total, target.height, target
+        is_map = cls is MappingStartEvent
+        tag = self._tag(event, MappingNode if is_map else SequenceNode)
+        pos = _pos(event)
+        anchor: _Anchor | None = None
+        if event.anchor is not None:
+            anchor = _Anchor(event.start_mark, pos, tag, open=True, height=1)
+            self._define(event.anchor, anchor)
+            marks = len(self._values), len(self._keys)
+        if self._building:
+            self._values.append((path, pos))
+            if tag != (_MAP if is_map else _SEQ):
+                self._fail(_tag_problem(tag, pos))
+        if is_map:
+            value, total, height = self._mapping(path, level, pos)
+        else:
+            value, total, height = self._sequence(path, level, pos)
+        if anchor is not None:
+            anchor.open, anchor.total, anchor.height = False, total, height
+            if self._building:
+                n = len(path)
+                anchor.value = value
+                anchor.values = [(p[n:], at) for p, at in self._values[marks[0]:]]
+                anchor.keys = [(p[n:], at) for p, at in self._keys[marks[1]:]]
+        return value, total, height, None
+
+    def _repeat(self, anchor: _Anchor, path: PathT) -> Any:
+        """An alias's value at ``path``, with the positions of what it repeats."""
+        if anchor.text is not None:
+            self._values.append((path, anchor.pos))
+            return self._scalar(anchor.tag, anchor.text, anchor.pos)
+        if anchor.open:
+            return None  # recursive: the parent reports it
+        self._values.extend(((*path, *rel), at) for rel, at in anchor.values)
+        self._keys.extend(((*path, *rel), at) for rel, at in anchor.keys)
+        return _copy(anchor.value)
+
+    def _sequence(self, path: PathT, level: int, pos: Pos) -> tuple[list[Any], int, int]:
+        out: list[Any] = []
+        total, height, index = 1, 0, 0
+        while (event := self._event()).__class__ is not SequenceEndEvent:
+            value, sub_total, sub_height, alias = self._node(
+                event, (*path, index) if self._building else (), level + 1
+            )
+            index += 1
+            if self._building:
+                out.append(value)
+            total, height = self._add(total, height, (sub_total, sub_height, alias), level, pos)
+        return out, *self._close(total, height, pos)
+
+    def _mapping(self, path: PathT, level: int, pos: Pos) -> tuple[dict[str, Any], int, int]:
+        out: dict[str, Any] = {}
+        seen: dict[str, Pos] = {}
+        total, height = 1, 0
+        while (event := self._event()).__class__ is not MappingEndEvent:
+            key, total, height = self._key(event, seen, path, level, pos, total, height)
+            # No key (a problem was recorded) means nothing is built any more.
+            value, sub_total, sub_height, alias = self._node(
+                self._event(), (*path, key) if key is not None else (), level + 1
+            )
+            if key is not None and self._building:
+                out[key] = value
+            total, height = self._add(total, height, (sub_total, sub_height, alias), level, pos)
+        return out, *self._close(total, height, pos)
+
+    def _key(
+        self, event: Any, seen: dict[str, Pos], path: PathT, level: int, pos: Pos, total: int, height: int
+    ) -> tuple[str | None, int, int]:
+        """Read one mapping key; returns it (None when it cannot be one) and the parent's size."""
+        cls = event.__class__
+        text: str | None = None
+        if cls is ScalarEvent:
+            tag, kpos, text = self._tag(event, ScalarNode), _pos(event), event.value
+            if event.anchor is not None:
+                self._define(event.anchor, _Anchor(event.start_mark, kpos, tag, text))
+            total += 1
+        elif cls is AliasEvent:
+            anchor = self._alias(event)
+            tag, kpos, text = anchor.tag, anchor.pos, anchor.text
+            if text is not None:
+                total += 1
             else:
-                continue
-            if root is None:
-                root = event.start_mark
-            if nodes > MAX_NODES_PER_DOCUMENT:
-                return document, YamlProblem(
-                    "yaml.too-large",
-                    f"document has more than {MAX_NODES_PER_DOCUMENT} nodes",
-                    root.line + 1,
-                    root.column + 1,
-                    "split it into smaller files; clawplane resources are small",
-                )
-    except YAMLError:
+                total, height = self._add(total, height, (anchor.total, anchor.height, anchor), level, pos)
+        else:  # a collection as a key: refused before what is in it is looked at
+            kind = MappingNode if cls is MappingStartEvent else SequenceNode
+            tag, kpos = self._tag(event, kind), _pos(event)
+            if self._building:
+                self._fail(_key_problem(tag, kpos))
+            _, sub_total, sub_height, _ = self._node(event, (), level + 1)
+            return None, *self._add(total, height, (sub_total, sub_height, None), level, pos)
+        if not self._building:
+            return None, total, height
+        if tag == _MERGE or text is None:
+            self._fail(_key_problem(tag, kpos))
+            return None, total, height
+        first = seen.get(text)
+        if first is not None:
+            self._fail(YamlProblem(
+                "yaml.duplicate-key", f"duplicate key {text!r} (first defined at line {first[0]})", *kpos,
+                "remove one of the two; YAML keeps only one of them",
+            ))  # fmt: skip
+            return None, total, height
+        seen[text] = kpos
+        self._keys.append(((*path, text), kpos))
+        return text, total, height
+
+    def _scalar(self, tag: str, text: str, pos: Pos) -> Any:
+        if tag == _STR or tag == "!":
+            return text
+        if tag == _TAG + "null":
+            return None
+        if tag == _TAG + "bool":
+            return text.lower() == "true"
+        if tag == _TAG + "int":
+            return _int(text)
+        if tag == _TAG + "float":
+            return _float(text)
+        if tag in (_TAG + "timestamp", _TAG + "binary"):
+            return text
+        self._fail(_tag_problem(tag, pos))
         return None
-    finally:
-        dispose = getattr(loader, "dispose", None)
-        if dispose is not None:
-            dispose()
-    return None
+
+
+def _too_large(pos: Pos) -> YamlProblem:
+    return YamlProblem(
+        "yaml.too-large",
+        f"document expands to more than {MAX_NODES_PER_DOCUMENT} nodes (alias bomb?)",
+        *pos,
+        "remove repeated aliases; clawplane resources are small",
+    )
+
+
+def _key_problem(tag: str, pos: Pos) -> YamlProblem:
+    if tag == _MERGE:
+        return YamlProblem(
+            "yaml.merge-key", "YAML merge keys (<<) are not supported", *pos,
+            "write the keys out; resources should be explicit",
+        )  # fmt: skip
+    return YamlProblem("yaml.complex-key", "mapping keys must be plain scalars", *pos, "use a string key")
+
+
+def _tag_problem(tag: str, pos: Pos) -> YamlProblem:
+    return YamlProblem(
+        "yaml.tag",
+        f"unsupported YAML tag {tag!r}",
+        *pos,
+        "remove the tag; clawplane accepts plain YAML values only",
+    )
 
 
 def _too_deep(line: int, column: int) -> YamlProblem:
@@ -206,144 +515,6 @@ def _syntax_hint(problem: str, offending: str) -> str:
     if "could not find expected ':'" in problem or "mapping values" in problem:
         return "check the indentation and that every key is followed by ': '"
     return "fix the YAML syntax at this position"
-
-
-def _pos(node: Node) -> tuple[int, int]:
-    mark = node.start_mark
-    return (mark.line + 1, mark.column + 1)
-
-
-def _check_size(root: Node) -> None:
-    """Count nodes and nesting as they would be after alias expansion, without expanding them."""
-    # collection id -> (nodes, collection height) of its subtree, aliases expanded
-    measured: dict[int, tuple[int, int]] = {}
-    on_stack: set[int] = set()
-
-    def measure(node: MappingNode | SequenceNode, level: int) -> tuple[int, int]:
-        # ``level``: collections from the root down to ``node`` (the root collection is 1).
-        if level > MAX_DEPTH:
-            raise _too_deep(*_pos(node))
-        key = id(node)
-        on_stack.add(key)
-        children = node.value if isinstance(node, SequenceNode) else chain.from_iterable(node.value)
-        total, height = 1, 0
-        for child in children:
-            if isinstance(child, ScalarNode):
-                total += 1
-                continue
-            sub = measured.get(id(child))
-            if sub is None:
-                if id(child) in on_stack:
-                    line, col = _pos(child)
-                    raise YamlProblem(
-                        "yaml.recursive-alias",
-                        "recursive YAML alias",
-                        line,
-                        col,
-                        "remove the alias that refers to its own ancestor",
-                    )
-                sub = measure(child, level + 1)
-            elif level + sub[1] > MAX_DEPTH:  # an alias whose target is deep in itself
-                raise _too_deep(*_pos(node))
-            total += sub[0]
-            height = max(height, sub[1])
-            if total > MAX_NODES_PER_DOCUMENT:
-                break
-        on_stack.discard(key)
-        measured[key] = (total, height + 1)
-        if total > MAX_NODES_PER_DOCUMENT:
-            line, col = _pos(node)
-            raise YamlProblem(
-                "yaml.too-large",
-                f"document expands to more than {MAX_NODES_PER_DOCUMENT} nodes (alias bomb?)",
-                line,
-                col,
-                "remove repeated aliases; clawplane resources are small",
-            )
-        return total, height + 1
-
-    if isinstance(root, MappingNode | SequenceNode):
-        measure(root, 1)
-
-
-class _Builder:
-    def __init__(self) -> None:
-        self.positions = Positions()
-
-    def build(self, node: Node, path: PathT) -> Any:
-        self.positions.values[path] = _pos(node)
-        if isinstance(node, MappingNode):
-            if node.tag != _TAG + "map":
-                raise _tag_problem(node)
-            return self._mapping(node, path)
-        if isinstance(node, SequenceNode):
-            if node.tag != _TAG + "seq":
-                raise _tag_problem(node)
-            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        assert isinstance(node, ScalarNode)
-        return _scalar(node)
-
-    def _mapping(self, node: MappingNode, path: PathT) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        seen: dict[str, tuple[int, int]] = {}
-        for key_node, value_node in node.value:
-            if key_node.tag == _TAG + "merge":
-                line, col = _pos(key_node)
-                raise YamlProblem(
-                    "yaml.merge-key",
-                    "YAML merge keys (<<) are not supported",
-                    line,
-                    col,
-                    "write the keys out; resources should be explicit",
-                )
-            if not isinstance(key_node, ScalarNode):
-                line, col = _pos(key_node)
-                raise YamlProblem(
-                    "yaml.complex-key", "mapping keys must be plain scalars", line, col, "use a string key"
-                )
-            key = str(key_node.value)
-            kpos = _pos(key_node)
-            if key in seen:
-                first = seen[key]
-                raise YamlProblem(
-                    "yaml.duplicate-key",
-                    f"duplicate key {key!r} (first defined at line {first[0]})",
-                    kpos[0],
-                    kpos[1],
-                    "remove one of the two; YAML keeps only one of them",
-                )
-            seen[key] = kpos
-            self.positions.keys[(*path, key)] = kpos
-            out[key] = self.build(value_node, (*path, key))
-        return out
-
-
-def _scalar(node: ScalarNode) -> Any:
-    tag, value = node.tag, node.value
-    if tag == _TAG + "str" or tag == "!":
-        return value
-    if tag == _TAG + "null":
-        return None
-    if tag == _TAG + "bool":
-        return value.lower() == "true"
-    if tag == _TAG + "int":
-        return _int(value)
-    if tag == _TAG + "float":
-        return _float(value)
-    if tag in (_TAG + "timestamp", _TAG + "binary"):
-        return value
-    raise _tag_problem(node)
-
-
-def _tag_problem(node: Node) -> YamlProblem:
-    line, col = _pos(node)
-    return YamlProblem(
-        "yaml.tag",
-        f"unsupported YAML tag {node.tag!r}",
-        line,
-        col,
-        "remove the tag; clawplane accepts plain YAML values only",
-    )
 
 
 def _int(text: str) -> int | str:
