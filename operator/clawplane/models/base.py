@@ -2,7 +2,8 @@
 
 Models are the single source of truth: the loader validates against them, and the
 JSON Schemas, CRDs and ``clawplane explain`` are generated from them. Field
-docstrings become schema descriptions, so write them for users.
+docstrings become schema descriptions (``descriptions.describe_models``), so write them
+for users.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ class Model(BaseModel):
         populate_by_name=True,
         extra="forbid",
         frozen=True,
-        use_attribute_docstrings=True,
         validate_default=False,
     )
 

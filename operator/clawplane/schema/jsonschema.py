@@ -14,6 +14,8 @@ from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from clawplane.models import API_VERSION, KINDS
+from clawplane.models.base import Model
+from clawplane.models.descriptions import describe_models
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMA_BASE = "https://clawplane.dev/schemas/v1alpha1"
@@ -26,6 +28,7 @@ def kind_file(kind: str) -> str:
 
 
 def _all_defs() -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    describe_models(Model)
     keys: list[tuple[type[BaseModel], JsonSchemaMode]] = [(cls, "validation") for cls in KINDS.values()]
     refs, schema = models_json_schema(keys, by_alias=True, ref_template="#/$defs/{model}")
     defs: dict[str, Any] = schema.get("$defs", {})
