@@ -169,6 +169,14 @@ def test_notes_say_what_is_watched() -> None:
     assert "team-a, team-b" in render_notes(VALUE_SETS["namespaced"])
 
 
+def test_notes_say_how_a_gateway_pod_reads_its_config_and_skills() -> None:
+    notes = render_notes({"skillsMountPath": "/mnt/skills"})
+    assert "ConfigMap clawplane-gateway-<gateway>" in notes and "secret-env.json" in notes
+    assert "skills-volume.json" in notes and "/mnt/skills/<namespace>" in notes
+    assert "networkPolicy.gatewayPodSelector" in notes
+    assert "gatewayPodSelector" not in render_notes({"networkPolicy": {"enabled": False}})
+
+
 @pytest.mark.parametrize("values", VALUE_SETS.values(), ids=VALUE_SETS.keys())
 def test_strict_lint_is_clean(values: dict[str, Any]) -> None:
     result = helm.lint(CHART, values, strict=True)

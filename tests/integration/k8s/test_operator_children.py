@@ -38,6 +38,22 @@ def events_about(cluster: Cluster, kind: str, name: str) -> list[dict[str, Any]]
     ]
 
 
+def telegram(agent_name: str) -> dict[str, Any]:
+    """Channel ``tg`` of ``agent_name``, its bot token in the Secret ``tokens``."""
+    return {
+        "apiVersion": "clawplane.dev/v1alpha1",
+        "kind": "Channel",
+        "metadata": {"name": "tg", "namespace": NS},
+        "spec": {
+            "type": "telegram",
+            "agent": agent_name,
+            "dmPolicy": "allowlist",
+            "allowFrom": ["123"],
+            "credentials": {"botToken": {"valueFrom": {"secretKeyRef": {"name": "tokens", "key": "token"}}}},
+        },
+    }
+
+
 def edit(cluster: Cluster, plural: str, name: str, change: Any) -> None:
     """What ``kubectl edit``/``set`` does: change the live object in place."""
     obj = cluster.get(plural, name)
@@ -161,7 +177,8 @@ def test_status_matches_the_cluster(cluster: Cluster) -> None:
         "metadata": {"name": "far", "namespace": NS},
         "spec": {"transport": "streamable-http", "url": "http://127.0.0.1:1/mcp"},
     }
-    apply_all(cluster, secret("x"), server(), stuck, far, agent(["notes", "stuck"]), agent(["notes"], name="fine"), GATEWAY)
+    channel = telegram("fine")
+    apply_all(cluster, secret("x"), server(), stuck, far, agent(["notes", "stuck"]), agent(["notes"], name="fine"), channel, SKILL, GATEWAY)
     notes = cluster.ready("notes")
     assert notes["status"]["toolCount"] == len(notes["status"]["tools"]) > 0
 
@@ -176,7 +193,10 @@ def test_status_matches_the_cluster(cluster: Cluster) -> None:
     fine = cluster.condition("agents", "fine", "Ready", status="True")
     assert fine["reason"] == "Ready"
 
-    for plural, name in (("mcpservers", "notes"), ("agents", "fine")):
+    # Every printer column of every kind reads a field the operator (or the user) really writes.
+    kinds = (("mcpservers", "notes"), ("agents", "fine"), ("channels", "tg"), ("skills", "house-style"), ("gateways", "default"))
+    for plural, name in kinds:
+        cluster.condition(plural, name, "Ready", status="True")
         obj = cluster.get(plural, name)
         crd = cluster.emu.get("customresourcedefinitions", None, f"{plural}.clawplane.dev")
         assert obj is not None and crd is not None
@@ -267,18 +287,7 @@ def test_bridge_pods_require_a_generated_token_the_gateway_and_discovery_send(
 
 
 def test_a_vanished_reference_keeps_the_last_good_gateway_config(cluster: Cluster) -> None:
-    channel = {
-        "apiVersion": "clawplane.dev/v1alpha1",
-        "kind": "Channel",
-        "metadata": {"name": "tg", "namespace": NS},
-        "spec": {
-            "type": "telegram",
-            "agent": "bot",
-            "dmPolicy": "allowlist",
-            "allowFrom": ["123"],
-            "credentials": {"botToken": {"valueFrom": {"secretKeyRef": {"name": "tokens", "key": "token"}}}},
-        },
-    }
+    channel = telegram("bot")
     apply_all(cluster, secret("x"), server(), server("other"), agent(["notes", "other"]), channel, GATEWAY)
     cluster.ready("other")
 
