@@ -39,6 +39,7 @@ from tests.k8s.wire import (
     WRITE_METHODS,
     Target,
     WriteRecord,
+    bearer,
     decode_body,
     parse_k8s_path,
 )
@@ -89,6 +90,7 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
     _request_count: int = attrs.field(default=0, init=False)
     _teardowns: dict[str, asyncio.Task[None]] = attrs.field(factory=dict, init=False)
     _watch_log: list[tuple[str, str | None, str | None]] = attrs.field(factory=list, init=False)
+    _partitioned: set[str] = attrs.field(factory=set, init=False)
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -135,6 +137,21 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
         """``(plural, namespace or None, labelSelector or None)`` of every watch opened (the last 1000)."""
         with self._guard:
             return list(self._watch_log)
+
+    def write_log(self) -> list[WriteRecord]:
+        """Every write received so far, rejected ones too (not dry runs), with the client's token."""
+        with self._guard:
+            return list(self._write_log)
+
+    def partition(self, token: str, cut: bool = True) -> None:
+        """Cut off (or reconnect) the client with this bearer token: its requests get 503, and its open
+        watches end, as when a network partition separates it from the API server."""
+        with self._guard:
+            if cut:
+                self._partitioned.add(token)
+            else:
+                self._partitioned.discard(token)
+        self._wake()
 
     def clear_writes(self) -> None:
         """Forget the write log (e.g. before restarting an operator)."""
@@ -224,9 +241,17 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
         )
 
     async def _handle(self, request: rendering.Request) -> aiohttp.web.StreamResponse:
+        if self._is_partitioned(request.headers):
+            status = o.ApiError(503, "ServiceUnavailable", "the server is unreachable (partitioned)").status()
+            return aiohttp.web.json_response(status, status=503)
         self._record_write(request)
         # Skip KubernetesEmulator._handle: its object bookkeeping is replaced by _serve_resource.
         return await kmock.RawHandler._handle(self, request)
+
+    def _is_partitioned(self, headers: dict[str, str]) -> bool:
+        user = bearer(headers)
+        with self._guard:
+            return bool(user) and user in self._partitioned
 
     @staticmethod
     def _is_resource_request(request: rendering.Request) -> bool:
@@ -243,7 +268,13 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
         if name is None and isinstance(request.data, dict):
             name = (request.data.get("metadata") or {}).get("name")
         record = WriteRecord(
-            verb, request.url.path, request.subresource, str(request.resource.plural), request.namespace, name
+            verb,
+            request.url.path,
+            request.subresource,
+            str(request.resource.plural),
+            request.namespace,
+            name,
+            bearer(request.headers),
         )
         with self._guard:
             self._write_log.append(record)
@@ -282,7 +313,15 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
         # Only /status has emulated semantics; scale, exec, log and the like are not served.
         if sub is not None and (sub != "status" or sub not in info.subresources):
             raise o.ApiError(404, "NotFound", "the server could not find the requested resource")
-        return Target(res, info, namespace, request.name, sub, dict(request.params), warnings if warnings is not None else [])
+        return Target(
+            res,
+            info,
+            namespace,
+            request.name,
+            sub,
+            dict(request.params),
+            warnings if warnings is not None else [],
+        )
 
     async def _dispatch(self, request: rendering.Request, warnings: list[str]) -> tuple[int, Any]:
         t = self._target(request, warnings)
@@ -300,7 +339,7 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
         if verb == "GET":
             table = self._table_columns(t, request.headers.get("Accept", ""))
             if t.params.get("watch") in ("true", "1"):
-                return 200, self._watch(t, table)
+                return 200, self._watch(t, table, bearer(request.headers))
             found = self._get(t) if t.name else self._list(t)
             if table is None:
                 return 200, found
@@ -416,7 +455,7 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
             "items": items,
         }
 
-    def _watch(self, t: Target, table: list[JSON] | None = None) -> AsyncIterator[Any]:
+    def _watch(self, t: Target, table: list[JSON] | None = None, user: str = "") -> AsyncIterator[Any]:
         matcher = self._matcher(t)  # parse now: a bad selector answers 400, not a broken stream
         with self._guard:
             self._watch_log.append((str(t.resource.plural), t.namespace, t.params.get("labelSelector")))
@@ -425,8 +464,12 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
         since = t.params.get("resourceVersion") or "0"
         if not since.isdigit():
             raise o.ApiError(400, "BadRequest", f"invalid resourceVersion: {since!r}")
-        stream = self._watch_stream(t, matcher, int(since), float(timeout) if timeout else None)
-        return stream if table is None else self._as_tables(stream, table, t.params.get("includeObject") or "Metadata")
+        stream = self._watch_stream(t, matcher, int(since), float(timeout) if timeout else None, user)
+        return (
+            stream
+            if table is None
+            else self._as_tables(stream, table, t.params.get("includeObject") or "Metadata")
+        )
 
     @staticmethod
     async def _as_tables(stream: AsyncIterator[Any], columns: list[JSON], include: str) -> AsyncIterator[Any]:
@@ -434,11 +477,14 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
             if isinstance(event, dict) and event.get("type") != "ERROR":
                 obj = event["object"]
                 rv = str(obj["metadata"].get("resourceVersion"))
-                event = {**event, "object": tables.to_table(columns, [obj], resource_version=rv, include=include)}
+                event = {
+                    **event,
+                    "object": tables.to_table(columns, [obj], resource_version=rv, include=include),
+                }
             yield event
 
     async def _watch_stream(
-        self, t: Target, matcher: Matcher, since: int, timeout: float | None
+        self, t: Target, matcher: Matcher, since: int, timeout: float | None, user: str = ""
     ) -> AsyncIterator[Any]:
         yield b""  # send the headers now, even if nothing happens for a while
         loop = asyncio.get_running_loop()
@@ -450,7 +496,7 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
         elif since < self._dropped_rv.get(t.resource, 0):
             yield {"type": "ERROR", "object": o.ApiError(410, "Expired", "too old resource version").status()}
             return
-        while not self._closing:
+        while not self._closing and not (user and user in self._partitioned):
             wakeup = self._wakeup
             events = self._events[t.resource]
             pending = events[bisect.bisect_right(events, since, key=lambda e: e.rv) :]
@@ -507,7 +553,9 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
             raise o.already_exists(t.qualified, name)
         self._namespace_lifecycle(t)
         if meta.get("resourceVersion"):
-            raise o.ApiError(500, "InternalError", "resourceVersion should not be set on objects to be created")
+            raise o.ApiError(
+                500, "InternalError", "resourceVersion should not be set on objects to be created"
+            )
         group, version = t.resource.group, t.resource.version
         # apiVersion and kind first, as the real server serialises them.
         body = {"apiVersion": f"{group}/{version}" if group else version, "kind": t.info.kind, **body}

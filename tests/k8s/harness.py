@@ -17,7 +17,7 @@ import kmock
 import yaml
 from tests.k8s import objects as o
 from tests.k8s.api import NAMESPACES, Emulator
-from tests.k8s.wire import Target
+from tests.k8s.wire import Target, WriteRecord
 
 if TYPE_CHECKING:
     from tests.k8s.kubelet import Kubelet
@@ -34,13 +34,13 @@ KUBELET_STOP_TIMEOUT = 60.0
 """Each pod gets 10 s for SIGTERM, then SIGKILL; several pods stop one after another."""
 
 
-def kubeconfig(url: str, namespace: str = "default") -> JSON:
-    """A no-auth kubeconfig for ``url`` whose context namespace is ``namespace``."""
+def kubeconfig(url: str, namespace: str = "default", token: str = "") -> JSON:
+    """A kubeconfig for ``url`` whose context namespace is ``namespace`` (no auth, or a bearer ``token``)."""
     return {
         "apiVersion": "v1",
         "kind": "Config",
         "clusters": [{"name": "emulator", "cluster": {"server": url}}],
-        "users": [{"name": "emulator", "user": {}}],
+        "users": [{"name": "emulator", "user": {"token": token} if token else {}}],
         "contexts": [
             {
                 "name": "emulator",
@@ -142,7 +142,9 @@ class EmulatorThread:
         loop, thread = self._loop, self._thread
         task, self._kubelet_task = self._kubelet_task, None
         if task is not None and self._kubelet is not None and loop is not None and not loop.is_closed():
-            self.run(self._kubelet.stop(), timeout=KUBELET_STOP_TIMEOUT)  # every pod process is gone after this
+            self.run(
+                self._kubelet.stop(), timeout=KUBELET_STOP_TIMEOUT
+            )  # every pod process is gone after this
             task.result(STOP_TIMEOUT)
         if loop is not None and self._stop is not None and not loop.is_closed():
             stop = self._stop
@@ -198,12 +200,16 @@ class EmulatorThread:
 
     # --- helpers for tests ----------------------------------------------------------------------------
 
-    def write_kubeconfig(self, path: Path | str, namespace: str = "default") -> Path:
-        """Write a no-auth kubeconfig for this emulator and remember it as ``.kubeconfig``."""
+    def write_kubeconfig(self, path: Path | str, namespace: str = "default", token: str = "") -> Path:
+        """Write a kubeconfig for this emulator (the first without a token is remembered as ``.kubeconfig``).
+
+        The emulator authenticates nobody; a ``token`` only names the client in ``write_log()``.
+        """
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(yaml.safe_dump(kubeconfig(self.url, namespace)), encoding="utf-8")
-        self.kubeconfig = target
+        target.write_text(yaml.safe_dump(kubeconfig(self.url, namespace, token)), encoding="utf-8")
+        if not token:
+            self.kubeconfig = target
         return target
 
     def start_kubelet(self, root: Path) -> Kubelet:
@@ -257,6 +263,14 @@ class EmulatorThread:
     def watches(self) -> list[tuple[str, str | None, str | None]]:
         """See ``Emulator.watches``."""
         return self.emulator.watches()
+
+    def write_log(self) -> list[WriteRecord]:
+        """See ``Emulator.write_log``."""
+        return self.emulator.write_log()
+
+    def partition(self, token: str, cut: bool = True) -> None:
+        """See ``Emulator.partition`` (run on the emulator's loop: it wakes the watches)."""
+        self.call(lambda: self.emulator.partition(token, cut))
 
     def clear_writes(self) -> None:
         """See ``Emulator.clear_writes``."""

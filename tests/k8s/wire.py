@@ -27,6 +27,14 @@ class WriteRecord:
     plural: str
     namespace: str | None
     name: str | None
+    user: str = ""
+    """The bearer token the request carried ("" without one): tells apart clients that share a server."""
+
+
+def bearer(headers: dict[str, str]) -> str:
+    """The bearer token of a request ("" when it has none)."""
+    scheme, _, token = (headers.get("Authorization") or "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
 
 
 @dataclass

@@ -55,6 +55,8 @@ CONFIGMAPS = Kind("", "v1", "configmaps", "ConfigMap")
 SECRETS = Kind("", "v1", "secrets", "Secret")
 PODS = Kind("", "v1", "pods", "Pod")
 NETWORK_POLICIES = Kind("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy")
+LEASES = Kind("coordination.k8s.io", "v1", "leases", "Lease")
+READ_METHODS = frozenset({"GET", "HEAD"})
 
 
 class _TokenAuth(httpx.Auth):
@@ -78,10 +80,17 @@ class ApiError(Exception):
 
 
 class KubeApi:
-    """Async JSON calls against one API server."""
+    """Async JSON calls against one API server.
 
-    def __init__(self, conn: Connection, *, timeout: float = 30.0) -> None:
+    ``write_fence`` (when given) is asked before every write; a reason it returns refuses the
+    write here, before it is sent (a standby or deposed leader must not touch the cluster).
+    """
+
+    def __init__(
+        self, conn: Connection, *, timeout: float = 30.0, write_fence: Callable[[], str | None] | None = None
+    ) -> None:
         self.conn = conn
+        self.write_fence = write_fence
         self._client = httpx.AsyncClient(
             base_url=conn.server, auth=_TokenAuth(conn), verify=conn.ssl_context(), timeout=timeout
         )
@@ -91,6 +100,10 @@ class KubeApi:
         await self._client.aclose()
 
     async def _call(self, method: str, path: str, **kw: Any) -> dict[str, Any]:
+        if self.write_fence is not None and method not in READ_METHODS:
+            refusal = self.write_fence()
+            if refusal is not None:
+                raise ApiError(503, "NotLeader", refusal)
         resp = await self._client.request(method, path, **kw)
         if resp.status_code >= 400:
             raise _error(resp)

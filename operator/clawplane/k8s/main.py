@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
+import uuid
 from pathlib import Path
 
 from clawplane import __version__
+from clawplane.k8s.election import DEFAULT_LEASE_NAME, ElectionError, ElectionSettings
 
 DEFAULT_IMAGE = f"ghcr.io/clawplane/clawplane:{__version__}"
 GATEWAY_PODS: dict[str, object] = {
@@ -89,7 +92,64 @@ def parser() -> argparse.ArgumentParser:
         help="NetworkPolicy peers that may reach server pods (default: pods labelled clawplane.dev/gateway "
         "and the operator); 'none' writes no NetworkPolicy.",
     )
+    _election_arguments(run)
     return p
+
+
+def _election_arguments(run: argparse.ArgumentParser) -> None:
+    group = run.add_argument_group("leader election (several replicas: only the Lease holder reconciles)")
+    group.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="Hold a coordination.k8s.io/v1 Lease before reconciling (default: on). "
+        "--no-leader-elect is safe only when exactly one operator runs.",
+    )
+    group.add_argument(
+        "--leader-election-id", default=DEFAULT_LEASE_NAME, help="Name of the Lease (default: %(default)s)."
+    )
+    group.add_argument(
+        "--leader-election-namespace",
+        default=os.environ.get("POD_NAMESPACE") or "",
+        help="Namespace of the Lease (default: $POD_NAMESPACE, else the kubeconfig's namespace).",
+    )
+    group.add_argument(
+        "--leader-elect-lease-duration",
+        type=float,
+        default=15.0,
+        metavar="SECONDS",
+        help="How long standbys wait after the last renewal they saw before taking over (whole seconds).",
+    )
+    group.add_argument(
+        "--leader-elect-renew-deadline",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="How long the leader keeps trying to renew before it stops reconciling.",
+    )
+    group.add_argument(
+        "--leader-elect-retry-period",
+        type=float,
+        default=2.0,
+        metavar="SECONDS",
+        help="Interval of renewals and of a standby's attempts.",
+    )
+
+
+def _election(args: argparse.Namespace) -> ElectionSettings | None:
+    if not args.leader_elect:
+        return None
+    try:
+        return ElectionSettings(
+            namespace=args.leader_election_namespace,
+            identity=f"{socket.gethostname()}_{uuid.uuid4().hex[:12]}",
+            name=args.leader_election_id,
+            lease_duration=args.leader_elect_lease_duration,
+            renew_deadline=args.leader_elect_renew_deadline,
+            retry_period=args.leader_elect_retry_period,
+        )
+    except ElectionError as exc:
+        raise SystemExit(f"clawplane k8s: {exc}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         concurrency=args.concurrency,
         log_format=args.log_format,
         kubeconfig=args.kubeconfig,
+        election=_election(args),
     )
     return run_operator(options)
 

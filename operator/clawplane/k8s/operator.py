@@ -38,6 +38,8 @@ class OperatorConfig:
     metrics: LoopMetrics = field(default_factory=LoopMetrics)
     namespaces: tuple[str, ...] = ()
     """The watched namespaces (as given to kopf); empty: all of them."""
+    write_fence: Callable[[], str | None] | None = None
+    """Asked before every write of the reconciler (leader election: a reason refuses it)."""
 
 
 @dataclass
@@ -90,7 +92,7 @@ def build_registry(config: OperatorConfig) -> kopf.OperatorRegistry:
     async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
         configure(settings)
         logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per API call drowns the log
-        state.api = KubeApi(config.connection())
+        state.api = KubeApi(config.connection(), write_fence=config.write_fence)
         api = state.api
         own = OwnWrites()
         hub = Hub(lambda ns: NamespaceReconciler(api, ns, config.settings, own=own), config.metrics)

@@ -1,20 +1,36 @@
-"""Start-up and shutdown of the operator process: logging, metrics endpoint, kopf."""
+"""Start-up and shutdown of the operator process: logging, metrics endpoint, leader election, kopf.
+
+With leader election (the default), the process first waits as a standby until it holds the
+Lease, and only then starts kopf: a standby runs no handler, timer or watch of kopf, so it
+writes nothing. Losing the Lease fences the reconciler's writes at once, stops kopf and ends the
+process with exit code 1 (as controller-runtime does), so Kubernetes restarts it as a standby.
+A clean shutdown (SIGTERM) stops kopf first, then releases the Lease for an immediate takeover.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 import kopf
+from prometheus_client import Gauge
 
+from clawplane.k8s.election import ElectionSettings, LeaderElector
+from clawplane.k8s.kubeapi import KubeApi
 from clawplane.k8s.kubeconfig import KubeConfigError, load_connection
 from clawplane.k8s.operator import OperatorConfig, build_registry
 from clawplane.k8s.reconciler import DEFAULT_SKILLS_MOUNT_PATH, ClusterSettings
 from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
+
+log = logging.getLogger("clawplane.k8s")
+LOST_LEADERSHIP_EXIT = 1
 
 
 @dataclass(frozen=True)
@@ -32,6 +48,8 @@ class RunOptions:
     kubeconfig: str | None = None
     bridge_ingress_from: tuple[dict[str, Any], ...] = ()
     skills_mount_path: str = DEFAULT_SKILLS_MOUNT_PATH
+    election: ElectionSettings | None = None
+    """Leader election on a Lease; None runs unelected (exactly one replica)."""
 
 
 def operator_config(options: RunOptions) -> OperatorConfig:
@@ -61,27 +79,100 @@ def run_operator(options: RunOptions) -> int:
         return 2
     kopf.configure(log_format=kopf.LogFormat.JSON if options.log_format == "json" else kopf.LogFormat.FULL)
     logging.getLogger("clawplane").setLevel(logging.INFO)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per API call drowns the log
     config = operator_config(options)
-    metrics_server = _metrics(config.metrics, options.metrics_port)
+    election = options.election
+    if election is None:
+        metrics_server = _metrics(config.metrics, options.metrics_port)
+        try:
+            kopf.run(**_kopf_arguments(options, config))
+        finally:
+            if metrics_server is not None:
+                metrics_server.stop()
+        return 0
+    connection = config.connection()
+    if not election.namespace:
+        election = replace(election, namespace=connection.namespace)
+        options = replace(options, election=election)
+    elector = LeaderElector(KubeApi(connection, timeout=election.renew_deadline), election)
+    leader = Gauge(
+        "clawplane_leader",
+        "1 while this replica holds the leader Lease, else 0",
+        registry=config.metrics.registry,
+    )
+    leader.set_function(lambda: 1.0 if elector.leading else 0.0)
+    metrics_server = _metrics(config.metrics, options.metrics_port, elector)
     try:
-        kopf.run(
-            registry=build_registry(config),
-            standalone=True,
-            clusterwide=not options.namespaces,
-            namespaces=options.namespaces,
-            liveness_endpoint=f"http://0.0.0.0:{options.health_port}/healthz"
-            if options.health_port
-            else None,
-        )
+        return asyncio.run(_run_elected(options, replace(config, write_fence=elector.fence), elector))
     finally:
         if metrics_server is not None:
             metrics_server.stop()
-    return 0
 
 
-def _metrics(metrics: LoopMetrics, port: int) -> MetricsServer | None:
+def _kopf_arguments(options: RunOptions, config: OperatorConfig) -> dict[str, Any]:
+    return {
+        "registry": build_registry(config),
+        "standalone": True,
+        "clusterwide": not options.namespaces,
+        "namespaces": options.namespaces,
+        "liveness_endpoint": f"http://0.0.0.0:{options.health_port}/healthz" if options.health_port else None,
+    }
+
+
+async def _run_elected(options: RunOptions, config: OperatorConfig, elector: LeaderElector) -> int:
+    """Standby until the Lease is ours, then kopf until a signal (release) or the Lease is lost (exit 1)."""
+    assert options.election is not None
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stopping.set)
+    try:
+        acquiring = asyncio.create_task(elector.acquire())
+        stop_wait = asyncio.create_task(stopping.wait())
+        await asyncio.wait({acquiring, stop_wait}, return_when=asyncio.FIRST_COMPLETED)
+        if not acquiring.done():  # stopped while standby: nothing to release
+            acquiring.cancel()
+            await asyncio.gather(acquiring, return_exceptions=True)
+            return 0
+        # Created before kopf starts, so kopf's shutdown leaves these tasks alone.
+        holding = asyncio.create_task(elector.hold())
+        kopf_stop = asyncio.Event()
+        holding.add_done_callback(lambda _: kopf_stop.set())
+        stop_wait.add_done_callback(lambda _: kopf_stop.set())  # a signal before kopf installs its own
+        operator = asyncio.create_task(kopf.operator(**_kopf_arguments(options, config), stop_flag=kopf_stop))
+        await asyncio.wait({operator, holding}, return_when=asyncio.FIRST_COMPLETED)
+        if holding.done():
+            return await _stop_deposed(operator, options.election)
+        holding.cancel()
+        stop_wait.cancel()
+        await asyncio.gather(holding, stop_wait, return_exceptions=True)
+        failure = operator.exception()
+        await elector.release()  # kopf has stopped: nothing of ours writes any more
+        if failure is not None:
+            raise failure
+        return 0
+    finally:
+        await elector.api.aclose()
+
+
+async def _stop_deposed(operator: asyncio.Task[None], election: ElectionSettings) -> int:
+    """Leadership lost: writes are fenced already; give kopf until a standby may lead, then exit 1."""
+    margin = max(election.lease_duration - election.renew_deadline, 0.5)
+    done, _ = await asyncio.wait({operator}, timeout=margin)
+    if not done:
+        log.error("kopf did not stop within %.1fs of losing the Lease; exiting now", margin)
+        logging.shutdown()
+        os._exit(LOST_LEADERSHIP_EXIT)
+    log.error(
+        "stopped reconciling after losing the leader Lease; exiting so that the pod restarts as a standby"
+    )
+    return LOST_LEADERSHIP_EXIT
+
+
+def _metrics(metrics: LoopMetrics, port: int, elector: LeaderElector | None = None) -> MetricsServer | None:
     if not port:
         return None
-    server = MetricsServer(metrics, healthy=lambda: True, ready=lambda: True)
+    role = None if elector is None else (lambda: "leader" if elector.leading else "standby")
+    server = MetricsServer(metrics, healthy=lambda: True, ready=lambda: True, role=role)
     server.start("0.0.0.0", port)
     return server

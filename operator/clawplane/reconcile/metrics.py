@@ -102,10 +102,18 @@ class MetricsServer:
     """``/healthz``, ``/readyz`` and ``/metrics`` over HTTP on a loopback port, in a thread."""
 
     def __init__(
-        self, metrics: LoopMetrics, *, healthy: Probe, ready: Probe, guard: RequestGuard | None = None
+        self,
+        metrics: LoopMetrics,
+        *,
+        healthy: Probe,
+        ready: Probe,
+        guard: RequestGuard | None = None,
+        role: Callable[[], str] | None = None,
     ) -> None:
         self.metrics, self.healthy, self.ready = metrics, healthy, ready
         self.guard = guard
+        self.role = role
+        """What ``/readyz`` adds to its answer (e.g. ``leader``/``standby`` of an elected operator)."""
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -134,7 +142,9 @@ class MetricsServer:
                     self._send(200 if ok else 503, b"ok\n" if ok else b"not running\n")
                 elif path == "/readyz":
                     ok = owner.ready()
-                    self._send(200 if ok else 503, b"ready\n" if ok else b"not ready\n")
+                    role = f" ({owner.role()})" if owner.role is not None else ""
+                    text = f"ready{role}\n" if ok else f"not ready{role}\n"
+                    self._send(200 if ok else 503, text.encode())
                 else:
                     self._send(404, b"not found\n")
 
