@@ -71,11 +71,26 @@ def test_chart_versions_follow_the_package() -> None:
 def test_defaults_render_a_cluster_wide_operator() -> None:
     docs = render()
     assert sorted(d["kind"] for d in docs) == [
-        "ClusterRole", "ClusterRoleBinding", "Deployment", "Service", "ServiceAccount",
+        "ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding",
+        "Service", "ServiceAccount",
     ]  # fmt: skip
     deploy = one(docs, "Deployment")
     assert deploy["metadata"]["namespace"] == RELEASE_NAMESPACE
-    assert deploy["spec"]["replicas"] == 1 and deploy["spec"]["strategy"]["type"] == "Recreate"
+    # Two elected replicas; a rolling update keeps the standby while the new pod starts.
+    assert deploy["spec"]["replicas"] == 2
+    assert deploy["spec"]["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+    }
+    selector = deploy["spec"]["selector"]["matchLabels"]
+    pdb = one(docs, "PodDisruptionBudget")
+    assert pdb["spec"] == {"minAvailable": 1, "selector": {"matchLabels": selector}}
+    spread = deploy["spec"]["template"]["spec"]["affinity"]["podAntiAffinity"]
+    (term,) = spread["preferredDuringSchedulingIgnoredDuringExecution"]
+    assert term["podAffinityTerm"] == {
+        "topologyKey": "kubernetes.io/hostname",
+        "labelSelector": {"matchLabels": selector},
+    }
     pod = deploy["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == one(docs, "ServiceAccount")["metadata"]["name"]
     assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] == 65532
@@ -88,10 +103,17 @@ def test_defaults_render_a_cluster_wide_operator() -> None:
     assert arg(args, "--state-dir") == "/var/lib/clawplane"
     assert (arg(args, "--metrics-port"), arg(args, "--health-port")) == ("9090", "8081")
     assert (arg(args, "--resync-interval"), arg(args, "--log-format")) == ("300", "json")
+    assert arg(args, "--leader-election-id") == "clawplane-operator"
+    assert (arg(args, "--leader-elect-lease-duration"), arg(args, "--leader-elect-renew-deadline")) == (
+        "15",
+        "10",
+    )
+    assert arg(args, "--leader-elect-retry-period") == "2"
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
     assert ports == {"metrics": 9090, "health": 8081}
-    for probe in ("livenessProbe", "readinessProbe"):
-        assert c[probe]["httpGet"] == {"path": "/healthz", "port": "health"}
+    # Every replica answers these (kopf's endpoint on the health port runs on the leader only).
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
     sc = c["securityContext"]
     assert sc["readOnlyRootFilesystem"] is True and sc["allowPrivilegeEscalation"] is False
     assert sc["capabilities"]["drop"] == ["ALL"]
@@ -99,7 +121,12 @@ def test_defaults_render_a_cluster_wide_operator() -> None:
 
     # The state dir, /tmp and HOME (uv/npm caches) are writable emptyDirs.
     mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
-    assert set(mounts.values()) == {"/var/lib/clawplane", "/tmp", "/home/clawplane", "/var/run/clawplane/skills"}
+    assert set(mounts.values()) == {
+        "/var/lib/clawplane",
+        "/tmp",
+        "/home/clawplane",
+        "/var/run/clawplane/skills",
+    }
     assert all("emptyDir" in v for v in pod["volumes"] if v["name"] in mounts)
 
     svc = one(docs, "Service")
@@ -107,6 +134,18 @@ def test_defaults_render_a_cluster_wide_operator() -> None:
         {"name": "metrics", "port": 9090, "targetPort": "metrics", "protocol": "TCP"}
     ]
     assert svc["spec"]["selector"] == deploy["spec"]["selector"]["matchLabels"]
+
+    # The Lease: get/create/update in the release namespace only.
+    lease_role = one(docs, "Role")
+    assert lease_role["metadata"]["namespace"] == RELEASE_NAMESPACE
+    assert lease_role["rules"] == [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
+    ]
+    lease_binding = one(docs, "RoleBinding")
+    assert lease_binding["roleRef"]["name"] == lease_role["metadata"]["name"]
+    assert lease_binding["subjects"] == [
+        {"kind": "ServiceAccount", "name": pod["serviceAccountName"], "namespace": RELEASE_NAMESPACE}
+    ]
 
     binding = one(docs, "ClusterRoleBinding")
     assert binding["roleRef"]["name"] == one(docs, "ClusterRole")["metadata"]["name"]
@@ -121,8 +160,15 @@ def test_watch_namespaces_get_a_role_each_and_no_cluster_wide_access() -> None:
     assert "--all-namespaces" not in args
     assert [args[i + 1] for i, a in enumerate(args) if a == "--namespace"] == ["team-a", "team-b"]
 
-    roles = {r["metadata"]["namespace"]: r for r in of_kind(docs, "Role")}
-    bindings = {b["metadata"]["namespace"]: b for b in of_kind(docs, "RoleBinding")}
+    elected = "-leader-election"
+    roles = {
+        r["metadata"]["namespace"]: r for r in of_kind(docs, "Role") if elected not in r["metadata"]["name"]
+    }
+    bindings = {
+        b["metadata"]["namespace"]: b
+        for b in of_kind(docs, "RoleBinding")
+        if elected not in b["metadata"]["name"]
+    }
     assert set(roles) == set(bindings) == {"team-a", "team-b"}
     sa = one(docs, "ServiceAccount")["metadata"]["name"]
     for ns, role in roles.items():
@@ -144,7 +190,7 @@ def test_watch_namespaces_get_a_role_each_and_no_cluster_wide_access() -> None:
 
 def test_rbac_and_service_account_can_be_left_to_the_user() -> None:
     docs = render(VALUE_SETS["no-rbac"])
-    assert sorted(d["kind"] for d in docs) == ["Deployment", "Service"]
+    assert sorted(d["kind"] for d in docs) == ["Deployment", "PodDisruptionBudget", "Service"]
     assert one(docs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "ops-sa"
     docs = render({"serviceAccount": {"create": False}})
     assert one(docs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "default"
@@ -162,6 +208,23 @@ def test_image_overrides_reach_the_operator_and_the_bridge() -> None:
     c = container(render({"bridgeImage": "registry.example/bridge:1", "metrics": {"port": 9100}}))
     assert arg(c["args"], "--bridge-image") == "registry.example/bridge:1"
     assert arg(c["args"], "--metrics-port") == "9100"
+
+
+def test_one_unelected_replica_and_no_budget() -> None:
+    single = {"replicaCount": 1, "leaderElection": {"enabled": False}}
+    docs = render(single)
+    deploy = one(docs, "Deployment")
+    assert deploy["spec"]["replicas"] == 1 and deploy["spec"]["strategy"] == {"type": "Recreate"}
+    assert "--no-leader-elect" in container(docs)["args"]
+    assert of_kind(docs, "PodDisruptionBudget") == [] and of_kind(docs, "Role") == []
+    with pytest.raises(helm.HelmRenderError, match=r"replicaCount > 1 needs leaderElection\.enabled"):
+        render({**single, "replicaCount": 2})
+    hard = one(render({"podAntiAffinity": "hard"}), "Deployment")["spec"]["template"]["spec"]["affinity"]
+    assert hard["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] == (
+        "kubernetes.io/hostname"
+    )
+    mine = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}}
+    assert one(render({"affinity": mine}), "Deployment")["spec"]["template"]["spec"]["affinity"] == mine
 
 
 def test_notes_say_what_is_watched() -> None:
@@ -187,14 +250,25 @@ def test_strict_lint_is_clean(values: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("values", "field"),
     [
-        ({"replicaCount": 2}, "/replicaCount"),
+        ({"replicaCount": -1}, "/replicaCount"),
+        ({"leaderElection": {"enabled": True, "leaseName": "x", "leaseDuration": 1.5}}, "/leaderElection"),
+        ({"podAntiAffinity": "always"}, "/podAntiAffinity"),
         ({"logFormat": "xml"}, "/logFormat"),
         ({"surprise": True}, "surprise"),
         ({"image": {"pullPolicy": "Sometimes"}}, "/image/pullPolicy"),
         ({"watchNamespaces": ["Not A Namespace"]}, "/watchNamespaces/0"),
         ({"rbac": {"create": True, "extra": 1}}, "/rbac"),
     ],
-    ids=["replicas", "log-format", "unknown-key", "pull-policy", "namespace-name", "nested-unknown"],
+    ids=[
+        "replicas",
+        "lease-duration",
+        "anti-affinity",
+        "log-format",
+        "unknown-key",
+        "pull-policy",
+        "namespace-name",
+        "nested-unknown",
+    ],
 )
 def test_values_schema_rejects_bad_values(values: dict[str, Any], field: str) -> None:
     with pytest.raises(helm.HelmValuesError) as info:
@@ -222,7 +296,9 @@ def test_rbac_is_least_privilege(values: dict[str, Any]) -> None:
     ]
     # Read for secretKeyRef values; written only for the bridge tokens (no deletecollection).
     assert all(r["resources"] == ["secrets"] for r in secrets)
-    assert all(sorted(r["verbs"]) == ["create", "delete", "get", "list", "patch", "update", "watch"] for r in secrets)
+    assert all(
+        sorted(r["verbs"]) == ["create", "delete", "get", "list", "patch", "update", "watch"] for r in secrets
+    )
 
 
 def test_chart_crds_are_the_generated_crds() -> None:
@@ -239,13 +315,17 @@ def test_network_policy_peers_reach_the_operator() -> None:
     """The chart hands the gateway selector and its own pods to the operator; off writes none."""
     args = one(render(), "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
     peers = json.loads(args[args.index("--bridge-ingress-from") + 1])
-    assert peers[0] == {"podSelector": {"matchExpressions": [{"key": "clawplane.dev/gateway", "operator": "Exists"}]}}
+    assert peers[0] == {
+        "podSelector": {"matchExpressions": [{"key": "clawplane.dev/gateway", "operator": "Exists"}]}
+    }
     operator_pods = one(render(), "Deployment")["spec"]["template"]["metadata"]["labels"]
     assert all(operator_pods[k] == v for k, v in peers[1]["podSelector"]["matchLabels"].items())
     assert peers[1]["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": "clawplane-system"}
     custom = {"networkPolicy": {"enabled": True, "gatewayPodSelector": {"matchLabels": {"app": "openclaw"}}}}
     args = one(render(custom), "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
-    assert json.loads(args[args.index("--bridge-ingress-from") + 1])[0] == {"podSelector": {"matchLabels": {"app": "openclaw"}}}
+    assert json.loads(args[args.index("--bridge-ingress-from") + 1])[0] == {
+        "podSelector": {"matchLabels": {"app": "openclaw"}}
+    }
     off = {"networkPolicy": {"enabled": False, "gatewayPodSelector": {"matchLabels": {"app": "openclaw"}}}}
     args = one(render(off), "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
     assert args[args.index("--bridge-ingress-from") + 1] == "none"

@@ -304,3 +304,49 @@ def test_openapi_v3_declares_field_validation_for_every_kind(api: httpx.Client, 
     patch = doc["paths"]["/apis/clawplane.dev/v1alpha1/namespaces/{namespace}/mcpservers/{name}"]["patch"]
     assert patch["x-kubernetes-group-version-kind"] == {"group": "clawplane.dev", "version": "v1alpha1", "kind": "McpServer"}
     assert {"name": "fieldValidation", "in": "query", "schema": {"type": "string"}} in patch["parameters"]
+
+
+LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+
+
+def lease(holder: str, duration: int = 15, **spec: Any) -> JSON:
+    return {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "leader"},
+        "spec": {"holderIdentity": holder, "leaseDurationSeconds": duration, "leaseTransitions": 0, **spec},
+    }
+
+
+def test_leases_are_validated_and_guarded_by_their_resource_version(api: httpx.Client) -> None:
+    body = status(api.post(LEASES, json=lease("a", 0)), 422, "Invalid")
+    assert "spec.leaseDurationSeconds: Invalid value: 0: must be greater than 0" in body["message"]
+    body = status(api.post(LEASES, json=lease("a", leaseTransitions=-1)), 422, "Invalid")
+    assert "spec.leaseTransitions: Invalid value: -1: must be greater than or equal to 0" in body["message"]
+    body = status(api.post(LEASES, json=lease("a", preferredHolder="b")), 422, "Invalid")
+    assert "spec.preferredHolder: Forbidden: may only be specified if `strategy` is defined" in body["message"]
+    created = api.post(LEASES, json=lease("a"))
+    assert created.status_code == 201, created.text
+    status(api.post(LEASES, json=lease("b")), 409, "AlreadyExists")  # two candidates create: one wins
+    # Two candidates take over from the same version: the second write is a conflict.
+    first, second = copy.deepcopy(created.json()), copy.deepcopy(created.json())
+    first["spec"]["holderIdentity"], second["spec"]["holderIdentity"] = "b", "c"
+    assert api.put(f"{LEASES}/leader", json=first).status_code == 200
+    status(api.put(f"{LEASES}/leader", json=second), 409, "Conflict")
+    assert api.get(f"{LEASES}/leader").json()["spec"]["holderIdentity"] == "b"
+
+
+def test_pod_disruption_budgets_are_validated(api: httpx.Client) -> None:
+    path = "/apis/policy/v1/namespaces/default/poddisruptionbudgets"
+    selector = {"matchLabels": {"app": "op"}}
+
+    def pdb(**spec: Any) -> JSON:
+        return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "op"}, "spec": spec}
+
+    body = status(api.post(path, json=pdb(minAvailable=1, maxUnavailable=1, selector=selector)), 422, "Invalid")
+    assert "minAvailable and maxUnavailable cannot be both set" in body["message"]
+    body = status(api.post(path, json=pdb(minAvailable="150%", selector=selector)), 422, "Invalid")
+    assert 'spec.minAvailable: Invalid value: "150%": must not be greater than 100%' in body["message"]
+    body = status(api.post(path, json=pdb(maxUnavailable=-1, selector=selector)), 422, "Invalid")
+    assert "spec.maxUnavailable: Invalid value: -1: must be greater than or equal to 0" in body["message"]
+    assert api.post(path, json=pdb(minAvailable=1, selector=selector)).status_code == 201

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tests.k8s.rules import apps, core, crd, decode, meta, names
+from tests.k8s.rules import apps, coordination, core, crd, decode, meta, names, policy
 from tests.k8s.rules import fielderrors as fe
 from tests.k8s.rules.fielderrors import FieldError
 from tests.k8s.rules.structural import apply_defaults, prune, prune_nulls
@@ -83,7 +83,8 @@ BUILTINS: dict[tuple[str, str], Kind] = {
     ("rbac.authorization.k8s.io", "RoleBinding"): Kind(
         lambda n, p: _RBAC_NAME(n), validate=apps.validate_binding, validate_update=apps.validate_binding_update
     ),
-    ("coordination.k8s.io", "Lease"): Kind(),
+    ("coordination.k8s.io", "Lease"): Kind(validate=coordination.validate_lease),
+    ("policy", "PodDisruptionBudget"): Kind(validate=policy.validate_pod_disruption_budget),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): Kind(
         validate=crd.validate_crd, validate_update=crd.validate_crd_update
     ),

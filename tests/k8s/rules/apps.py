@@ -39,7 +39,7 @@ def default_deployment(dep: JSON) -> None:
     dep.setdefault("status", {})
 
 
-def _selector(selector: Any, path: str) -> list[FieldError]:
+def label_selector(selector: Any, path: str) -> list[FieldError]:
     """``ValidateLabelSelector``."""
     errs = validate_labels((selector or {}).get("matchLabels"), f"{path}.matchLabels")
     for i, expr in enumerate((selector or {}).get("matchExpressions") or []):
@@ -56,7 +56,8 @@ def _selector(selector: Any, path: str) -> list[FieldError]:
     return errs
 
 
-def _percent_or_int(value: Any, path: str) -> list[FieldError]:
+def percent_or_int(value: Any, path: str) -> list[FieldError]:
+    """``ValidatePositiveIntOrPercent``."""
     if isinstance(value, str):
         return fe.each(path, value, names.is_percent(value))
     if isinstance(value, int) and value < 0:
@@ -64,7 +65,8 @@ def _percent_or_int(value: Any, path: str) -> list[FieldError]:
     return []
 
 
-def _number(value: Any) -> int:
+def number(value: Any) -> int:
+    """The integer of an int-or-percent (``"25%"`` → 25)."""
     return int(str(value).rstrip("%")) if value is not None else 0
 
 
@@ -79,7 +81,7 @@ def validate_deployment(dep: JSON) -> list[FieldError]:
     if selector is None:
         errs.append(fe.required("spec.selector"))
     else:
-        errs += _selector(selector, "spec.selector")
+        errs += label_selector(selector, "spec.selector")
         if not (selector.get("matchLabels") or selector.get("matchExpressions")):
             errs.append(fe.invalid("spec.selector", selector, "empty selector is invalid for deployment"))
         else:
@@ -105,9 +107,9 @@ def validate_deployment(dep: JSON) -> list[FieldError]:
         errs.append(fe.forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'"))
     elif stype == "RollingUpdate":
         rolling = strategy.get("rollingUpdate") or {}
-        errs += _percent_or_int(rolling.get("maxUnavailable"), "spec.strategy.rollingUpdate.maxUnavailable")
-        errs += _percent_or_int(rolling.get("maxSurge"), "spec.strategy.rollingUpdate.maxSurge")
-        if _number(rolling.get("maxUnavailable")) == 0 and _number(rolling.get("maxSurge")) == 0:
+        errs += percent_or_int(rolling.get("maxUnavailable"), "spec.strategy.rollingUpdate.maxUnavailable")
+        errs += percent_or_int(rolling.get("maxSurge"), "spec.strategy.rollingUpdate.maxSurge")
+        if number(rolling.get("maxUnavailable")) == 0 and number(rolling.get("maxSurge")) == 0:
             errs.append(
                 fe.invalid("spec.strategy.rollingUpdate.maxUnavailable", rolling.get("maxUnavailable"), "may not be 0 when `maxSurge` is 0")
             )
@@ -169,7 +171,7 @@ def default_network_policy(np: JSON) -> None:
 def validate_network_policy(np: JSON) -> list[FieldError]:
     """``ValidateNetworkPolicySpec``."""
     spec = np.get("spec") or {}
-    errs = _selector(spec.get("podSelector") or {}, "spec.podSelector")
+    errs = label_selector(spec.get("podSelector") or {}, "spec.podSelector")
     for direction, peers in (("ingress", "from"), ("egress", "to")):
         for i, rule in enumerate(spec.get(direction) or []):
             for j, port in enumerate(rule.get("ports") or []):
@@ -190,7 +192,7 @@ def validate_network_policy(np: JSON) -> list[FieldError]:
                     errs.append(fe.forbidden(here, "may not specify both ipBlock and another peer"))
                 for key in ("podSelector", "namespaceSelector"):
                     if peer.get(key) is not None:
-                        errs += _selector(peer[key], f"{here}.{key}")
+                        errs += label_selector(peer[key], f"{here}.{key}")
     for i, ptype in enumerate(spec.get("policyTypes") or []):
         if ptype not in ("Ingress", "Egress"):
             errs.append(fe.not_supported(f"spec.policyTypes[{i}]", ptype, ["Egress", "Ingress"]))
