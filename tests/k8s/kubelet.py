@@ -459,8 +459,20 @@ def _template_hash(dep: JSON) -> str:
     return hashlib.sha256(json.dumps(dep["spec"]["template"], sort_keys=True).encode()).hexdigest()
 
 
+# The "image" these pods run is this checkout and its interpreter at their host paths, so
+# those paths are image content, never under a volume: a clone in /tmp stays reachable although
+# bridge pods mount an emptyDir at /tmp (in a real image the server files live outside it).
+_IMAGE = tuple(str(p) for p in (Path(__file__).resolve().parents[2], Path(sys.prefix).resolve()))
+
+
+def _in_image(value: str) -> bool:
+    return any(value == root or value.startswith(root + "/") for root in _IMAGE)
+
+
 def _mapped(value: str, mounts: list[tuple[str, str]]) -> str:
     """A path (or ``--flag=path``) under a mount path, moved onto the host folder of that volume."""
+    if _in_image(value.partition("=")[2] if "=" in value else value):
+        return value
     for mount, host in mounts:
         if value == mount or value.startswith(mount.rstrip("/") + "/"):
             return host + value[len(mount) :]

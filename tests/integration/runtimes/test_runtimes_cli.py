@@ -14,7 +14,7 @@ import anyio
 import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
-from tests.fixtures.servers.helpers import CLAWPLANE, authed, bridge_process, live, script
+from tests.fixtures.servers.helpers import CLAWPLANE, START_TIMEOUT, authed, bridge_process, live, script
 
 
 def write_servers(folder: Path, servers: dict[str, dict[str, Any]]) -> Path:
@@ -33,6 +33,8 @@ def write_servers(folder: Path, servers: dict[str, dict[str, Any]]) -> Path:
 
 
 def fixture(name: str, *args: str, **spec: Any) -> dict[str, Any]:
+    # A start may take far longer than the 5 s default on a loaded machine; tests of timeouts set theirs.
+    spec.setdefault("connectionTimeoutMs", int(START_TIMEOUT * 1000))
     return {"command": sys.executable, "args": [script(name), *args], **spec}
 
 
