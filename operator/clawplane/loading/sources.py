@@ -23,7 +23,7 @@ from clawplane.loading.yamlparse import YamlProblem, parse_documents
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 __all__ = ["MAX_FILE_BYTES", "SKIPPED_DIRS", "YAML_SUFFIXES", "ReadResult", "SourceDocument",
-           "discover_files", "read_file", "read_sources"]
+           "discover_files", "read_file", "read_sources", "read_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,10 +119,37 @@ def read_sources(paths: Iterable[str | os.PathLike[str]]) -> ReadResult:
 
 def read_file(path: Path, diags: Diagnostics) -> list[SourceDocument]:
     """Read one file into documents, adding diagnostics for anything unreadable."""
-    name = str(path)
     text = _read_text(path, diags)
     if text is None:
         return []
+    return read_text(str(path), text, diags)
+
+
+def read_text(name: str, text: str, diags: Diagnostics) -> list[SourceDocument]:
+    """Parse YAML ``text`` as if it were the file ``name`` (same checks as ``read_file``)."""
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+        diags.add(
+            Diagnostic(
+                Severity.ERROR,
+                "input.too-large",
+                f"text is larger than {MAX_FILE_BYTES} bytes, the most a resource file may hold",
+                Location(name),
+                hint="split it or remove data that is not a resource",
+            )
+        )
+        return []
+    if "\x00" in text:
+        diags.add(
+            Diagnostic(
+                Severity.ERROR,
+                "input.binary",
+                "text is binary (contains NUL characters)",
+                Location(name),
+                hint="resource files must be UTF-8 YAML text",
+            )
+        )
+        return []
+    text = text.removeprefix("\ufeff")
     try:
         parsed = parse_documents(text)
     except YamlProblem as problem:

@@ -7,12 +7,13 @@ from collections.abc import Iterable
 
 from clawplane._utils.gcpause import gc_paused
 from clawplane.diagnostics import Diagnostics
-from clawplane.loading.sources import discover_files
+from clawplane.loading.sources import discover_files, read_text
 from clawplane.validation.cache import ValidationCache, validate_file
 from clawplane.validation.paths import check_paths
 from clawplane.validation.rawrefs import RawResource, raw_resource
 from clawplane.validation.result import LoadedResource, ValidationResult
 from clawplane.validation.semantic import check_all
+from clawplane.validation.structure import validate_document
 
 
 def validate_paths(
@@ -47,4 +48,36 @@ def _validate(paths: Iterable[str | os.PathLike[str]], cache: ValidationCache | 
     return result
 
 
-__all__ = ["LoadedResource", "ValidationCache", "ValidationResult", "validate_paths"]
+def validate_texts(
+    texts: Iterable[tuple[str, str]], *, over: ValidationResult | None = None
+) -> ValidationResult:
+    """Validate in-memory files (``(name, YAML text)``) together, as ``validate_paths`` validates files.
+
+    With ``over`` (a folder that validated), the texts are laid over it: a resource they
+    declare replaces the folder's resource of the same kind and name, the others are added,
+    and the cross-resource checks run over the result.
+    """
+    diags = Diagnostics()
+    names: list[str] = []
+    loaded: list[LoadedResource] = []
+    invalid: list[RawResource] = []
+    for name, text in texts:
+        names.append(name)
+        for doc in read_text(name, text, diags):
+            resource, found = validate_document(doc)
+            diags.extend(found)
+            if resource is not None:
+                loaded.append(resource)
+            elif (raw := raw_resource(doc)) is not None:
+                invalid.append(raw)
+    resources, files = loaded, names
+    if over is not None:
+        replaced = {item.key for item in loaded}
+        resources = [item for item in over.resources if item.key not in replaced] + loaded
+        files = [*over.files, *(n for n in names if n not in over.files)]
+    result = ValidationResult(resources=resources, files=files, diagnostics=diags)
+    result.diagnostics.extend(check_all(resources, invalid=invalid, memo=None))
+    return result
+
+
+__all__ = ["LoadedResource", "ValidationCache", "ValidationResult", "validate_paths", "validate_texts"]
