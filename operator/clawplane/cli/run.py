@@ -86,6 +86,7 @@ def run(
     from clawplane.reconcile.daemon import SupervisorOptions, run_supervisor
     from clawplane.reconcile.logs import LOG_FORMATS, configure_logging
     from clawplane.runtimes import RuntimeSettings
+    from clawplane.ui import dashboard
 
     if log_format not in LOG_FORMATS:
         fail(f"--log-format must be one of {', '.join(LOG_FORMATS)}", EXIT_USAGE)
@@ -127,6 +128,7 @@ def run(
         watch=watch,
         resync_interval=resync_interval,
         metrics_port=loop.metrics_port,
+        pages=dashboard,
     )
     try:
         anyio.run(partial(run_supervisor, ws, options, on_ready=ready))

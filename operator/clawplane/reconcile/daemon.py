@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from starlette.types import ASGIApp
 
 from clawplane.approvals import ApprovalError, mark_applied
 from clawplane.desired import DesiredState
@@ -79,6 +80,20 @@ class SupervisorOptions:
     resync_interval: float = DEFAULT_RESYNC_S
     metrics_port: int | None = 0
     """Port of ``/healthz``, ``/readyz``, ``/metrics`` on ``host`` (0 = any free one, None = off)."""
+    pages: Callable[[PagesContext], ASGIApp] | None = None
+    """Makes the app served at ``/ui`` of the hosted endpoint (the dashboard; None: no pages)."""
+
+
+@dataclass(frozen=True)
+class PagesContext:
+    """What the pages at ``/ui`` read and answer through: the folder, its state, queues and runtimes."""
+
+    ws: Workspace
+    db: StateDB
+    oversight: Oversight
+    backend: LocalBackend
+    shutdown: anyio.Event
+    """Set when the supervisor stops: long-lived streams end then."""
 
 
 def live_reports(backend: LocalBackend) -> dict[str, dict[str, Any]]:
@@ -406,6 +421,9 @@ async def _supervise(
                     handler.watching = True
                     loop_ref.append(loop)
                     oversight.on_answer = lambda _answered: loop.trigger("approval")
+                if options.pages is not None:
+                    pages = PagesContext(ws, db, oversight, backend, shutdown)
+                    backend.supervisor.serve_pages(options.pages(pages))
                 metrics_url = ""
                 if options.metrics_port is not None:
                     server = MetricsServer(

@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+from starlette.types import ASGIApp
 
 from clawplane.models import McpServerSpec
 from clawplane.naming import SERVER_NAME_FALLBACK, SERVER_NAME_MAX, sanitize_fragment
@@ -285,6 +286,12 @@ class Supervisor:
         """The hosted runtime called ``name`` (for the proxy), or None."""
         runtime = self._runtimes.get(name)
         return runtime if runtime is not None and runtime.hosted else None
+
+    def serve_pages(self, app: ASGIApp | None) -> None:
+        """Serve ``app`` at ``/ui`` of the hosted endpoint (None: stop); needs ``expose`` first."""
+        if self._proxy is None:
+            raise RuntimeError("expose the hosted endpoint before serving pages on it")
+        self._proxy.app.pages = app
 
     def health(self) -> dict[str, str]:
         """The phase of every hosted runtime (for the bridge's health endpoint)."""

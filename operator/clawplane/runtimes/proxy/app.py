@@ -1,4 +1,5 @@
-"""The proxy's ASGI app: ``/mcp/<server>`` (and ``/mcp`` for a default server) and ``/healthz``.
+"""The proxy's ASGI app: ``/mcp/<server>`` (and ``/mcp`` for a default server), ``/healthz``,
+and the dashboard's pages at ``/ui`` (``pages``: an app with its own cookie login).
 
 Every request first passes the guard's Host/Origin check, ``/healthz`` included. MCP
 requests then need a bearer token that reaches the named server (401/403 otherwise);
@@ -15,7 +16,7 @@ from collections.abc import Callable
 import anyio
 import anyio.abc
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, RequestBodyLimitMiddleware
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from clawplane.runtimes.proxy.front import ServerFront
 from clawplane.runtimes.proxy.guard import RequestGuard, reply
@@ -42,6 +43,8 @@ class ProxyApp:
         self._tg = task_group
         self._default = default
         self._fronts: dict[str, ServerFront] = {}
+        self.pages: ASGIApp | None = None
+        """Serves ``/ui`` after the Host/Origin check; it authenticates its callers itself."""
         self.asgi: Callable[[Scope, Receive, Send], object] = RequestBodyLimitMiddleware(
             self._handle, DEFAULT_MAX_REQUEST_BODY_SIZE
         )
@@ -70,6 +73,9 @@ class ProxyApp:
         if not await self.guard.check_origin(scope, send):
             return
         path = scope.get("path", "")
+        if self.pages is not None and (path == "/ui" or path.startswith("/ui/")):
+            await self.pages(scope, receive, send)
+            return
         if path in ("/healthz", "/health"):
             await self._health(scope, send)
             return

@@ -96,6 +96,10 @@ class TokenTable:
         """The principal of ``token``, or None."""
         return self._by_digest.get(token_digest(token))
 
+    def holder(self, digest: str) -> Principal | None:
+        """The principal of the token whose digest is ``digest`` (None: unknown, or rotated away)."""
+        return self._by_digest.get(digest)
+
 
 def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", ()):

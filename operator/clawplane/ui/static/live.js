@@ -1,0 +1,46 @@
+// Live updates: follow the folder's event queue (Server-Sent Events) and re-read this page's
+// <main> when something happens. No polling: nothing is fetched until an event arrives.
+(function () {
+  "use strict";
+  if (!window.EventSource || !window.fetch) { return; }
+  var badge = document.getElementById("live");
+  var busy = false, again = false;
+
+  function typing() {
+    var fields = document.querySelectorAll("main input[type=text], main input[type=password]");
+    for (var i = 0; i < fields.length; i++) { if (fields[i].value) { return true; } }
+    return false;
+  }
+
+  function refresh() {
+    if (busy) { again = true; return; }
+    if (typing()) { badge.textContent = "live (changes waiting: clear the form or reload)"; return; }
+    busy = true;
+    fetch(location.pathname, { credentials: "same-origin", cache: "no-store" })
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (html) {
+        if (html) {
+          var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("main");
+          var main = document.getElementById("main");
+          if (fresh && main) { main.replaceChildren.apply(main, Array.from(fresh.childNodes)); }
+        }
+      })
+      .catch(function () {})
+      .then(function () { busy = false; if (again) { again = false; refresh(); } });
+  }
+
+  var source = new EventSource("/ui/events");
+  source.onopen = function () { badge.textContent = "live"; };
+  source.onerror = function () { badge.textContent = "reconnecting"; };
+  source.onmessage = function (message) {
+    var event;
+    try { event = JSON.parse(message.data); } catch (e) { return; }
+    if (event.type === "phase_changed" && event.phase) {
+      var cells = document.querySelectorAll("[data-phase-of]");
+      for (var i = 0; i < cells.length; i++) {
+        if (cells[i].getAttribute("data-phase-of") === event.subject) { cells[i].textContent = event.phase; }
+      }
+    }
+    refresh();
+  };
+})();
