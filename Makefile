@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.clawplane-installed
 
-.PHONY: help setup demo test lint oracles schema bench clean
+.PHONY: help setup demo test lint oracles browser schema bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -35,7 +35,11 @@ oracles: ## Install the third-party oracles (OpenClaw, Codex, MCP peers) into a 
 # One xdist worker per core (tests share no ports, folders or state); the 25 slowest are listed.
 PYTEST_ARGS ?= -n auto --dist worksteal --durations=25
 
-test: setup oracles ## Set up, then run the whole test suite (unit, integration, compat, lint)
+# tests/browser drive Debian's Chromium through Playwright (Playwright's own download cannot work offline).
+browser: ## Install Chromium for the browser tests when it is missing
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; }
+
+test: setup oracles browser ## Set up, then run the whole test suite (unit, integration, compat, lint)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup ## Run ruff, mypy --strict and import-linter only

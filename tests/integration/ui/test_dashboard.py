@@ -1,0 +1,152 @@
+"""The dashboard at ``/ui`` of a real ``clawplane run`` supervisor, over HTTP (httpx)."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+from tests.integration.engine.conftest import CANARY
+from tests.integration.runloop.conftest import wait_for
+from tests.integration.ui.conftest import Dashboard, csrf_of
+
+PAGES = ("/ui", "/ui/servers/notes", "/ui/agents/writer", "/ui/approvals", "/ui/events")
+
+
+def test_nothing_of_the_folder_before_login(dashboard: Dashboard) -> None:
+    with dashboard.client() as client:
+        for path in PAGES:
+            answer = client.get(path)
+            assert answer.status_code == 401, path
+            assert 'action="/ui/login"' in answer.text
+            for leak in ("notes", "writer", "McpServer", "Ready", str(dashboard.loop.folder)):
+                assert leak not in answer.text, (path, leak)
+
+
+def test_login_keeps_a_session_cookie_not_the_token(dashboard: Dashboard) -> None:
+    token = dashboard.token()
+    with dashboard.client() as client:
+        wrong = client.post("/ui/login", data={"token": token[:-2] + "xx"})
+        assert wrong.status_code == 401
+        assert "not valid" in wrong.text and "set-cookie" not in wrong.headers
+        answer = client.post("/ui/login", data={"token": token})
+        assert answer.status_code == 303 and answer.headers["location"] == "/ui"
+        cookie = answer.headers["set-cookie"]
+        flags = [part.strip().lower() for part in cookie.split(";")]
+        assert "httponly" in flags and "samesite=strict" in flags and "path=/ui" in flags
+        assert token not in cookie
+        overview = client.get("/ui")
+        assert overview.status_code == 200
+        for key in ("McpServer/notes", "McpServer/noisy", "Agent/writer", "Agent/coder", "Gateway/default"):
+            assert f'data-key="{key}"' in overview.text
+        assert "The folder is valid." in overview.text
+        assert "default-src 'none'" in overview.headers["content-security-policy"]
+        assert token not in overview.text
+        # Logging out ends the session on the server, not only in the browser.
+        sid = client.cookies.get("clawplane_ui")
+        out = client.post("/ui/logout", data={"csrf": csrf_of(overview.text)})
+        assert out.status_code == 303
+    with httpx.Client(base_url=dashboard.base, cookies={"clawplane_ui": sid or ""}) as replay:
+        assert replay.get("/ui").status_code == 401
+
+
+def test_a_token_without_read_scope_cannot_log_in(dashboard: Dashboard) -> None:
+    with dashboard.client() as client:
+        answer = client.post("/ui/login", data={"token": dashboard.token("openclaw")})
+        assert answer.status_code == 403 and "no read scope" in answer.text
+        assert "set-cookie" not in answer.headers
+
+
+def test_forms_need_the_session_csrf_token_and_our_origin(dashboard: Dashboard) -> None:
+    with dashboard.login() as client:
+        csrf = csrf_of(client.get("/ui").text)
+        assert client.post("/ui/logout", data={}).status_code == 403
+        assert client.post("/ui/logout", data={"csrf": "forged"}).status_code == 403
+        no_origin = client.post("/ui/logout", data={"csrf": csrf}, headers={"Origin": ""})
+        assert no_origin.status_code == 403
+        other_port = client.post("/ui/logout", data={"csrf": csrf}, headers={"Origin": "http://127.0.0.1:1"})
+        assert other_port.status_code == 403
+        assert client.get("/ui").status_code == 200  # none of those logged out
+        # A login form posted from another site is refused too (login CSRF).
+        assert client.post("/ui/login", data={"token": dashboard.token()}, headers={"Origin": ""}).status_code == 403
+
+
+def test_foreign_host_and_origin_are_refused(dashboard: Dashboard) -> None:
+    with dashboard.login() as client:
+        assert client.get("/ui", headers={"Host": "evil.example"}).status_code == 421
+        assert client.get("/ui", headers={"Origin": "http://evil.example"}).status_code == 403
+        posted = client.post("/ui/login", data={"token": dashboard.token()}, headers={"Origin": "http://evil.example"})
+        assert posted.status_code == 403 and "set-cookie" not in posted.headers
+
+
+def test_server_and_agent_pages_show_redacted_live_facts(dashboard: Dashboard) -> None:
+    with dashboard.login() as client:
+        def noisy_page() -> str | None:
+            page = client.get("/ui/servers/noisy").text
+            return page if "starting with token" in page else None
+
+        noisy = wait_for("noisy's stderr on its page", noisy_page)
+        assert CANARY not in noisy
+        assert "starting with token &lt;redacted&gt;" in noisy
+        assert "/mcp/noisy" in noisy and "notes__greet" not in noisy and "noisy__greet" in noisy
+        assert "Greet someone with the configured greeting." in noisy
+        coder = client.get("/ui/agents/coder").text
+        excluded = coder.split('id="skills-excluded"')[1].split("</table>")[0]
+        assert "release-notes" in excluded and "agent-filter" in excluded
+        assert 'id="budget"' in coder and "&lt;available_skills&gt;" in coder
+        for path in ("/ui", "/ui/agents/writer", "/ui/approvals"):
+            assert CANARY not in client.get(path).text
+        assert client.get("/ui/servers/nope").status_code == 404
+
+
+def _events(client: httpx.Client, want: str, subject: str) -> dict[str, object]:
+    """Read the SSE stream until an event of type ``want`` about ``subject`` arrives."""
+    with client.stream("GET", "/ui/events", timeout=60) as stream:
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        for line in stream.iter_lines():
+            if line.startswith("data: "):
+                event = json.loads(line[6:])
+                if event.get("type") == want and event.get("subject") == subject:
+                    return dict(event)
+    raise AssertionError("the stream ended")
+
+
+def test_events_stream_a_phase_change(dashboard: Dashboard) -> None:
+    folder = dashboard.loop.folder
+    with dashboard.login() as client:
+        with client.stream("GET", "/ui/events", timeout=60) as stream:
+            (folder / "late.yaml").write_text((folder / "doomed-one.yaml").read_text().replace("doomed-one", "late"))
+            for line in stream.iter_lines():
+                if line.startswith("data: "):
+                    event = json.loads(line[6:])
+                    if event.get("subject") == "McpServer/late" and event.get("phase") == "Ready":
+                        break
+        assert "McpServer/late" in client.get("/ui").text
+
+
+def test_approve_and_reject_held_deletes(dashboard: Dashboard) -> None:
+    folder, loop = dashboard.loop.folder, dashboard.loop
+
+    def pending_for(name: str) -> str | None:
+        page = client.get("/ui/approvals").text
+        return page if f"delete McpServer/{name}" in page.split("<h2>Answered")[0] else None
+
+    with dashboard.login() as client:
+        (folder / "doomed-one.yaml").unlink()
+        page = wait_for("a held delete of doomed-one", lambda: pending_for("doomed-one"))
+        approval = page.split('id="approval-')[1].split('"')[0]
+        answer = client.post(f"/ui/approvals/{approval}", data={"csrf": csrf_of(page), "decision": "approve", "reason": "retired"})
+        assert answer.status_code == 303
+        wait_for("doomed-one to go", lambda: "McpServer/doomed-one" not in loop.status())
+        (folder / "doomed-two.yaml").unlink()
+        page = wait_for("a held delete of doomed-two", lambda: pending_for("doomed-two"))
+        approval = page.split('id="approval-')[1].split('"')[0]
+        again = client.post(f"/ui/approvals/{approval}", data={"csrf": csrf_of(page), "decision": "reject", "reason": "still needed"})
+        assert again.status_code == 303
+        answered = client.get("/ui/approvals").text.split("<h2>Answered")[1]
+        assert "rejected" in answered and "still needed" in answered and "ui:cli" in answered
+        # The approved request was carried out: the queue records it as applied.
+        assert "applied" in answered and "the approved actions were applied" in answered
+        assert "McpServer/doomed-two" in loop.status()
+        # An answered request takes no second answer: a clear refusal, not a traceback.
+        late = client.post(f"/ui/approvals/{approval}", data={"csrf": csrf_of(page), "decision": "approve"})
+        assert late.status_code == 409
