@@ -38,19 +38,25 @@ def render(catalog: dict[str, Any]) -> str:
     return json.dumps(catalog, indent=2, ensure_ascii=False) + "\n"
 
 
-def main() -> int:
-    """Regenerate the shipped catalog with the installed oracle."""
-    cmd = locate.openclaw_cmd()
-    if cmd is None:
-        print(f"ORACLE UNAVAILABLE: openclaw: {locate.unavailable_reason('openclaw')}", file=sys.stderr)
-        return 1
+def listing_of(cmd: list[str]) -> dict[str, Any]:
+    """``openclaw plugins list --json`` run isolated from this machine's OpenClaw state."""
     with tempfile.TemporaryDirectory(prefix="clawplane-plugins-") as tmp:
         root = Path(tmp)
         config = root / "openclaw.json"
         config.write_text("{}", encoding="utf-8")
         env = locate.openclaw_env(root / "home", config, state_dir=root / "state")
         proc = subprocess.run([*cmd, *COMMAND], env=env, cwd=root, capture_output=True, text=True, check=True)
-    catalog = catalog_from(json.loads(proc.stdout), locate.pins()["OPENCLAW_VERSION"])
+    listing: dict[str, Any] = json.loads(proc.stdout)
+    return listing
+
+
+def main() -> int:
+    """Regenerate the shipped catalog with the installed oracle."""
+    cmd = locate.openclaw_cmd()
+    if cmd is None:
+        print(f"ORACLE UNAVAILABLE: openclaw: {locate.unavailable_reason('openclaw')}", file=sys.stderr)
+        return 1
+    catalog = catalog_from(listing_of(cmd), locate.pins()["OPENCLAW_VERSION"])
     CATALOG.parent.mkdir(parents=True, exist_ok=True)
     CATALOG.write_text(render(catalog), encoding="utf-8")
     print(f"wrote {len(catalog['plugins'])} plugin ids to {CATALOG}")

@@ -60,10 +60,10 @@ app.kubernetes.io/part-of: clawplane
 {{/* RBAC rules for the clawplane resources and what the operator creates, in any namespace. */}}
 {{- define "clawplane.namespacedRules" -}}
 - apiGroups: [clawplane.dev]
-  resources: [gateways, mcpservers, agents, channels, skills]
+  resources: [gateways, mcpservers, modelproviders, agents, channels, skills]
   verbs: [get, list, watch, patch, update]
 - apiGroups: [clawplane.dev]
-  resources: [gateways/status, mcpservers/status, agents/status, channels/status, skills/status]
+  resources: [gateways/status, mcpservers/status, modelproviders/status, agents/status, channels/status, skills/status]
   verbs: [get, patch, update]
 - apiGroups: [apps]
   resources: [deployments]

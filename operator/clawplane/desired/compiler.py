@@ -25,10 +25,10 @@ from clawplane.desired.state import (
     fingerprint_of,
     secret_fields,
 )
-from clawplane.models import Agent, Gateway, Hosting, McpServer, Resource, Transport
+from clawplane.models import Agent, Gateway, Hosting, McpServer, ModelProvider, Resource, Transport
 from clawplane.models.values import ValueFrom
 from clawplane.naming import assign_server_names
-from clawplane.secrets import ResolvedSecrets, SecretResolver, display_value, value_digest_of
+from clawplane.secrets import REDACTED, ResolvedSecrets, SecretResolver, display_value, value_digest_of
 from clawplane.validation import LoadedResource, ValidationResult
 
 
@@ -50,11 +50,16 @@ def _redacted_spec(res: Resource, spec: dict[str, Any] | None = None) -> dict[st
     for path, key, value in secret_fields(res):
         if isinstance(value, ValueFrom):
             continue
-        node = spec
+        node: Any = spec
         for part in path[:-1]:
             node = node[part]
-        node[path[-1]] = display_value(key, value)
+        node[path[-1]] = REDACTED if _always_sensitive(res, path) else display_value(key, value)
     return spec
+
+
+def _always_sensitive(res: Resource, path: tuple[str | int, ...]) -> bool:
+    """OpenClaw treats every provider credential and header as sensitive, whatever its name."""
+    return isinstance(res, ModelProvider) and path[0] not in ("models", "localService")
 
 
 def _runtime_mode(res: McpServer) -> RuntimeMode:
@@ -78,7 +83,7 @@ def _base_hash(res: Resource, base_dir: Path, full: dict[str, Any] | None = None
 def _resolve_references(res: Resource, base_dir: Path, resolver: SecretResolver) -> ResolvedSecrets:
     return ResolvedSecrets(
         {
-            "/".join(path): resolver.outcome(value, base_dir=base_dir)
+            "/".join(map(str, path)): resolver.outcome(value, base_dir=base_dir)
             for path, _, value in secret_fields(res)
             if isinstance(value, ValueFrom)
         }

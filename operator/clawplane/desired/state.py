@@ -12,8 +12,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from clawplane.models import Agent, Channel, Gateway, McpServer, Resource, Skill
+from clawplane.models import Agent, Channel, Gateway, McpServer, ModelProvider, Resource, Skill
 from clawplane.models.values import ValueFrom
+from clawplane.models.values import secret_fields as model_secret_fields
 from clawplane.secrets import ResolvedSecrets
 
 
@@ -115,6 +116,11 @@ class DesiredState:
         return self.models(McpServer)
 
     @property
+    def providers(self) -> list[ModelProvider]:
+        """Declared ModelProviders."""
+        return self.models(ModelProvider)
+
+    @property
     def agent_models(self) -> list[Agent]:
         """Declared Agents."""
         return self.models(Agent)
@@ -130,10 +136,12 @@ class DesiredState:
         return self.models(Skill)
 
 
-def secret_fields(res: Resource) -> list[tuple[tuple[str, ...], str, Any]]:
+def secret_fields(res: Resource) -> list[tuple[tuple[str | int, ...], str, Any]]:
     """(path, key, value) of every secret-capable value in a resource."""
+    if isinstance(res, ModelProvider):
+        return model_secret_fields(res.spec)
     spec = getattr(res, "spec", None)
-    found: list[tuple[tuple[str, ...], str, Any]] = []
+    found: list[tuple[tuple[str | int, ...], str, Any]] = []
     for attr in ("env", "headers", "credentials"):
         values = getattr(spec, attr, None)
         if isinstance(values, dict):

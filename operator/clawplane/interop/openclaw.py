@@ -1,4 +1,4 @@
-"""``clawplane import``: an existing openclaw.json → Gateway, McpServer, Agent and Channel resources.
+"""``clawplane import``: an existing openclaw.json → Gateway, McpServer, ModelProvider, Agent, Channel.
 
 MCP servers are canonicalized as ``openclaw doctor --fix`` / ``openclaw mcp set`` do
 (``disabled``, timeout aliases in seconds, snake_case keys, ``type``). OpenClaw keys that
@@ -6,7 +6,9 @@ have a clawplane field are mapped; the others are carried as raw OpenClaw config
 Gateway's ``spec.config`` (rendered back unchanged), each noted. Values that cannot be
 carried either way (mixed ``${VAR}`` strings, SecretRefs without a clawplane form, entries
 that are not objects) are left out and reported with their file:line; one bad entry never
-costs the rest of its resource. Literal secrets are kept and reported as warnings.
+costs the rest of its resource. Literal secrets are kept and reported as warnings. ``models``
+and ``session`` are typed throughout (``interop.openclaw_models``), so nothing of them is ever
+carried raw.
 
 The skill tiers OpenClaw finds implicitly (managed, personal, bundled, each agent's
 workshop and default workspace) become explicit Gateway ``skills.roots`` and
@@ -23,6 +25,7 @@ from typing import Any
 import json5
 
 from clawplane.interop.openclaw_env import OpenClawEnv
+from clawplane.interop.openclaw_models import import_models, import_session
 from clawplane.interop.openclaw_roots import import_roots
 from clawplane.interop.openclaw_sections import (
     import_agents,
@@ -36,6 +39,7 @@ from clawplane.interop.report import ConfigPath, ImportReport
 from clawplane.interop.result import ImportResult, resource_docs, resource_name
 from clawplane.naming import is_blocked_env_name
 
+_TYPED_GATEWAY = frozenset({"models", "session"})
 _DROPPED = {
     "$schema": "JSON schema pointer",
     "meta": "OpenClaw's own bookkeeping (last touched version, migrations)",
@@ -75,6 +79,7 @@ def import_openclaw_config(
     agents: dict[str, dict[str, Any]] = {}
     channels: dict[str, dict[str, Any]] = {}
     origins: dict[str, ConfigPath] = {}
+    model_providers: dict[str, dict[str, Any]] = {}
     for key, value in config.items():
         if key in _DROPPED:
             report.info("import.dropped", (key,), f"left out: {_DROPPED[key]}")
@@ -90,6 +95,14 @@ def import_openclaw_config(
             gateway["plugins"] = import_policy(key, value, ("enabled", "allow", "deny"), report)
         elif key == "tools" and isinstance(value, Mapping):
             gateway["tools"] = import_policy(key, value, ("profile", "allow", "alsoAllow", "deny"), report)
+        elif key == "models" and isinstance(value, Mapping):
+            gateway_models, model_providers = import_models(value, report, providers)
+            if gateway_models:
+                gateway["models"] = gateway_models
+        elif key == "session" and isinstance(value, Mapping):
+            session = import_session(value, report)
+            if session is not None:
+                gateway["session"] = session
         elif key == "channels" and isinstance(value, Mapping):
             channels = import_channels(value, config.get("bindings"), report, providers)
             _channel_defaults(value, channels, report)
@@ -99,7 +112,7 @@ def import_openclaw_config(
         # Only alongside something from the file: derived folders alone are no import.
         import_roots(config, env, gateway, agents, report)
     result = ImportResult(diagnostics=report.diagnostics, format="openclaw")
-    kinds = {"McpServer": servers, "Agent": agents, "Channel": channels}
+    kinds = {"McpServer": servers, "ModelProvider": model_providers, "Agent": agents, "Channel": channels}
 
     def origin_of(kind: str) -> Callable[[str], ConfigPath]:
         if kind == "McpServer":
@@ -188,6 +201,8 @@ def _raw_path(kind: str, name: str, loc: tuple[str | int, ...]) -> ConfigPath | 
     if any(isinstance(p, int) for p in loc):
         return None
     rest = loc[1:]
+    if kind == "ModelProvider" or (kind == "Gateway" and rest and rest[0] in _TYPED_GATEWAY):
+        return None  # fully typed: spec.config refuses these sections
     if kind == "Channel" and rest[0] == "credentials":
         rest = rest[1:]
     return (*_origin(kind, name), *rest) if rest else None
@@ -197,6 +212,7 @@ def _origin(kind: str, name: str) -> ConfigPath:
     return {
         "Gateway": (),
         "McpServer": ("mcp", "servers", name),
+        "ModelProvider": ("models", "providers", name),
         "Agent": ("agents", "entries", name),
         "Channel": ("channels", name),
     }[kind]

@@ -19,18 +19,20 @@ from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.interop.positions import ConfigPath
 from clawplane.interop.report import LOST, ImportReport
 from clawplane.interop.yamlwrite import dump_documents
-from clawplane.models import API_VERSION, Agent, Channel, Gateway, McpServer, Resource
+from clawplane.models import API_VERSION, Agent, Channel, Gateway, McpServer, ModelProvider, Resource
 from clawplane.models.base import NAME_RE
 
 FILES = {
     "Gateway": "gateway.yaml",
     "McpServer": "mcp-servers.yaml",
+    "ModelProvider": "model-providers.yaml",
     "Agent": "agents.yaml",
     "Channel": "channels.yaml",
 }
 MODELS: dict[str, type[Resource]] = {
     "Gateway": Gateway,
     "McpServer": McpServer,
+    "ModelProvider": ModelProvider,
     "Agent": Agent,
     "Channel": Channel,
 }

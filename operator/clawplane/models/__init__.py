@@ -7,12 +7,15 @@ from clawplane.models.base import API_GROUP, API_VERSION, ObjectMeta, Resource
 from clawplane.models.channel import CHANNEL_TYPES, Channel, ChannelSpec, DmPolicy, GroupPolicy
 from clawplane.models.gateway import Gateway, GatewaySpec
 from clawplane.models.mcpserver import Hosting, McpServer, McpServerSpec, SessionMode, Transport
+from clawplane.models.modelprovider import ModelApi, ModelProvider, ModelProviderSpec
 from clawplane.models.skill import Skill, SkillSpec
 from clawplane.models.values import SecretKeyRef, SecretValue, ValueFrom, ValueSource
 
-AnyResource = Gateway | McpServer | Agent | Channel | Skill
+AnyResource = Gateway | McpServer | ModelProvider | Agent | Channel | Skill
 
-KINDS: dict[str, type[Resource]] = {cls.KIND: cls for cls in (Gateway, McpServer, Agent, Channel, Skill)}
+KINDS: dict[str, type[Resource]] = {
+    cls.KIND: cls for cls in (Gateway, McpServer, ModelProvider, Agent, Channel, Skill)
+}
 
 __all__ = [
     "API_GROUP",
@@ -31,6 +34,9 @@ __all__ = [
     "Hosting",
     "McpServer",
     "McpServerSpec",
+    "ModelApi",
+    "ModelProvider",
+    "ModelProviderSpec",
     "ObjectMeta",
     "Resource",
     "SecretKeyRef",

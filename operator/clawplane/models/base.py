@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema
 from pydantic.alias_generators import to_camel
 
 API_GROUP = "clawplane.dev"
@@ -25,6 +25,8 @@ AGENT_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 AGENT_ID_RE = re.compile(AGENT_ID_PATTERN, re.IGNORECASE)
 
 NonEmptyStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
+Number = Annotated[int | float, WithJsonSchema({"type": "number"})]
+"""A JSON number; integers stay integers when rendered back."""
 AgentId = Annotated[
     str, StringConstraints(strip_whitespace=True, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 ]

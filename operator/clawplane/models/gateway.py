@@ -9,6 +9,7 @@ from pydantic import Field, StringConstraints
 
 from clawplane.models.agent import SkillName, ToolPolicy
 from clawplane.models.base import Model, NonEmptyStr, Resource
+from clawplane.models.session import ModelsConfig, SessionConfig
 from clawplane.models.values import SecretValue
 
 Path_ = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
@@ -204,6 +205,10 @@ class GatewaySpec(Model):
     """Plugin activation."""
     tools: ToolPolicy = Field(default_factory=ToolPolicy)
     """Tool policy for every agent."""
+    models: ModelsConfig = Field(default_factory=ModelsConfig)
+    """How declared ModelProviders combine with OpenClaw's bundled model catalogs."""
+    session: SessionConfig | None = None
+    """Session policy: DM/group scoping, resets, send policy, thread bindings, maintenance."""
     endpoint: GatewayEndpoint = Field(default_factory=GatewayEndpoint)
     """Local endpoint for hosted MCP servers."""
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
@@ -214,7 +219,7 @@ class GatewaySpec(Model):
     """Folders outside the resource folder that ``valueFrom.file``, ``cwd`` and skills ``extraDirs`` may
     use without a warning (relative to the Gateway's file; ``~`` is the home folder)."""
     config: dict[str, Any] = Field(default_factory=dict)
-    """Extra OpenClaw config merged into the rendered openclaw.json (also read by ``requires.config``)."""
+    """Extra OpenClaw config merged into the rendered openclaw.json (also read by ``requires.config``); keys a typed field covers (``models``, ``session``) are refused."""
 
 
 class Gateway(Resource):

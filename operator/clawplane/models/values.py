@@ -8,9 +8,19 @@ Kubernetes) a key of a Secret. References are never resolved while loading.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any, get_args
 
-from pydantic import Discriminator, Field, StrictBool, StrictFloat, StrictInt, StrictStr, Tag, model_validator
+from pydantic import (
+    BaseModel,
+    Discriminator,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    Tag,
+    model_validator,
+)
 
 from clawplane.models.base import Model, NonEmptyStr
 
@@ -76,3 +86,32 @@ def literal_text(value: Literal_) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def admits_reference(annotation: Any) -> bool:
+    """Whether a field's type admits a ``valueFrom`` reference (alone, or as mapping values)."""
+    if annotation is ValueFrom:
+        return True
+    return any(admits_reference(arg) for arg in get_args(annotation))
+
+
+def secret_fields(model: BaseModel, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], str, Any]]:
+    """``(path, key, value)`` of every secret-capable value under ``model``; paths use wire names."""
+    found: list[tuple[tuple[str | int, ...], str, Any]] = []
+    for name, info in type(model).model_fields.items():
+        value = getattr(model, name)
+        key = info.alias or name
+        if value is None:
+            continue
+        if admits_reference(info.annotation):
+            if isinstance(value, dict):
+                found.extend(((*path, key, k), k, v) for k, v in value.items())
+            else:
+                found.append(((*path, key), key, value))
+        elif isinstance(value, BaseModel):
+            found.extend(secret_fields(value, (*path, key)))
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, BaseModel):
+                    found.extend(secret_fields(item, (*path, key, i)))
+    return found

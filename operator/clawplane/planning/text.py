@@ -21,7 +21,7 @@ VERBS = {
     ActionType.DELETE: "will be destroyed",
     ActionType.NOOP: "is unchanged",
 }
-KIND_ORDER = ("Gateway", "McpServer", "Skill", "Agent", "Channel", "Output")
+KIND_ORDER = ("Gateway", "McpServer", "ModelProvider", "Skill", "Agent", "Channel", "Output")
 
 
 def _value(value: Any) -> str:

@@ -101,6 +101,7 @@ class OutputRenderer:
             secret_env=secret_env,
             server_memo=self._server_entries,
             hosted_auth=auth(OPENCLAW, hosted_servers),
+            providers=desired.providers,
         )
         self.diagnostics.extend(rendered.diagnostics)
         config = rendered.config

@@ -1,8 +1,9 @@
 """Typed resources → the ``openclaw.json`` that OpenClaw 2026.9.6 accepts.
 
 Mapping, in short: the Gateway gives the top-level ``skills``, ``agents.defaults``,
-``mcp.sessionIdleTtlMs``, ``plugins`` and ``tools`` (its raw ``spec.config`` is merged
-underneath); McpServers give ``mcp.servers``; Agents give ``agents.entries`` (plus
+``mcp.sessionIdleTtlMs``, ``plugins``, ``tools``, ``session`` and ``models.mode`` (its raw
+``spec.config`` is merged underneath); McpServers give ``mcp.servers``; ModelProviders give
+``models.providers``; Agents give ``agents.entries`` (plus
 ``agents.ownership: "explicit"`` for a fleet); Channels give ``channels.<type>``, route
 ``bindings`` and mention patterns. What OpenClaw cannot express is reported as a
 diagnostic next to the config, never dropped silently. Secret handling is described in
@@ -18,12 +19,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from clawplane.diagnostics import Diagnostic
-from clawplane.models import Agent, Channel, Gateway, McpServer
+from clawplane.models import Agent, Channel, Gateway, McpServer, ModelProvider
 from clawplane.render.finalize import finalize
 from clawplane.render.merge import merge_raw_config
 from clawplane.render.openclaw_agents import default_agent, render_agents
 from clawplane.render.openclaw_channels import render_channels
 from clawplane.render.openclaw_gateway import render_gateway
+from clawplane.render.openclaw_models import render_models
 from clawplane.render.openclaw_servers import ServerEntries, render_servers
 from clawplane.render.paths import base_dir_of
 from clawplane.render.secretvalues import SecretRenderer
@@ -49,6 +51,7 @@ def render_openclaw_config(
     secret_env: dict[str, tuple[str, str]] | None = None,
     server_memo: ServerEntries | None = None,
     hosted_auth: Mapping[str, str] | None = None,
+    providers: Sequence[ModelProvider] = (),
 ) -> RenderedConfig:
     """Render openclaw.json; ``hosted_urls`` by server name, ``base_dirs`` by ``Kind/name``.
 
@@ -74,6 +77,9 @@ def render_openclaw_config(
     )
     if mcp_servers:
         config.setdefault("mcp", {})["servers"] = mcp_servers
+    models = render_models(gateway, providers, base_dirs=base_dirs, secrets=secrets, diagnostics=diagnostics)
+    if models:
+        config["models"] = models
     _agents(config, gateway, servers, agents, base_dirs, diagnostics)
     ids = list(config.get("agents", {}).get("entries", {}))
     rendered = render_channels(

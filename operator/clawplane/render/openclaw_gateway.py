@@ -1,4 +1,4 @@
-"""The Gateway → OpenClaw's top-level ``skills``, ``agents.defaults``, ``mcp``, ``plugins`` and ``tools``."""
+"""The Gateway → OpenClaw's top-level skills, agents.defaults, mcp, plugins, tools and session."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.models import Gateway
 from clawplane.models.gateway import SkillEntry
+from clawplane.models.session import SessionConfig
 from clawplane.models.values import literal_text
 from clawplane.render.openclaw_agents import render_tool_policy
 from clawplane.render.paths import absolute_path
@@ -44,6 +45,18 @@ def render_gateway(
     tools = render_tool_policy(spec.tools, resource=gateway.key, path="spec.tools", diagnostics=diagnostics)
     if tools:
         out["tools"] = tools
+    if spec.session is not None:
+        out["session"] = _session(spec.session, base_dir)
+    return out
+
+
+def _session(session: SessionConfig, base_dir: Path) -> dict[str, Any]:
+    """The session policy as written: only the fields set, so OpenClaw's defaults fill the rest."""
+    out: dict[str, Any] = session.model_dump(
+        mode="json", by_alias=True, exclude_unset=True, exclude_none=True
+    )
+    if session.store is not None:
+        out["store"] = absolute_path(session.store, base_dir)
     return out
 
 

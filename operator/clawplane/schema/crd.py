@@ -29,6 +29,10 @@ _PRINTER_COLUMNS: dict[str, list[dict[str, Any]]] = {
         {"name": "Transport", "type": "string", "jsonPath": ".spec.transport"},
         {"name": "Tools", "type": "integer", "jsonPath": ".status.toolCount"},
     ],
+    "ModelProvider": [
+        {"name": "API", "type": "string", "jsonPath": ".spec.api"},
+        {"name": "Models", "type": "integer", "jsonPath": ".status.modelCount"},
+    ],
     "Agent": [
         {"name": "Skills", "type": "integer", "jsonPath": ".status.skills"},
         {"name": "Prompt-Chars", "type": "integer", "jsonPath": ".status.promptChars", "priority": 1},

@@ -2,7 +2,8 @@
 
 Runs after every document passed structural validation, so it can look at the
 whole set: duplicates, references, blocked environment names, literal secrets,
-channel policies and MCP server names that would collide after sanitizing.
+channel policies, MCP server names that would collide after sanitizing, model
+providers (``validation.providers``) and model references (``validation.modelrefs``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from clawplane.naming import (
     is_sensitive_key,
     redact_url_userinfo,
 )
+from clawplane.validation.modelrefs import check_model_refs
+from clawplane.validation.providers import VALUE_FROM_HINT, check_providers
 from clawplane.validation.rawrefs import RawResource
 from clawplane.validation.result import LoadedResource
 from clawplane.validation.suggest import did_you_mean
@@ -54,6 +57,8 @@ def check_all(
         url = raw.value(("spec", "url")) if raw.kind == "McpServer" else None
         if isinstance(url, str):
             out.extend(_url_credentials(raw, url))
+    out.extend(check_providers(resources))
+    out.extend(check_model_refs(resources, invalid=raws))
     fresh: ResourceChecks = {}
     for item in resources:
         hit = memo.get(id(item)) if memo is not None else None
@@ -89,9 +94,7 @@ def _one_resource(item: LoadedResource) -> Iterator[Diagnostic]:
                 )
 
 
-_VALUE_FROM_HINT = (
-    "use valueFrom: {env: NAME} (or file:, or secretKeyRef: in Kubernetes) instead of a literal"
-)
+_VALUE_FROM_HINT = VALUE_FROM_HINT
 
 
 def _by_kind(resources: Iterable[LoadedResource], kind: str) -> Iterator[LoadedResource]:

@@ -30,7 +30,7 @@ from tests.k8s.helmutil import (
 import clawplane
 
 IMAGE = f"ghcr.io/clawplane/clawplane:{clawplane.__version__}"
-CLAWPLANE_RESOURCES = {"gateways", "mcpservers", "agents", "channels", "skills"}
+CLAWPLANE_RESOURCES = {"gateways", "mcpservers", "modelproviders", "agents", "channels", "skills"}
 
 VALUE_SETS: dict[str, dict[str, Any]] = {
     "defaults": {},
@@ -306,7 +306,7 @@ def test_chart_crds_are_the_generated_crds() -> None:
     with helm.Chart.load(CHART) as chart:
         crds = {Path(c["name"]).name: c["data"] for c in chart.crds}
     expected = {p.name: p.read_text(encoding="utf-8") for p in sorted((MANIFESTS / "crds").glob("*.yaml"))}
-    assert len(expected) == 5 and crds == expected
+    assert len(expected) == 6 and crds == expected
     on_disk = {p.name: p.read_text(encoding="utf-8") for p in sorted((CHART / "crds").glob("*"))}
     assert on_disk == expected
 

@@ -91,3 +91,19 @@ def test_cli_text_json_and_errors() -> None:
     assert doc["default"] == "clawplane" and doc["allowed"] == ["clawplane", "consumer"]
     res = runner.invoke(app, ["explain", "agnt"])
     assert res.exit_code == 1 and "did you mean: Agent?" in res.output
+
+
+def test_model_providers_and_session_policy_are_explained() -> None:
+    assert resolve_kind("mp") == "ModelProvider" and resolve_kind("modelproviders") == "ModelProvider"
+    window = explain("modelprovider.spec.models.contextWindow")
+    assert window.type == "number" and window.constraints["exclusiveMinimum"] == 0
+    assert "context window" in window.description
+    api = explain("mp.spec.api")
+    assert "openai-completions" in api.allowed and "anthropic-messages" in api.allowed
+    assert explain("mp.spec.connectionTimeoutMs").default == 10000
+    names = [f.name for f in explain("modelprovider.spec").fields]
+    assert {"baseUrl", "apiKey", "headers", "models", "request", "probe"} <= set(names)
+    dm = explain("gateway.spec.session.dmScope")
+    assert dm.default == "main" and dm.allowed == ["main", "per-peer", "per-channel-peer", "per-account-channel-peer"]
+    assert explain("gateway.spec.models.mode").allowed == ["merge", "replace"]
+    assert explain("gateway.spec.session.resetByChannel.discord.atHour").constraints["maximum"] == 23

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clawplane.models import Agent, Channel, Gateway, McpServer
+from clawplane.models import Agent, Channel, Gateway, McpServer, ModelProvider
 from clawplane.render import RenderedConfig, render_openclaw_config
 from clawplane.validation import validate_paths
 
@@ -29,6 +29,10 @@ def channel(name: str, **spec: Any) -> Channel:
     return Channel.model_validate(_doc("Channel", name, spec))
 
 
+def provider(name: str, **spec: Any) -> ModelProvider:
+    return ModelProvider.model_validate(_doc("ModelProvider", name, spec))
+
+
 def gateway(**spec: Any) -> Gateway:
     return Gateway.model_validate(_doc("Gateway", "default", spec))
 
@@ -43,12 +47,13 @@ def render_resources(
     servers: Any = (),
     agents: Any = (),
     channels: Any = (),
+    providers: Any = (),
     hosted_urls: dict[str, str] | None = None,
     base: Path = Path("/res"),
     **kwargs: Any,
 ) -> RenderedConfig:
     """render_openclaw_config with every resource's files under ``base``; hosted URLs default to hosted()."""
-    resources = [*servers, *agents, *channels, *([gateway] if gateway else [])]
+    resources = [*servers, *agents, *channels, *providers, *([gateway] if gateway else [])]
     return render_openclaw_config(
         gateway=gateway,
         servers=list(servers),
@@ -56,6 +61,7 @@ def render_resources(
         channels=list(channels),
         hosted_urls=hosted(*servers) if hosted_urls is None else hosted_urls,
         base_dirs={r.key: base for r in resources},
+        providers=list(providers),
         **kwargs,
     )
 
@@ -68,6 +74,7 @@ class Folder:
     servers: list[McpServer] = field(default_factory=list)
     agents: list[Agent] = field(default_factory=list)
     channels: list[Channel] = field(default_factory=list)
+    providers: list[ModelProvider] = field(default_factory=list)
     base_dirs: dict[str, Path] = field(default_factory=dict)
 
     def render(self, **kwargs: Any) -> RenderedConfig:
@@ -78,6 +85,7 @@ class Folder:
             agents=self.agents,
             channels=self.channels,
             base_dirs=self.base_dirs,
+            providers=self.providers,
             **kwargs,
         )
 
@@ -97,6 +105,8 @@ def load_folder(*paths: Path) -> Folder:
             folder.agents.append(res)
         elif isinstance(res, Channel):
             folder.channels.append(res)
+        elif isinstance(res, ModelProvider):
+            folder.providers.append(res)
     return folder
 
 
