@@ -159,7 +159,20 @@ def _detail(r: dict[str, Any]) -> str:
             parts.append(f"error: {r['lastError']}")
     if r["kind"] == "Agent" and "skills" in r:
         parts.append(f"{r['skills']} skills, prompt {r.get('promptChars', 0)} chars")
+    if r["kind"] == "ModelProvider":
+        parts.append(_provider_detail(r))
+    parts.extend(f"warning: {w['message']}" for w in r.get("warnings", []))
     return ", ".join(parts)
+
+
+def _provider_detail(r: dict[str, Any]) -> str:
+    if r["phase"] == "Ready":
+        models: list[str] = r.get("models", [])
+        count = r.get("modelCount", len(models))
+        shown = ", ".join(models[:3]) + (f", +{count - 3}" if count > 3 else "")
+        return f"{count} models ({shown}) at {r.get('endpoint')}"
+    ready: dict[str, Any] = next((c for c in r["conditions"] if c["type"] == "Ready"), {})
+    return f"{ready.get('reason', '')}: {ready.get('message', '')}"
 
 
 def _print_one(r: dict[str, Any], doc: dict[str, Any]) -> None:

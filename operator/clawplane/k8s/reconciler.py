@@ -34,8 +34,10 @@ from clawplane.k8s.skillfiles import SkillFiles, collect
 from clawplane.k8s.statuses import build_status, status_patch
 from clawplane.k8s.watches import OwnWrites
 from clawplane.models import API_GROUP, KINDS
+from clawplane.models.values import SecretValue, ValueFrom
 from clawplane.reconcile.applier import ApplyContext, apply_plan
 from clawplane.reconcile.engine import Engine, InvalidFolderError, Patch
+from clawplane.reconcile.modelproviders import local_reader
 from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes import RuntimeSettings
 from clawplane.state import ObservedState, ResourceRecord, StateDB, store
@@ -242,6 +244,7 @@ class NamespaceReconciler:
             self.engine.renderer,
             self.ws.out_dir,
             concurrency=self.settings.concurrency,
+            secret_reader=self._read_secret,
         )
 
         async def emit(event: dict[str, Any]) -> None:
@@ -260,6 +263,14 @@ class NamespaceReconciler:
             log.warning("%s: skill not published for the gateway pod: %s", self.namespace, reason)
         self._skills_left_out = set(found.left_out)
         return found
+
+    async def _read_secret(self, value: SecretValue, base_dir: Path) -> str:
+        """Provider probes read Secrets through the pass's reader, other references as MCP probes do."""
+        ref = value.value_from.secret_key_ref if isinstance(value, ValueFrom) else None
+        if ref is None:
+            return await local_reader(None)(value, base_dir)
+        reader = self.backend.secrets or SecretReader(self.api, self.namespace)
+        return await reader.value(ref.name, ref.key)
 
     def _report_render_problems(self) -> None:
         """Log rendering problems (e.g. a value openclaw.json cannot reference) once, not every pass."""
@@ -357,9 +368,10 @@ def _agent_servers(
 
 
 def _unsettled(live: list[dict[str, Any]], observed: ObservedState) -> bool:
-    """Some server is not ready yet, so a later pass must look again even without an event."""
+    """Some server or provider is not ready yet, so a later pass must look again even without an event."""
     return any(
-        (rec := observed.resources.get(key_of(cr))) is not None and rec.phase not in ("Ready", "Disabled")
+        (rec := observed.resources.get(key_of(cr))) is not None
+        and rec.phase not in ("Ready", "Disabled", "NotProbed")
         for cr in live
-        if cr["kind"] == "McpServer"
+        if cr["kind"] in ("McpServer", "ModelProvider")
     )

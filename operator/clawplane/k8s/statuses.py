@@ -34,6 +34,12 @@ STATUS_KEYS = (
     "promptChars",
     "promptFormat",
     "snapshotHash",
+    "api",
+    "models",
+    "modelCount",
+    "missingModels",
+    "probe",
+    "lastError",
     "message",
 )
 

@@ -41,6 +41,7 @@ class ReasonCode(enum.StrEnum):
     RUNTIME_PAUSED_EXPIRED = "pause-expired"
     TOOLS_DRIFTED = "tools-drifted"
     NOT_DISCOVERED = "tools-not-discovered"
+    MODELS_NOT_DISCOVERED = "models-not-discovered"
     DISABLED = "disabled"
     OUTPUT_CHANGED = "output-changed"
     OUTPUT_MISSING = "output-missing"
@@ -78,6 +79,16 @@ class Change(_Frozen):
     diff: list[FieldChange] = Field(default_factory=list)
     hash_before: str | None = None
     hash_after: str | None = None
+
+
+class PlanWarning(_Frozen):
+    """Something apply will not fix but the user should know (e.g. a model its provider does not list)."""
+
+    code: str
+    key: str
+    message: str
+    path: str = ""
+    hint: str = ""
 
 
 class Summary(_Frozen):
@@ -120,6 +131,7 @@ class Plan(_Frozen):
     mass_delete: bool = False
     render_problems: list[RenderProblem] = Field(default_factory=list)
     """What the rendered configs will leave out or cannot express (not blocking: apply writes the rest)."""
+    warnings: list[PlanWarning] = Field(default_factory=list)
 
     @property
     def actionable(self) -> list[Change]:
@@ -144,8 +156,8 @@ class Plan(_Frozen):
         )
 
     def plan_hash(self) -> str:
-        """A hash of what the plan does (not when it was made)."""
-        doc = self.model_dump(mode="json", exclude={"created_at"})
+        """A hash of what the plan does (not when it was made, nor what it warns about)."""
+        doc = self.model_dump(mode="json", exclude={"created_at", "warnings"})
         return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
 
     def to_json(self) -> str:

@@ -9,8 +9,10 @@ Rules, per resource key:
   replace; a paused server whose retry time has passed → replace;
 - unchanged, but the server's tool surface drifted from what catalogs were built
   from, or was never discovered → update;
+- unchanged, but a model provider's last probe failed → update (probe again);
 - observed but no longer declared → delete.
-Outputs (rendered files) are compared by content hash.
+Outputs (rendered files) are compared by content hash. Model references that a probed
+provider's listing lacks become warnings (``planning.models``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from datetime import UTC, datetime
 
 from clawplane.desired import DesiredResource, DesiredState, RuntimeMode
 from clawplane.planning.diff import field_changes
-from clawplane.planning.plan import ActionType, Change, FieldChange, Plan, Reason, ReasonCode
+from clawplane.planning.models import listed_models, model_refs, model_warnings
+from clawplane.planning.plan import ActionType, Change, FieldChange, Plan, PlanWarning, Reason, ReasonCode
 from clawplane.state import ObservedState, ResourceRecord, ToolRecord
 
 R = ReasonCode
@@ -85,7 +88,14 @@ def make_plan(
         changes=[*changes, *deleted],
         outputs=_output_changes(outputs, observed.outputs, memo),
         mass_delete=mass,
+        warnings=_warnings(desired, observed),
     )
+
+
+def _warnings(desired: DesiredState, observed: ObservedState) -> list[PlanWarning]:
+    refs = [ref for d in desired.resources.values() for ref in model_refs(d.key, d.spec)]
+    declared = {p.name.lower(): p.spec.model_ids for p in desired.providers}
+    return model_warnings(refs, listed_models(observed), declared)
 
 
 def _resource_change(
@@ -106,7 +116,7 @@ def _resource_change(
         reasons = _hash_reasons(d, prior, diff)
         action = ActionType.REPLACE if restarts else ActionType.UPDATE
         return Change(**base, action=action, reasons=reasons, diff=diff)
-    reasons = _runtime_reasons(d, observed, now) + _tool_reasons(d, observed)
+    reasons = _runtime_reasons(d, observed, now) + _tool_reasons(d, observed) + _probe_reasons(d, prior)
     if not reasons:
         return Change(**base, action=ActionType.NOOP)
     replace = any(r.code in (R.RUNTIME_MISSING, R.RUNTIME_CRASHED, R.RUNTIME_PAUSED_EXPIRED) for r in reasons)
@@ -150,6 +160,13 @@ def _tool_reasons(d: DesiredResource, observed: ObservedState) -> list[Reason]:
     if applied is not None and _surface(applied) != _surface(current):
         return [Reason(code=R.TOOLS_DRIFTED, message=f"tools drifted upstream ({_drift(applied, current)})")]
     return []
+
+
+def _probe_reasons(d: DesiredResource, prior: ResourceRecord) -> list[Reason]:
+    if d.kind != "ModelProvider" or prior.phase != "Failed":
+        return []
+    error = prior.status.get("lastError") or "the last probe failed"
+    return [Reason(code=R.MODELS_NOT_DISCOVERED, message=f"models not discovered: {error}")]
 
 
 def _surface(tools: tuple[ToolRecord, ...]) -> dict[str, str]:

@@ -50,7 +50,8 @@ def render_plan(plan: Plan, *, show_outputs: bool = True) -> str:
     if problems:
         problems = ["", "Rendering problems (the configs leave these out):", *problems]
     if not actionable and not outputs:
-        return "\n".join(["No changes. The running state matches the folder.", *problems])
+        lines = ["No changes. The running state matches the folder.", *problems, *_warning_lines(plan)]
+        return "\n".join(lines)
     lines = ["clawplane will perform the following actions:", ""]
     for kind in KIND_ORDER:
         group = [c for c in actionable if c.kind == kind]
@@ -68,4 +69,17 @@ def render_plan(plan: Plan, *, show_outputs: bool = True) -> str:
             "Warning: this plan deletes most or all managed resources; apply needs --allow-mass-delete."
         )
     lines.extend(problems)
+    lines.extend(_warning_lines(plan))
     return "\n".join(lines)
+
+
+def _warning_lines(plan: Plan) -> list[str]:
+    if not plan.warnings:
+        return []
+    lines = ["", "Warnings:"]
+    for w in plan.warnings:
+        where = f" ({w.path})" if w.path else ""
+        lines.append(f"  ! {w.key}{where}: {w.message} [{w.code}]")
+        if w.hint:
+            lines.append(f"    hint: {w.hint}")
+    return lines

@@ -23,11 +23,13 @@ import anyio
 
 from clawplane.desired import DesiredResource, DesiredState, RuntimeMode
 from clawplane.diagnostics import Diagnostic, Severity
-from clawplane.models import McpServer
+from clawplane.models import McpServer, ModelProvider
 from clawplane.planning import ActionType, Change, Plan
+from clawplane.providers import ProbeResult
 from clawplane.reconcile.backend import RuntimeBackend, RuntimeReport, ToolInfo
 from clawplane.reconcile.conditions import Cond, merge
 from clawplane.reconcile.hints import failure_hint
+from clawplane.reconcile.modelproviders import SecretReader, local_reader, probe, provider_status
 from clawplane.reconcile.outputs import OutputRenderer
 from clawplane.render.files import write_if_changed
 from clawplane.state import (
@@ -46,6 +48,10 @@ Emit = Callable[[dict[str, Any]], Awaitable[None]]
 
 class PlanRefusedError(Exception):
     """The plan cannot be applied as it is; the message says what to do."""
+
+
+class ProbeFailedError(Exception):
+    """A provider was rendered and its status recorded, but it did not answer its probe."""
 
 
 class ServerNotReadyError(Exception):
@@ -106,6 +112,8 @@ class ApplyContext:
     (what someone running ``clawplane apply`` by hand asks for)."""
     on_outputs: Callable[[], None] | None = None
     """Called once the rendered files are written (the local endpoint reloads its tokens)."""
+    secret_reader: SecretReader | None = None
+    """How provider probes resolve secrets (default: this process's environment and files)."""
 
 
 def check_plan(plan: Plan, ctx: ApplyContext, *, allow_mass_delete: bool) -> None:
@@ -165,15 +173,17 @@ async def apply_plan(plan: Plan, ctx: ApplyContext, *, allow_mass_delete: bool, 
                 result.ok = False
                 await emit({"event": "done", "key": change.key, "ok": False, "error": message})
 
-    # Servers first: their tools feed the catalogs and prompts rendered afterwards.
-    servers = [c for c in plan.changes if c.kind == "McpServer"]
+    # Servers and providers first: server tools feed the catalogs and prompts rendered
+    # afterwards, and the models a provider lists feed its agents' status.
+    first = ("McpServer", "ModelProvider")
     async with anyio.create_task_group() as tg:
-        for change in servers:
-            tg.start_soon(run, change)
+        for change in plan.changes:
+            if change.kind in first:
+                tg.start_soon(run, change)
     await _write_outputs(ctx, result, emit)
     async with anyio.create_task_group() as tg:
         for change in plan.changes:
-            if change.kind != "McpServer":
+            if change.kind not in first:
                 tg.start_soon(run, change)
     store.audit_finish(
         ctx.db,
@@ -194,6 +204,14 @@ async def _apply_change(change: Change, ctx: ApplyContext) -> None:
         return
     assert desired is not None
     report: RuntimeReport | None = None
+    if isinstance(desired.resource, ModelProvider):
+        if change.action is ActionType.NOOP:
+            return  # unchanged and last probed fine: its recorded status stands
+        found = await probe(desired, ctx.secret_reader or local_reader(ctx.renderer.environ))
+        record_resource(desired, ctx, None, probed=found)
+        if ctx.require_ready and found.outcome == "failed":
+            raise ProbeFailedError(f"{found.reason}: {found.message}")
+        return
     if isinstance(desired.resource, McpServer):
         report = await _server_action(change, desired, ctx)
     record_resource(desired, ctx, report)
@@ -262,8 +280,10 @@ def _record_runtime(d: DesiredResource, report: RuntimeReport, ctx: ApplyContext
         store.set_tools(ctx.db, d.name, "applied", tools)
 
 
-def record_resource(d: DesiredResource, ctx: ApplyContext, report: RuntimeReport | None) -> None:
-    """Write the status (phase, conditions, fields) of ``d`` as ``report`` shows it."""
+def record_resource(
+    d: DesiredResource, ctx: ApplyContext, report: RuntimeReport | None, *, probed: ProbeResult | None = None
+) -> None:
+    """Write the status (phase, conditions, fields) of ``d`` as ``report`` (or a provider probe) shows it."""
     prior = store.load_resource(ctx.db, d.key)
     if (
         isinstance(d.resource, McpServer)
@@ -273,7 +293,7 @@ def record_resource(d: DesiredResource, ctx: ApplyContext, report: RuntimeReport
     ):
         report = ctx.backend.report(d.name) or _stored_report(ctx, d.name)
     generation = (prior.generation + (prior.config_hash != d.config_hash)) if prior else 1
-    conds, phase, status = _conditions(d, report)
+    conds, phase, status = provider_status(d, probed) if probed is not None else _conditions(d, report)
     status["digests"] = dict(d.digests)
     if d.resource.metadata.labels:
         # A delete is matched against these by approval rules once the resource is gone.
@@ -282,7 +302,7 @@ def record_resource(d: DesiredResource, ctx: ApplyContext, report: RuntimeReport
         status["stderr"] = list(report.stderr)
     if d.kind == "Agent":
         status.update(ctx.renderer.agent_status(d.name))
-    ok = phase in ("Ready", "Disabled")
+    ok = phase in ("Ready", "Disabled", "NotProbed")
     store.put_resource(
         ctx.db,
         ResourceRecord(

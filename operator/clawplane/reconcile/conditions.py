@@ -8,7 +8,7 @@ from typing import Any
 
 from clawplane.state import utcnow
 
-CONDITION_TYPES = ("Accepted", "ResolvedRefs", "Programmed", "ToolsDiscovered", "Ready")
+CONDITION_TYPES = ("Accepted", "ResolvedRefs", "Programmed", "ToolsDiscovered", "ModelsDiscovered", "Ready")
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,7 +16,8 @@ class Cond:
     """One condition as computed now."""
 
     type: str
-    status: bool
+    status: bool | None
+    """None: Unknown (nothing could check it, e.g. a provider that is not probed)."""
     reason: str
     message: str = ""
 
@@ -26,7 +27,7 @@ def merge(prior: Sequence[dict[str, Any]], now: Sequence[Cond], *, generation: i
     before = {c.get("type"): c for c in prior}
     out = []
     for cond in now:
-        status = "True" if cond.status else "False"
+        status = "Unknown" if cond.status is None else "True" if cond.status else "False"
         old = before.get(cond.type)
         changed = old is None or old.get("status") != status
         out.append(

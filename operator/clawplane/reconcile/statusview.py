@@ -15,6 +15,7 @@ from typing import Any
 import anyio
 import psutil
 
+from clawplane.planning.models import listed_models, model_refs, model_warnings
 from clawplane.reconcile.applier import RENDER_PROBLEMS_KEY
 from clawplane.reconcile.control import ControlError, request
 from clawplane.reconcile.supervisorfile import (
@@ -104,6 +105,9 @@ def status_document(
     override what the database recorded for hosted servers.
     """
     resources = []
+    warnings: dict[str, list[dict[str, str]]] = {}
+    for w in _model_warnings(observed):
+        warnings.setdefault(w.key, []).append(w.model_dump(exclude_defaults=True))
     for rec in observed.resources.values():
         entry: dict[str, Any] = {
             "key": rec.key,
@@ -131,7 +135,20 @@ def status_document(
             if _hosted(runtime) and rec.phase != "Disabled":
                 _apply_liveness(entry, runtime, None if live is None else live.get(rec.name))
         resources.append(entry)
+        if rec.key in warnings:
+            entry["warnings"] = warnings[rec.key]
     return {"resources": resources}
+
+
+def _model_warnings(observed: ObservedState) -> list[Any]:
+    """What plan warns about models, from what was last applied (agents' and providers' records)."""
+    refs = [ref for rec in observed.resources.values() for ref in model_refs(rec.key, rec.spec)]
+    declared = {
+        rec.name.lower(): [str(m.get("id")) for m in rec.spec.get("models") or [] if isinstance(m, dict)]
+        for rec in observed.resources.values()
+        if rec.kind == "ModelProvider"
+    }
+    return model_warnings(refs, listed_models(observed), declared)
 
 
 def _apply_liveness(entry: dict[str, Any], runtime: RuntimeRecord, report: dict[str, Any] | None) -> None:

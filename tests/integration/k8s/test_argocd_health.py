@@ -23,9 +23,11 @@ from clawplane.desired.state import DesiredResource, RuntimeMode
 from clawplane.k8s.materialize import Problem
 from clawplane.k8s.statuses import build_status
 from clawplane.models import KINDS
+from clawplane.providers import DiscoveredModel, ProbeResult
 from clawplane.reconcile.applier import _conditions
 from clawplane.reconcile.backend import RuntimeReport
 from clawplane.reconcile.conditions import merge
+from clawplane.reconcile.modelproviders import provider_status
 from clawplane.schema import ARGOCD_CM, health_checks
 from clawplane.schema.argocd import health_key
 from clawplane.state import ResourceRecord
@@ -80,6 +82,8 @@ def cases(kind: str) -> list[tuple[str, dict[str, Any], str]]:
         ("invalid spec", _cr(kind, 1, _rejected(kind, "Invalid")), "Degraded"),
         ("missing reference", _cr(kind, 1, _rejected(kind, "RefNotFound")), "Degraded"),
     ]
+    if kind == "ModelProvider":
+        return out + _provider_cases(kind)
     if kind != "McpServer":
         ready = _engine_status(kind, RuntimeMode.NONE, None)
         out += [
@@ -113,6 +117,31 @@ def cases(kind: str) -> list[tuple[str, dict[str, Any], str]]:
     ]
     out.append(("awaiting approval", _cr(kind, 1, waiting), "Suspended"))
     return out
+
+
+def _probed(result: ProbeResult, *, generation: int = 1) -> dict[str, Any]:
+    """``.status`` of a ModelProvider after a probe, as the operator writes it."""
+    resource = _resource("ModelProvider")
+    desired = DesiredResource(key=resource.key, kind="ModelProvider", name="x", resource=resource, spec={},
+                              base_hash="h", source_file="f", base_dir=ROOT)
+    conds, phase, fields = provider_status(desired, result)
+    record = ResourceRecord(key=resource.key, kind="ModelProvider", name="x", config_hash="c",
+                            generation=generation, observed_generation=generation, spec={}, phase=phase,
+                            conditions=merge([], conds, generation=generation), status=fields)
+    return build_status(_cr("ModelProvider", generation, None), record, problem=None,
+                        accepted_generation=generation, secret_problems=[], tools=[])
+
+
+def _provider_cases(kind: str) -> list[tuple[str, dict[str, Any], str]]:
+    listed = ProbeResult("ready", "ModelsListed", "2 models listed", (DiscoveredModel("a"), DiscoveredModel("b")))
+    return [
+        ("ready", _cr(kind, 1, _probed(listed)), "Healthy"),
+        ("unauthorized", _cr(kind, 1, _probed(ProbeResult("failed", "Unauthorized", "HTTP 401"))), "Degraded"),
+        ("timed out", _cr(kind, 1, _probed(ProbeResult("failed", "Timeout", "no answer"))), "Degraded"),
+        ("key unresolved", _cr(kind, 1, _probed(ProbeResult("failed", "SecretUnresolved", "env K unset"))), "Degraded"),
+        ("not probed", _cr(kind, 1, _probed(ProbeResult("not-probed", "ProbeDisabled", "probe: false"))), "Healthy"),
+        ("newer generation not reconciled", _cr(kind, 2, _probed(listed)), "Progressing"),
+    ]
 
 
 def _run(script: str, cr: dict[str, Any]) -> dict[str, str]:

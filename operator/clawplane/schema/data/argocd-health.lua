@@ -7,6 +7,7 @@
 --   Ready=False, reason Disabled                  -> Suspended (switched off on purpose)
 --   Ready=False after a failure (Crashed, Failed, Backoff, Paused, RefNotFound, Invalid,
 --   ChildRejected, Conflict: a child the API server refused or a foreign object in its place) -> Degraded
+--   ModelsDiscovered=False (a model provider that did not answer its probe) -> Degraded
 --   anything else (no status yet, an older generation, Starting, Programmed=False) -> Progressing
 local hs = {}
 local failures = {
@@ -85,8 +86,9 @@ if ready.reason == "Disabled" then
   return hs
 end
 
+local models = find(conditions, "ModelsDiscovered")
 local programmed = find(conditions, "Programmed")
-if failures[ready.reason] or (programmed ~= nil and programmed.status == "False" and failures[programmed.reason]) then
+if (models ~= nil and models.status == "False") or failures[ready.reason] or (programmed ~= nil and programmed.status == "False" and failures[programmed.reason]) then
   hs.status = "Degraded"
   hs.message = text(ready, ready.reason)
   return hs
