@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.clawplane-installed
 
-.PHONY: help setup demo test lint oracles browser schema bench clean
+.PHONY: help setup demo demo-steps test lint oracles browser schema bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -20,10 +20,27 @@ setup: $(STAMP) ## Create .venv and install clawplane with its test tools
 DEMO := examples/quickstart
 # The quickstart's stdio server is written with the mcp SDK: the venv's python3 must come first.
 DEMO_ENV := PATH="$(CURDIR)/$(BIN):$$PATH" NOTES_API_TOKEN="$${NOTES_API_TOKEN:-demo-token}"
+# ModelProvider/local is an OpenAI-compatible server on 127.0.0.1:4000. Without LOCAL_LLM_API_KEY
+# the demo serves a fake one there (written for the tests), so it needs no model server or network.
+DEMO_FAKE := tests/fixtures/providers/fake_provider.py
+DEMO_FAKE_ARGS := --port 4000 --key demo-fake-key --models llama-3.1-8b-instruct,qwen2.5-coder-32b-instruct
 
-# Whatever fails, the supervisor the demo started is stopped before make reports the failure.
 demo: setup ## Set up, then converge the quickstart, show its status, and tear it down
 	$(BIN)/clawplane validate $(DEMO)
+	@if [ -n "$$LOCAL_LLM_API_KEY" ]; then \
+	  echo "== ModelProvider/local: probing YOUR model server at http://127.0.0.1:4000/v1 with LOCAL_LLM_API_KEY"; \
+	  $(MAKE) --no-print-directory demo-steps; \
+	else \
+	  fake=$$($(BIN)/python $(DEMO_FAKE) $(DEMO_FAKE_ARGS) --background) || { \
+	    echo "== port 4000 is taken: run your model server there and set LOCAL_LLM_API_KEY, or free the port"; exit 1; }; \
+	  echo "== ModelProvider/local: no LOCAL_LLM_API_KEY set, so the demo probes a LOCAL FAKE provider"; \
+	  echo "==   ($(DEMO_FAKE), pid $$fake, on 127.0.0.1:4000) - not a real model server"; \
+	  trap "kill $$fake 2>/dev/null" EXIT; \
+	  LOCAL_LLM_API_KEY=demo-fake-key $(MAKE) --no-print-directory demo-steps; \
+	fi
+
+# Whatever fails, the supervisor the demo started is stopped before make reports the failure.
+demo-steps:
 	$(DEMO_ENV) $(BIN)/clawplane apply $(DEMO) --yes || { $(BIN)/clawplane down $(DEMO); exit 1; }
 	$(DEMO_ENV) $(BIN)/clawplane status $(DEMO) \
 	  && $(DEMO_ENV) $(BIN)/clawplane plan $(DEMO) --detailed-exitcode; \

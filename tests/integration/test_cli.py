@@ -43,7 +43,7 @@ def test_every_command_has_help(command: list[str]) -> None:
 def test_validate_quickstart_exits_0() -> None:
     proc = cli("validate", str(QUICKSTART))
     assert proc.returncode == 0, proc.stdout
-    assert "valid: 7 resources in 5 files: 0 errors, 0 warnings" in proc.stdout
+    assert "valid: 8 resources in 6 files: 0 errors, 0 warnings" in proc.stdout
 
 
 def test_validate_invalid_exits_1_and_every_line_has_a_position() -> None:

@@ -46,7 +46,7 @@ def _split(paths: list[Path], into: Path, kind: str | None = None) -> list[str]:
 def test_every_example_resource_validates_with_check_jsonschema_combined_schema(tmp_path: Path) -> None:
     schema = ROOT / "schemas" / "clawplane.schema.json"
     instances = _split(QUICKSTART, tmp_path)
-    assert len(instances) == 7
+    assert len(instances) == 8
     proc = subprocess.run(
         [_tool("check-jsonschema"), "--schemafile", str(schema), *instances],
         capture_output=True,

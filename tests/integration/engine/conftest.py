@@ -13,9 +13,11 @@ from typing import Any
 
 import psutil
 import pytest
+from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 
 ROOT = Path(__file__).resolve().parents[3]
 CANARY = "canary-secret-5d1e0c"
+PROVIDER_CANARY = "sk-canary-provider-9b2e71"
 
 
 class Cli:
@@ -73,7 +75,9 @@ def quickstart(tmp_path: Path) -> Iterator[tuple[Path, Cli]]:
     folder = tmp_path / "quickstart"
     shutil.copytree(ROOT / "examples" / "quickstart", folder, ignore=shutil.ignore_patterns(".clawplane"))
     cli = Cli(folder)
-    yield folder, cli
-    cli("down", str(folder))
-    for proc in processes_under(folder):
-        proc.kill()
+    with fake_quickstart_provider(folder, key=PROVIDER_CANARY) as fake:
+        cli.env[KEY_ENV] = fake.key or ""
+        yield folder, cli
+        cli("down", str(folder))
+        for proc in processes_under(folder):
+            proc.kill()

@@ -10,7 +10,7 @@ import anyio
 import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from tests.integration.engine.conftest import CANARY, Cli, processes_under
+from tests.integration.engine.conftest import CANARY, PROVIDER_CANARY, Cli, processes_under
 
 
 def _all_text(folder: Path) -> str:
@@ -30,7 +30,7 @@ def test_quickstart_converges_serves_and_tears_down(quickstart: tuple[Path, Cli]
     folder, cli = quickstart
     applied = cli("apply", str(folder), "--yes")
     assert applied.returncode == 0, applied.stdout + applied.stderr
-    assert "Apply complete: 7 succeeded, 0 failed" in applied.stdout
+    assert "Apply complete: 8 succeeded, 0 failed" in applied.stdout
 
     status = cli.json("status", str(folder), "--json")
     by_key = {r["key"]: r for r in status["resources"]}
@@ -50,6 +50,12 @@ def test_quickstart_converges_serves_and_tears_down(quickstart: tuple[Path, Cli]
         "Ready",
     }
     assert by_key["McpServer/docs-search"]["phase"] == "Disabled"
+    local = by_key["ModelProvider/local"]
+    assert local["phase"] == "Ready"
+    assert local["models"] == ["llama-3.1-8b-instruct", "qwen2.5-coder-32b-instruct"]
+    ready = {c["type"]: c for c in local["conditions"]}
+    assert ready["ModelsDiscovered"]["status"] == "True" and ready["Ready"]["reason"] == "Ready"
+    assert "warnings" not in by_key["Agent/writer"]
     assert by_key["Agent/coder"]["skills"] == 2 and by_key["Agent/coder"]["promptChars"] > 370
     assert status["supervisor"]["running"] is True
 
@@ -101,8 +107,17 @@ def test_quickstart_converges_serves_and_tears_down(quickstart: tuple[Path, Cli]
     assert text == "hello from clawplane, ci!"
     assert refused == 401
 
-    assert CANARY not in _all_text(folder)
-    assert CANARY not in applied.stdout + applied.stderr
+    rendered = json.loads((out / "openclaw.json").read_text())
+    assert rendered["models"]["providers"]["local"]["apiKey"] == {
+        "source": "env",
+        "provider": "default",
+        "id": "LOCAL_LLM_API_KEY",
+    }
+    assert rendered["session"] == {"dmScope": "per-channel-peer", "reset": {"mode": "idle", "idleMinutes": 240}}
+    for secret in (CANARY, PROVIDER_CANARY):
+        assert secret not in _all_text(folder)
+        assert secret not in applied.stdout + applied.stderr
+        assert all(secret not in p.read_text(errors="replace") for p in out.rglob("*") if p.is_file())
 
     down = cli("down", str(folder))
     assert down.returncode == 0 and "supervisor stopped" in down.stdout

@@ -21,6 +21,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.integration.engine.conftest import ROOT, Cli
 
 VAULT = """
@@ -174,7 +175,9 @@ def open_folder(tmp_path: Path) -> Iterator[tuple[Path, Cli]]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     cli = Cli(folder)
     try:
-        yield folder, cli
+        with fake_quickstart_provider(folder) as fake:
+            cli.env[KEY_ENV] = fake.key or ""
+            yield folder, cli
     finally:
         cli("down", str(folder))
         shutil.rmtree(base, ignore_errors=True)

@@ -25,7 +25,7 @@ def test_plan_exit_codes_and_saved_plan_staleness(quickstart: tuple[Path, Cli], 
     saved = tmp_path / "plan.json"
     proc = cli("plan", str(folder), "--out", str(saved), "--format", "json")
     doc = json.loads(proc.stdout)
-    assert doc["format_version"] == 1 and doc["summary"]["add"] == 7
+    assert doc["format_version"] == 1 and doc["summary"]["add"] == 8
     # The folder moves on after the plan was saved: the plan must be refused.
     agents = folder / "agents.yaml"
     agents.write_text(agents.read_text().replace("Writes and reviews code.", "Reviews code."))
@@ -92,7 +92,7 @@ def test_prune_guard_and_deletion(quickstart: tuple[Path, Cli]) -> None:
     plan = json.loads(cli("plan", str(folder), "--format", "json").stdout)
     deleted = [c["key"] for c in plan["changes"] if c["action"] == "delete"]
     assert deleted == ["Channel/team-telegram"] and not plan["mass_delete"]
-    for name in ("agents.yaml", "skills.yaml", "mcp-servers.yaml"):
+    for name in ("agents.yaml", "skills.yaml", "mcp-servers.yaml", "model-providers.yaml"):
         (folder / name).unlink()
     guarded = cli("apply", str(folder), "--yes")
     assert guarded.returncode == 1 and "--allow-mass-delete" in guarded.stdout

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.integration.engine.conftest import ROOT, Cli, processes_under
 
 T = TypeVar("T")
@@ -108,12 +109,14 @@ def looping(tmp_path: Path) -> Iterator[Loop]:
     (folder / "notes-two.yaml").write_text(SECOND_SERVER)
     cli = Cli(folder)
     loop = Loop(folder, cli)
-    try:
-        started = cli("run", str(folder), "--detach", "--resync-interval", "2")
-        assert started.returncode == 0, started.stdout + started.stderr
-        loop.wait_settled()
-        yield loop
-    finally:
-        cli("down", str(folder))
-        for proc in processes_under(folder):
-            proc.kill()
+    with fake_quickstart_provider(folder) as fake:
+        cli.env[KEY_ENV] = fake.key or ""
+        try:
+            started = cli("run", str(folder), "--detach", "--resync-interval", "2")
+            assert started.returncode == 0, started.stdout + started.stderr
+            loop.wait_settled()
+            yield loop
+        finally:
+            cli("down", str(folder))
+            for proc in processes_under(folder):
+                proc.kill()

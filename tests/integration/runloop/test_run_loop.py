@@ -74,7 +74,7 @@ def test_an_invalid_folder_tears_nothing_down_and_a_fix_converges(looping: Loop)
     assert shown["loop"]["folderValid"] is False and shown["loop"]["diagnostics"]
     # Diagnostics read as validate prints them, never as dataclass reprs.
     found = shown["loop"]["diagnostics"]
-    assert found[0].startswith(f"{agents}:27:1: error[yaml.syntax]: invalid YAML"), found
+    assert found[0].startswith(f"{agents}:28:1: error[yaml.syntax]: invalid YAML"), found
     assert all(re.match(r"/\S+\.yaml:\d+:\d+: error\[[a-z.-]+\]: ", d) for d in found), found
     text = looping.cli("status", str(looping.folder)).stdout
     assert "folder: INVALID" in text and f"{agents}:" in text

@@ -33,7 +33,7 @@ def test_quickstart_is_valid_without_warnings() -> None:
     assert result.ok, result.diagnostics.sorted()
     assert not result.diagnostics.warnings
     kinds = sorted(r.resource.kind for r in result.resources)
-    assert kinds == ["Agent", "Agent", "Channel", "Gateway", "McpServer", "McpServer", "Skill"]
+    assert kinds == ["Agent", "Agent", "Channel", "Gateway", "McpServer", "McpServer", "ModelProvider", "Skill"]
 
 
 def test_invalid_examples_report_every_main_diagnostic_with_positions() -> None:
