@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.integration.engine.conftest import ROOT, Cli, processes_under
 from tests.oracles.runners import CodexOracle, OpenClawOracle
 
@@ -29,12 +30,14 @@ def applied(tmp_path: Path) -> Iterator[tuple[Path, Cli]]:
     folder = tmp_path / "quickstart"
     shutil.copytree(ROOT / "examples" / "quickstart", folder, ignore=shutil.ignore_patterns(".clawplane"))
     cli = Cli(folder)
-    result = cli("apply", str(folder), "--yes")
-    assert result.returncode == 0, result.stdout + result.stderr
-    yield folder, cli
-    cli("down", str(folder))
-    for proc in processes_under(folder):
-        proc.kill()
+    with fake_quickstart_provider(folder) as fake:
+        cli.env[KEY_ENV] = fake.key or ""
+        result = cli("apply", str(folder), "--yes")
+        assert result.returncode == 0, result.stdout + result.stderr
+        yield folder, cli
+        cli("down", str(folder))
+        for proc in processes_under(folder):
+            proc.kill()
 
 
 def test_openclaw_probes_the_hosted_server_with_its_token(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.integration.engine.conftest import ROOT, Cli, processes_under
 from tests.integration.runloop.conftest import Loop
 
@@ -57,12 +58,14 @@ def guarded(tmp_path: Path) -> Iterator[Loop]:
     add_rules(folder)
     cli = Cli(folder)
     loop = Loop(folder, cli)
-    try:
-        started = cli("run", str(folder), "--detach", "--resync-interval", "1")
-        assert started.returncode == 0, started.stdout + started.stderr
-        loop.wait_settled(timeout=120)
-        yield loop
-    finally:
-        cli("down", str(folder))
-        for proc in processes_under(folder):
-            proc.kill()
+    with fake_quickstart_provider(folder) as fake:
+        cli.env[KEY_ENV] = fake.key or ""
+        try:
+            started = cli("run", str(folder), "--detach", "--resync-interval", "1")
+            assert started.returncode == 0, started.stdout + started.stderr
+            loop.wait_settled(timeout=120)
+            yield loop
+        finally:
+            cli("down", str(folder))
+            for proc in processes_under(folder):
+                proc.kill()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.integration.engine.conftest import ROOT, Cli, processes_under
 
 BROKEN_SERVER = """\
@@ -92,7 +93,9 @@ def folder(tmp_path: Path) -> Iterator[Folder]:
     path = tmp_path / "quickstart"
     shutil.copytree(ROOT / "examples" / "quickstart", path, ignore=shutil.ignore_patterns(".clawplane"))
     made = Folder(path)
-    yield made
-    made.cli("down", str(path))
-    for proc in processes_under(path):
-        proc.kill()
+    with fake_quickstart_provider(path) as fake:
+        made.cli.env[KEY_ENV] = fake.key or ""
+        yield made
+        made.cli("down", str(path))
+        for proc in processes_under(path):
+            proc.kill()

@@ -24,7 +24,7 @@ def test_an_unset_secret_fails_the_apply_with_its_name_and_a_hint(folder: Folder
     del folder.cli.env["NOTES_API_TOKEN"]
     proc = folder.cli("apply", str(folder.path), "--yes")
     assert proc.returncode == 1, proc.stdout
-    assert "Apply FAILED: 6 succeeded, 1 failed" in proc.stdout
+    assert "Apply FAILED: 7 succeeded, 1 failed" in proc.stdout
     assert "McpServer/notes: not ready (backoff" in proc.stdout
     assert "environment variable NOTES_API_TOKEN is not set" in proc.stdout
     assert "hint: set NOTES_API_TOKEN in the environment" in proc.stdout
@@ -38,7 +38,7 @@ def test_a_server_missing_a_module_shows_its_stderr_in_apply_status_and_conditio
     folder.add_broken_server()
     proc = folder.cli("apply", str(folder.path), "--yes")
     assert proc.returncode == 1, proc.stdout
-    assert "Apply FAILED: 7 succeeded, 1 failed" in proc.stdout
+    assert "Apply FAILED: 8 succeeded, 1 failed" in proc.stdout
     cause = "ModuleNotFoundError: No module named 'clawplane_test_module_that_does_not_exist'"
     assert f"McpServer/broken: not ready (backoff — the supervisor keeps retrying with back-off): " \
            f"process exited with code 1: {cause}" in proc.stdout  # fmt: skip

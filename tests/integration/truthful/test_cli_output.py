@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.integration.engine.conftest import ROOT
 from tests.integration.truthful.conftest import Folder
 
@@ -27,21 +28,23 @@ def test_mcp_edits_work_while_a_supervisor_runs(tmp_path: Path) -> None:
     folder = Folder(short / "q")
     shutil.copytree(ROOT / "examples" / "quickstart", folder.path, ignore=shutil.ignore_patterns(".clawplane"))
     os.mkfifo(folder.path / "notes.fifo")  # another kind of file a copy must not open
-    try:
-        assert folder.cli("apply", str(folder.path), "--yes").returncode == 0
-        assert (folder.state / "control.sock").is_socket()
-        path = str(folder.path)
-        for args in (
-            ("mcp", "set", path, "extra", '{"command": "node", "args": ["x.js"]}'),
-            ("mcp", "tools", path, "notes", "--include", "read_*"),
-            ("mcp", "unset", path, "extra"),
-        ):
-            proc = folder.cli(*args)
-            assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
-        assert "read_*" in (folder.path / "mcp-servers.yaml").read_text()
-    finally:
-        folder.cli("down", str(folder.path))
-        shutil.rmtree(short)
+    with fake_quickstart_provider(folder.path) as fake:
+        folder.cli.env[KEY_ENV] = fake.key or ""
+        try:
+            assert folder.cli("apply", str(folder.path), "--yes").returncode == 0
+            assert (folder.state / "control.sock").is_socket()
+            path = str(folder.path)
+            for args in (
+                ("mcp", "set", path, "extra", '{"command": "node", "args": ["x.js"]}'),
+                ("mcp", "tools", path, "notes", "--include", "read_*"),
+                ("mcp", "unset", path, "extra"),
+            ):
+                proc = folder.cli(*args)
+                assert proc.returncode == 0, (args, proc.stdout, proc.stderr)
+            assert "read_*" in (folder.path / "mcp-servers.yaml").read_text()
+        finally:
+            folder.cli("down", str(folder.path))
+            shutil.rmtree(short)
 
 
 def _on_a_terminal(*args: str) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.integration.approvals.conftest import EXTRA_SERVER
 from tests.integration.engine.conftest import ROOT, Cli, processes_under
 from tests.integration.runloop.conftest import Loop
@@ -80,12 +81,14 @@ def dashboard(tmp_path: Path) -> Iterator[Dashboard]:
     gateway.write_text(gateway.read_text() + HOLD_DELETES)
     cli = Cli(folder)
     loop = Loop(folder, cli)
-    try:
-        started = cli("run", str(folder), "--detach", "--resync-interval", "2")
-        assert started.returncode == 0, started.stdout + started.stderr
-        loop.wait_settled(timeout=120)
-        yield Dashboard(loop, str(loop.info()["endpoint"]))
-    finally:
-        cli("down", str(folder))
-        for proc in processes_under(folder):
-            proc.kill()
+    with fake_quickstart_provider(folder) as fake:
+        cli.env[KEY_ENV] = fake.key or ""
+        try:
+            started = cli("run", str(folder), "--detach", "--resync-interval", "2")
+            assert started.returncode == 0, started.stdout + started.stderr
+            loop.wait_settled(timeout=120)
+            yield Dashboard(loop, str(loop.info()["endpoint"]))
+        finally:
+            cli("down", str(folder))
+            for proc in processes_under(folder):
+                proc.kill()
