@@ -37,10 +37,12 @@ from starlette.types import ASGIApp
 from clawplane.approvals import ApprovalError, mark_applied
 from clawplane.desired import DesiredState
 from clawplane.planning import Plan
+from clawplane.reconcile import extensions
 from clawplane.reconcile.applier import ApplyContext, PlanRefusedError, apply_plan, check_plan
 from clawplane.reconcile.control import serve_control
 from clawplane.reconcile.endpoint import bind_endpoint
 from clawplane.reconcile.engine import Engine, InvalidFolderError
+from clawplane.reconcile.extensions import SupervisorContext, SupervisorService
 from clawplane.reconcile.holding import hold_back
 from clawplane.reconcile.localbackend import LocalBackend, open_local_backend
 from clawplane.reconcile.loop import DEFAULT_RESYNC_S, ReconcileLoop
@@ -80,6 +82,8 @@ class SupervisorOptions:
     resync_interval: float = DEFAULT_RESYNC_S
     metrics_port: int | None = 0
     """Port of ``/healthz``, ``/readyz``, ``/metrics`` on ``host`` (0 = any free one, None = off)."""
+    services: tuple[SupervisorService, ...] | None = None
+    """What else runs on the endpoint (None: what the entry point provided, ``extensions``)."""
     pages: Callable[[PagesContext], ASGIApp] | None = None
     """Makes the app served at ``/ui`` of the hosted endpoint (the dashboard; None: no pages)."""
 
@@ -389,7 +393,7 @@ async def _supervise(
     try:
         # Signals stay captured until teardown is over, so a second SIGTERM cannot orphan runtimes.
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received, use_ledger(ledger):
-            tokens.ensure_tokens(db, [tokens.CLI])
+            tokens.ensure_tokens(db, [tokens.CLI, tokens.READER])
             choice = bind_endpoint(
                 ws.folder,
                 db,
@@ -439,7 +443,11 @@ async def _supervise(
                             exc, "health and metrics", choice.host, options.metrics_port, "--metrics-port"
                         )
                         raise found or exc from None
-                async with anyio.create_task_group() as tg:
+                services = extensions.provided() if options.services is None else options.services
+                context = SupervisorContext(ws, db, oversight, backend)
+                async with contextlib.AsyncExitStack() as running, anyio.create_task_group() as tg:
+                    for service in services:
+                        await running.enter_async_context(service(context))
                     await tg.start(partial(serve_control, ws.socket_path, handler, after_reply=after_reply))
                     info = SupervisorInfo.for_this_process(
                         str(ws.socket_path), handler.endpoint(), utcnow(), metrics_url

@@ -32,9 +32,11 @@ from clawplane.runtimes import (
 from clawplane.runtimes.catalog import schema_hash
 from clawplane.secrets import ResolvedSecrets
 from clawplane.state import StateDB
-from clawplane.state.tokens import CLI, load_tokens
+from clawplane.state.tokens import CLI, READER, load_tokens
 
 SETTLE_MARGIN_S = 5.0
+SCOPES = {CLI: frozenset({"read", "approve"}), READER: frozenset({"read"})}
+"""Scopes of the control plane (``/mcp/_clawplane``) by consumer; the others have none."""
 
 
 def _report(supervisor: Supervisor, name: str, status: RuntimeStatus, endpoint: str | None) -> RuntimeReport:
@@ -164,7 +166,7 @@ def access_table(db: StateDB) -> dict[str, Principal]:
     """Token digest → principal, from the tokens table."""
     table: dict[str, Principal] = {}
     for record in load_tokens(db).values():
-        scopes = frozenset({"read", "approve"}) if record.consumer == CLI else frozenset()
+        scopes = SCOPES.get(record.consumer, frozenset())
         table[token_digest(record.token)] = Principal(record.consumer, record.servers, scopes)
     return table
 

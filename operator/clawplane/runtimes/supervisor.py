@@ -32,7 +32,7 @@ from clawplane.models import McpServerSpec
 from clawplane.naming import SERVER_NAME_FALLBACK, SERVER_NAME_MAX, sanitize_fragment
 from clawplane.runtimes.catalog import ServerTools, ToolEntry, ToolKind, merge_catalog
 from clawplane.runtimes.errors import UnknownServerError
-from clawplane.runtimes.proxy import Endpoint, ProxyHandle, RequestGuard, bind, serve_proxy
+from clawplane.runtimes.proxy import Endpoint, ProxyHandle, RequestGuard, Route, bind, serve_proxy
 from clawplane.runtimes.runtime import ServerRuntime
 from clawplane.runtimes.settings import RuntimeSettings
 from clawplane.runtimes.status import Phase, RuntimeEvent, RuntimeStatus, ToolResult
@@ -259,6 +259,17 @@ class Supervisor:
     def endpoint(self) -> Endpoint | None:
         """Where hosted servers are served, once ``expose`` ran."""
         return self._proxy.endpoint if self._proxy is not None else None
+
+    def mount(self, prefix: str, route: Route) -> None:
+        """Serve ``route`` at path ``prefix`` of the hosted endpoint (after ``expose``), behind its guard."""
+        if self._proxy is None:
+            raise RuntimeError("expose the hosted endpoint before mounting routes on it")
+        self._proxy.app.routes[prefix] = route
+
+    def unmount(self, prefix: str) -> None:
+        """Stop serving what was mounted at ``prefix``."""
+        if self._proxy is not None:
+            self._proxy.app.routes.pop(prefix, None)
 
     def session_counts(self) -> dict[str, int]:
         """Client sessions the hosted endpoint holds, by server."""

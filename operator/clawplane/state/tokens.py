@@ -2,8 +2,9 @@
 
 A *consumer* is whoever gets a rendered config that reaches hosted servers: the OpenClaw
 gateway (``openclaw``), each Codex projection (``codex:<agent>``), each client projection
-(``client:<client>:<agent>``), and the local operator (``cli``, which reaches no MCP
-server but reads ``/metrics``). Each token reaches exactly the hosted servers rendered
+(``client:<client>:<agent>``), and the local operator: ``cli`` (``/metrics``, and the
+control plane at ``/mcp/_clawplane`` with the ``read`` and ``approve`` scopes) and ``reader``
+(the control plane, ``read`` only). Each token reaches exactly the hosted servers rendered
 into its consumer's config (``servers``, recorded when the outputs are written). The
 database is 0600; tokens are never printed except by ``clawplane token show``.
 """
@@ -21,6 +22,7 @@ from clawplane.state.db import StateDB, utcnow
 __all__ = [
     "CLI",
     "OPENCLAW",
+    "READER",
     "TOKEN_PREFIX",
     "TokenRecord",
     "client_consumer",
@@ -34,6 +36,8 @@ __all__ = [
 
 OPENCLAW = "openclaw"
 CLI = "cli"
+READER = "reader"
+"""Reads the control plane (``/mcp/_clawplane``) and answers no approval."""
 
 
 def codex_consumer(agent: str) -> str:

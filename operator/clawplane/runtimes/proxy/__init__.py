@@ -8,7 +8,8 @@ Layers, bottom up:
 - ``hosting`` — what the proxy needs from a hosted server (``ServerRuntime`` provides it);
 - ``legacy`` / ``modern`` — one handshake-era client session, one 2026-07-28 exchange;
 - ``front`` — era routing, sessions, admission and limits of one server;
-- ``guard`` — Host/Origin checks and bearer tokens; ``app`` — routing and health;
+- ``guard`` — Host/Origin checks and bearer tokens; ``app`` — routing, health and mounted ``Route``
+  apps (the control plane, per-agent endpoints);
 - ``listener`` / ``server`` — the TCP socket (TCP_NODELAY) and the running listener.
 
 Forwarding is faithful: requests, notifications and server→client requests pass as
@@ -16,6 +17,7 @@ the client or server wrote them; only ids (and a colliding progress token) are s
 to keep parties apart, and the server's declared ``toolFilter`` hides filtered tools.
 """
 
+from clawplane.runtimes.proxy.app import PRINCIPAL_SCOPE_KEY, Route
 from clawplane.runtimes.proxy.guard import Principal, RequestGuard, TokenTable, is_loopback, token_digest
 from clawplane.runtimes.proxy.hosting import (
     SERVER_UNAVAILABLE,
@@ -29,6 +31,7 @@ from clawplane.runtimes.proxy.listener import Endpoint, PortInUseError, bind
 from clawplane.runtimes.proxy.server import ProxyHandle, serve_proxy
 
 __all__ = [
+    "PRINCIPAL_SCOPE_KEY",
     "SERVER_UNAVAILABLE",
     "SESSION_LIMIT",
     "Endpoint",
@@ -38,6 +41,7 @@ __all__ = [
     "Principal",
     "ProxyHandle",
     "RequestGuard",
+    "Route",
     "SessionPolicy",
     "TokenTable",
     "UnavailableError",

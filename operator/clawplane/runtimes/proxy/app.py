@@ -1,5 +1,6 @@
 """The proxy's ASGI app: ``/mcp/<server>`` (and ``/mcp`` for a default server), ``/healthz``,
-and the dashboard's pages at ``/ui`` (``pages``: an app with its own cookie login).
+the dashboard's pages at ``/ui`` (``pages``: an app with its own cookie login), and other apps
+mounted at path prefixes (``routes``: the control plane).
 
 Every request first passes the guard's Host/Origin check, ``/healthz`` included. MCP
 requests then need a bearer token that reaches the named server (401/403 otherwise);
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import anyio
 import anyio.abc
@@ -19,10 +21,25 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from clawplane.runtimes.proxy.front import ServerFront
-from clawplane.runtimes.proxy.guard import RequestGuard, reply
+from clawplane.runtimes.proxy.guard import Principal, RequestGuard, reply
 from clawplane.runtimes.proxy.hosting import HostedDirectory
 
-__all__ = ["ProxyApp"]
+__all__ = ["PRINCIPAL_SCOPE_KEY", "ProxyApp", "Route"]
+
+PRINCIPAL_SCOPE_KEY = "clawplane.principal"
+"""Where a mounted route finds the authenticated caller's ``Principal`` in the ASGI scope."""
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """An ASGI app mounted at a path prefix, behind the same Host/Origin and token checks.
+
+    ``allows(principal, rest)`` decides whether the caller may use it (``rest``: the path
+    after the prefix); a refusal is a 403 naming the consumer.
+    """
+
+    app: ASGIApp
+    allows: Callable[[Principal, str], bool]
 
 _MCP_PATH = re.compile(r"^/mcp(?:/(?P<name>[^/]+))?/?$")
 
@@ -45,6 +62,8 @@ class ProxyApp:
         self._fronts: dict[str, ServerFront] = {}
         self.pages: ASGIApp | None = None
         """Serves ``/ui`` after the Host/Origin check; it authenticates its callers itself."""
+        self.routes: dict[str, Route] = {}
+        """Path prefix (``/mcp/_clawplane``) → mounted app; matched before hosted servers."""
         self.asgi: Callable[[Scope, Receive, Send], object] = RequestBodyLimitMiddleware(
             self._handle, DEFAULT_MAX_REQUEST_BODY_SIZE
         )
@@ -79,6 +98,8 @@ class ProxyApp:
         if path in ("/healthz", "/health"):
             await self._health(scope, send)
             return
+        if await self._route(path, scope, receive, send):
+            return
         match = _MCP_PATH.match(path)
         name = (match.group("name") or self._default) if match else None
         if name is None:
@@ -95,6 +116,21 @@ class ProxyApp:
             await reply(send, 404, {"error": f'no hosted MCP server "{name}" here'})
             return
         await front.handle(scope, receive, send, principal)
+
+    async def _route(self, path: str, scope: Scope, receive: Receive, send: Send) -> bool:
+        """Serve ``path`` with a mounted route, if one owns it."""
+        for prefix, route in self.routes.items():
+            if path != prefix and not path.startswith(prefix + "/"):
+                continue
+            principal = await self.guard.authenticate(scope, send)
+            if principal is None:
+                return True
+            if not route.allows(principal, path[len(prefix) :].strip("/")):
+                await self.guard.forbid(send, principal, path.removeprefix("/mcp/"))
+                return True
+            await route.app({**scope, PRINCIPAL_SCOPE_KEY: principal}, receive, send)
+            return True
+        return False
 
     async def _health(self, scope: Scope, send: Send) -> None:
         phases = dict(self.directory.health())
