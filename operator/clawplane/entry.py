@@ -1,7 +1,9 @@
-"""The ``clawplane`` executable: ``clawplane k8s …`` runs the operator, everything else the CLI.
+"""The ``clawplane`` executable: ``clawplane k8s …`` runs the operator, ``clawplane mcp serve``
+the control plane as an MCP server, everything else the CLI.
 
-The CLI and the Kubernetes adapter are independent entry points (DESIGN.md layers);
-this dispatcher is the only module that knows both.
+The CLI, the Kubernetes adapter and the MCP server are independent entry points (DESIGN.md
+layers); this dispatcher is the only module that knows them all. It also hands the folder
+supervisor (``clawplane run``) the control plane's MCP endpoint, ``/mcp/_clawplane``.
 """
 
 from __future__ import annotations
@@ -10,11 +12,19 @@ import sys
 
 
 def main() -> None:
-    """Dispatch to the operator or the CLI by the first argument."""
+    """Dispatch to the operator, the MCP server or the CLI by the first arguments."""
     if sys.argv[1:2] == ["k8s"]:
         from clawplane.k8s.main import main as k8s_main
 
         sys.exit(k8s_main(sys.argv[2:]))
+    if sys.argv[1:3] == ["mcp", "serve"]:
+        from clawplane.mcpserve.main import main as serve_main
+
+        sys.exit(serve_main(sys.argv[3:]))
+    if sys.argv[1:2] == ["run"]:
+        from clawplane.mcpserve.endpoint import provide_endpoint
+
+        provide_endpoint()
     from clawplane.cli import main as cli_main
 
     cli_main()

@@ -1,0 +1,46 @@
+"""The control plane on the folder supervisor's endpoint: ``/mcp/_clawplane`` (streamable HTTP).
+
+The route needs a token with the ``read`` scope (``cli`` has read and approve, ``reader``
+only read); ``approvals_respond`` also needs ``approve``. Answers are taken in the supervisor
+itself, so an approved plan is applied at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+import anyio
+
+from clawplane.mcpserve.folder import supervisor_server
+from clawplane.mcpserve.tools import READ
+from clawplane.reconcile.extensions import SupervisorContext, provide
+from clawplane.runtimes.proxy import Principal, Route
+from clawplane.runtimes.proxy.sdkroute import serve_sdk_server
+
+__all__ = ["CONTROL_PATH", "control_endpoint", "provide_endpoint"]
+
+CONTROL_PATH = "/mcp/_clawplane"
+
+
+def _allows(principal: Principal, rest: str) -> bool:
+    return not rest and READ in principal.scopes
+
+
+@contextlib.asynccontextmanager
+async def control_endpoint(ctx: SupervisorContext) -> AsyncIterator[None]:
+    """Serve the control plane at ``CONTROL_PATH`` while the context is open."""
+    server = supervisor_server(ctx.ws, ctx.db, ctx.oversight)
+    async with serve_sdk_server(server.server) as app, anyio.create_task_group() as tg:
+        tg.start_soon(server.run_updates)
+        ctx.mount(CONTROL_PATH, Route(app, _allows))
+        try:
+            yield
+        finally:
+            ctx.unmount(CONTROL_PATH)
+            tg.cancel_scope.cancel()
+
+
+def provide_endpoint() -> None:
+    """Have every supervisor of this process serve the control plane."""
+    provide(control_endpoint)

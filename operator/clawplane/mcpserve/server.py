@@ -1,0 +1,325 @@
+"""clawplane's control plane as one MCP server (the SDK's low-level ``Server``, both protocol eras).
+
+Tools are in ``tools``; resources are ``clawplane://status``, ``clawplane://plan``,
+``clawplane://events`` and ``clawplane://agents/<id>/prompt`` (JSON, or the prompt text).
+A subscribed session gets ``notifications/resources/updated`` when a resource's content
+changes: handshake-era sessions through ``resources/subscribe``, 2026-07-28 ones through
+``subscriptions/listen``. Every new event also updates ``clawplane://events``, and for
+handshake-era subscribers the notification carries the event itself in
+``_meta["dev.clawplane/event"]``. Content is recomputed when an event arrives or a file of
+the folder changes, at most every ``REFRESH_S`` seconds, and only while someone listens.
+
+The caller is the token's principal on HTTP (its scopes decide what it may call) and the
+local user on stdio.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any, Final
+
+import anyio
+import jsonschema
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    ResourcesListChanged,
+    ResourceUpdated,
+)
+from mcp.shared.exceptions import MCPError
+
+from clawplane import __version__
+from clawplane.events import Event
+from clawplane.mcpserve.tools import READ, TOOLS, Caller, ToolDef
+from clawplane.reconcile.queries import FolderQueries, QueryError
+from clawplane.runtimes import Principal
+
+__all__ = ["EVENT_META_KEY", "PRINCIPAL_SCOPE_KEY", "ControlPlaneServer"]
+
+logger = logging.getLogger(__name__)
+
+PRINCIPAL_SCOPE_KEY: Final = "clawplane.principal"
+"""Where the HTTP route puts the caller's principal in the ASGI scope."""
+EVENT_META_KEY: Final = "dev.clawplane/event"
+REFRESH_S: Final = 0.5
+STATUS, PLAN, EVENTS = "clawplane://status", "clawplane://plan", "clawplane://events"
+PROMPT = "clawplane://agents/{agent}/prompt"
+_BY_NAME = {t.name: t for t in TOOLS}
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+class _Server(Server[Any]):
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        # The resource list changes with the folder's agents: say so in the handshake era too.
+        options = notification_options or NotificationOptions(resources_changed=True)
+        return super().create_initialization_options(options, experimental_capabilities, extensions)
+
+
+class ControlPlaneServer:
+    """The control-plane MCP server of one folder (see the module docstring)."""
+
+    def __init__(self, queries: FolderQueries, *, local: Caller | None = None) -> None:
+        self.queries = queries
+        self.local = local
+        self.bus = InMemorySubscriptionBus()
+        self._listen = ListenHandler(self.bus)
+        self._listening = 0
+        self._subscribers: dict[str, dict[int, ServerSession]] = {}
+        self._sessions: dict[int, ServerSession] = {}
+        self._digests: dict[str, str] = {}
+        self._agents: tuple[str, ...] | None = None
+        self._dirty = anyio.Event()
+        folder = queries.ws.folder
+        self.server = _Server(
+            "clawplane",
+            version=__version__,
+            title="clawplane control plane",
+            instructions=(
+                f"The clawplane control plane of {folder}: what runs (status), what the folder declares, "
+                "validation and dry-run plans, agents' tools and skills, the event queue, pending approvals "
+                "(approvals_list / approvals_respond) and the audit log."
+            ),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_templates,
+            on_read_resource=self._read_resource,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
+            on_subscriptions_listen=self._on_listen,
+        )
+
+    # -- who calls -----------------------------------------------------------------------------
+    def _caller(self, ctx: ServerRequestContext[Any, Any]) -> Caller:
+        request = ctx.request
+        scope = getattr(request, "scope", None)
+        principal = scope.get(PRINCIPAL_SCOPE_KEY) if isinstance(scope, Mapping) else None
+        if isinstance(principal, Principal):
+            return Caller(principal.consumer, principal.scopes)
+        if self.local is not None and request is None:
+            return self.local
+        return Caller("anonymous", frozenset())
+
+    def _seen(self, ctx: ServerRequestContext[Any, Any]) -> None:
+        key = id(getattr(ctx.session, "_connection", ctx.session))
+        self._sessions[key] = ctx.session
+
+    # -- tools ---------------------------------------------------------------------------------
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        self._seen(ctx)
+        return types.ListToolsResult(tools=[_tool(t) for t in TOOLS])
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        self._seen(ctx)
+        tool = _BY_NAME.get(params.name)
+        if tool is None:
+            raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
+        caller = self._caller(ctx)
+        missing = {READ, tool.scope} - caller.scopes
+        if missing:
+            return _error(
+                f'the token of "{caller.who}" lacks the {" and ".join(sorted(missing))} scope(s) {tool.name} '
+                "needs; the `cli` token has read and approve, `reader` only read (`clawplane token show`)"
+            )
+        arguments = dict(params.arguments or {})
+        try:
+            jsonschema.validate(arguments, tool.input_schema)
+        except jsonschema.ValidationError as exc:
+            where = ".".join(str(p) for p in exc.absolute_path) or "arguments"
+            return _error(f"invalid arguments for {tool.name} ({where}): {exc.message}")
+        try:
+            result = await tool.handler(self.queries, arguments, caller)
+        except QueryError as exc:
+            return _error(str(exc))
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=_json(result))], structured_content=result
+        )
+
+    # -- resources -----------------------------------------------------------------------------
+    def _agent_ids(self) -> tuple[str, ...]:
+        try:
+            desired, _ = self.queries.engine.load()
+        except Exception:  # an invalid folder has no agents to list; the status resource says why
+            return ()
+        return tuple(sorted(a.name.lower() for a in desired.agent_models))
+
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        self._seen(ctx)
+        fixed = [
+            types.Resource(uri=STATUS, name="status", description="What runs now (the status tool's answer).",
+                           mime_type="application/json"),
+            types.Resource(uri=PLAN, name="plan", description="What an apply would do now (the plan tool).",
+                           mime_type="application/json"),
+            types.Resource(uri=EVENTS, name="events", description="The newest reconcile events; subscribe to "
+                           "be told of each new one.", mime_type="application/json"),
+        ]  # fmt: skip
+        prompts = [
+            types.Resource(uri=PROMPT.format(agent=a), name=f"{a} prompt", mime_type="text/plain",
+                           description=f"The skills prompt text of agent {a}.")
+            for a in self._agent_ids()
+        ]  # fmt: skip
+        return types.ListResourcesResult(resources=[*fixed, *prompts])
+
+    async def _list_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(resource_templates=[
+            types.ResourceTemplate(uri_template=PROMPT, name="agent prompt", mime_type="text/plain",
+                                   description="The skills prompt text of one agent.")
+        ])  # fmt: skip
+
+    async def _content(self, uri: str) -> tuple[str, str]:
+        """(mime type, text) of a resource."""
+        if uri == STATUS:
+            return "application/json", _json(await self.queries.status())
+        if uri == PLAN:
+            return "application/json", _json(self.queries.plan())
+        if uri == EVENTS:
+            head = self.queries.oversight.events.head()
+            return "application/json", _json(await self.queries.events(max(0, head - 20), 0, 20))
+        prefix, suffix = "clawplane://agents/", "/prompt"
+        if uri.startswith(prefix) and uri.endswith(suffix):
+            agent = uri[len(prefix) : -len(suffix)]
+            return "text/plain", str(self.queries.agent_skills(agent, "prompt")["text"])
+        raise MCPError(types.INVALID_PARAMS, f"Unknown resource: {uri}")
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        self._seen(ctx)
+        caller = self._caller(ctx)
+        if READ not in caller.scopes:
+            raise MCPError(types.INVALID_REQUEST, f'the token of "{caller.who}" lacks the read scope')
+        try:
+            mime, text = await self._content(str(params.uri))
+        except QueryError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=str(params.uri), mime_type=mime, text=text)]
+        )
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        self._seen(ctx)
+        key = id(getattr(ctx.session, "_connection", ctx.session))
+        self._subscribers.setdefault(str(params.uri), {})[key] = ctx.session
+        self._dirty.set()
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        key = id(getattr(ctx.session, "_connection", ctx.session))
+        self._subscribers.get(str(params.uri), {}).pop(key, None)
+        return types.EmptyResult()
+
+    async def _on_listen(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        self._listening += 1
+        self._dirty.set()
+        try:
+            return await self._listen(ctx, params)
+        finally:
+            self._listening -= 1
+
+    # -- change notifications ------------------------------------------------------------------
+    def changed(self) -> None:
+        """Something may have changed (an event, a file of the folder): look again soon."""
+        self._dirty.set()
+
+    def on_event(self, event: Event) -> None:
+        """An event was published in this process."""
+        self._dirty.set()
+
+    async def run_updates(self) -> None:
+        """Recompute subscribed resources on every change and notify who listens; forever."""
+        cursor = self.queries.oversight.events.head()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._follow_events, cursor)
+            while True:
+                await self._dirty.wait()
+                self._dirty = anyio.Event()
+                if self._subscribers or self._listening:
+                    await self._refresh()
+                await anyio.sleep(REFRESH_S)  # coalesce a burst of changes into one refresh
+
+    async def _follow_events(self, cursor: int) -> None:
+        async for page in self.queries.oversight.events.follow(cursor):
+            for event in page.events:
+                await self._notify(EVENTS, meta={EVENT_META_KEY: event.to_dict()})
+            self._dirty.set()
+
+    async def _refresh(self) -> None:
+        agents = self._agent_ids()
+        if self._agents is not None and agents != self._agents:
+            await self.bus.publish(ResourcesListChanged())
+            for key, session in list(self._sessions.items()):
+                try:
+                    await session.send_resource_list_changed()
+                except Exception:  # the session is gone
+                    self._sessions.pop(key, None)
+        self._agents = agents
+        for uri in [STATUS, PLAN, *(PROMPT.format(agent=a) for a in agents)]:
+            try:
+                _, text = await self._content(uri)
+            except (QueryError, MCPError) as exc:
+                text = f"unavailable: {exc}"
+            digest = _digest(text)
+            if self._digests.get(uri, digest) != digest:
+                await self._notify(uri)
+            self._digests[uri] = digest
+
+    async def _notify(self, uri: str, meta: dict[str, Any] | None = None) -> None:
+        await self.bus.publish(ResourceUpdated(uri))
+        params = types.ResourceUpdatedNotificationParams(uri=uri, _meta=meta)
+        note = types.ResourceUpdatedNotification(params=params)
+        for key, session in list(self._subscribers.get(uri, {}).items()):
+            try:
+                await session.send_notification(note)
+            except Exception:  # the session is gone: forget it
+                self._subscribers[uri].pop(key, None)
+
+
+def _tool(t: ToolDef) -> types.Tool:
+    return types.Tool(
+        name=t.name,
+        title=t.title,
+        description=t.description,
+        input_schema=t.input_schema,
+        output_schema=t.output_schema,
+        annotations=types.ToolAnnotations(
+            title=t.title, read_only_hint=t.read_only, destructive_hint=False, open_world_hint=False
+        ),
+    )
+
+
+def _error(message: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
