@@ -229,7 +229,10 @@ class ControlPlaneServer:
     ) -> types.EmptyResult:
         self._seen(ctx)
         key = id(getattr(ctx.session, "_connection", ctx.session))
-        self._subscribers.setdefault(str(params.uri), {})[key] = ctx.session
+        uri = str(params.uri)
+        if uri not in self._digests and uri != EVENTS:  # changes are told relative to now
+            self._digests[uri] = await self._digest_of(uri)
+        self._subscribers.setdefault(uri, {})[key] = ctx.session
         self._dirty.set()
         return types.EmptyResult()
 
@@ -243,6 +246,9 @@ class ControlPlaneServer:
     async def _on_listen(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
+        for uri in [STATUS, PLAN, *(PROMPT.format(agent=a) for a in self._agent_ids())]:
+            if uri not in self._digests:  # changes are told relative to the acknowledged listen
+                self._digests[uri] = await self._digest_of(uri)
         self._listening += 1
         self._dirty.set()
         try:
@@ -288,14 +294,21 @@ class ControlPlaneServer:
                     self._sessions.pop(key, None)
         self._agents = agents
         for uri in [STATUS, PLAN, *(PROMPT.format(agent=a) for a in agents)]:
-            try:
-                _, text = await self._content(uri)
-            except (QueryError, MCPError) as exc:
-                text = f"unavailable: {exc}"
-            digest = _digest(text)
+            digest = await self._digest_of(uri)
             if self._digests.get(uri, digest) != digest:
                 await self._notify(uri)
             self._digests[uri] = digest
+
+    async def _digest_of(self, uri: str) -> str:
+        """What a resource holds now, as a digest that ignores when it was computed."""
+        try:
+            _, text = await self._content(uri)
+        except (QueryError, MCPError) as exc:
+            return _digest(f"unavailable: {exc}")
+        if uri == PLAN:  # a plan is stamped with its creation time; what it does is its hash
+            doc = json.loads(text)
+            return _digest(_json([doc["planHash"], doc["held"]]))
+        return _digest(text)
 
     async def _notify(self, uri: str, meta: dict[str, Any] | None = None) -> None:
         await self.bus.publish(ResourceUpdated(uri))

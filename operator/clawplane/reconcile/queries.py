@@ -163,7 +163,7 @@ class FolderQueries:
 
         def overlay(result: ValidationResult) -> ValidationResult:
             assert texts is not None
-            merged = validate_texts(texts, over=result)
+            merged = validate_texts(texts, over=result, roots=[self.ws.folder])
             if not merged.ok:
                 raise InvalidFolderError(merged.diagnostics)
             return merged

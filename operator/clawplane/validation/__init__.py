@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
 from clawplane._utils.gcpause import gc_paused
 from clawplane.diagnostics import Diagnostics
@@ -48,14 +49,24 @@ def _validate(paths: Iterable[str | os.PathLike[str]], cache: ValidationCache | 
     return result
 
 
+def _walk_order(name: str) -> list[tuple[int, str]]:
+    """Sort key of a file as ``os.walk`` top-down with sorted names meets it: a folder's files first."""
+    *folders, file = Path(name).parts
+    return [*((1, f) for f in folders), (0, file)]
+
+
 def validate_texts(
-    texts: Iterable[tuple[str, str]], *, over: ValidationResult | None = None
+    texts: Iterable[tuple[str, str]],
+    *,
+    over: ValidationResult | None = None,
+    roots: Iterable[str | os.PathLike[str]] | None = None,
 ) -> ValidationResult:
     """Validate in-memory files (``(name, YAML text)``) together, as ``validate_paths`` validates files.
 
     With ``over`` (a folder that validated), the texts are laid over it: a resource they
     declare replaces the folder's resource of the same kind and name, the others are added,
-    and the cross-resource checks run over the result.
+    and the cross-resource checks run over the result. Paths the resources name are checked
+    against ``roots`` (default: the texts' own names, as ``validate_paths`` of those files).
     """
     diags = Diagnostics()
     names: list[str] = []
@@ -72,11 +83,16 @@ def validate_texts(
                 invalid.append(raw)
     resources, files = loaded, names
     if over is not None:
-        replaced = {item.key for item in loaded}
-        resources = [item for item in over.resources if item.key not in replaced] + loaded
-        files = [*over.files, *(n for n in names if n not in over.files)]
+        # A text named as a folder file stands for that whole file, as writing it would.
+        replaced, written = {item.key for item in loaded}, set(names)
+        kept = [i for i in over.resources if i.key not in replaced and i.source.file not in written]
+        files = sorted({*over.files, *names}, key=_walk_order)
+        position = {name: n for n, name in enumerate(files)}
+        # Resources in the order a folder walk finds their files (a plan lists them so).
+        resources = sorted([*kept, *loaded], key=lambda item: position.get(item.source.file, len(files)))
     result = ValidationResult(resources=resources, files=files, diagnostics=diags)
     result.diagnostics.extend(check_all(resources, invalid=invalid, memo=None))
+    result.diagnostics.extend(check_paths(resources, list(names if roots is None else roots)))
     return result
 
 
