@@ -445,7 +445,8 @@ async def _supervise(
                         raise found or exc from None
                 services = extensions.provided() if options.services is None else options.services
                 context = SupervisorContext(ws, db, oversight, backend)
-                async with contextlib.AsyncExitStack() as running, anyio.create_task_group() as tg:
+                # Services close before the task group they were opened in (their scopes nest in it).
+                async with anyio.create_task_group() as tg, contextlib.AsyncExitStack() as running:
                     for service in services:
                         await running.enter_async_context(service(context))
                     await tg.start(partial(serve_control, ws.socket_path, handler, after_reply=after_reply))
