@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from mcp import Client, StdioServerParameters
+from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.fixtures.servers.helpers import authed
 from tests.integration.engine.conftest import ROOT, Cli, processes_under
 
@@ -28,14 +29,16 @@ def copy_quickstart(folder: Path) -> Cli:
 def applied(folder: Path) -> Iterator[Cli]:
     """``folder`` with the quickstart applied (its supervisor runs); stopped afterwards."""
     cli = copy_quickstart(folder)
-    try:
-        done = cli("apply", str(folder), "--yes")
-        assert done.returncode == 0, done.stdout + done.stderr
-        yield cli
-    finally:
-        cli("down", str(folder))
-        for proc in processes_under(folder):
-            proc.kill()
+    with fake_quickstart_provider(folder) as fake:  # the quickstart's ModelProvider, on loopback
+        cli.env[KEY_ENV] = fake.key or ""
+        try:
+            done = cli("apply", str(folder), "--yes")
+            assert done.returncode == 0, done.stdout + done.stderr
+            yield cli
+        finally:
+            cli("down", str(folder))
+            for proc in processes_under(folder):
+                proc.kill()
 
 
 @pytest.fixture(scope="module")
