@@ -47,6 +47,7 @@ from clawplane.reconcile.holding import hold_back
 from clawplane.reconcile.localbackend import LocalBackend, open_local_backend
 from clawplane.reconcile.loop import DEFAULT_RESYNC_S, ReconcileLoop
 from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
+from clawplane.reconcile.modelproviders import resolver_reader
 from clawplane.reconcile.oversight import Oversight
 from clawplane.reconcile.processes import (
     CGROUP_ROOT_KEY,
@@ -246,6 +247,7 @@ class _Handler:
             desired, self.db, self.backend, self.engine.renderer, self.ws.out_dir,
             require_ready=wait, restart_crashed=wait,
             on_outputs=lambda: self.backend.refresh_access(self.db),
+            secret_reader=resolver_reader(self.engine.resolver),
         )  # fmt: skip
 
 

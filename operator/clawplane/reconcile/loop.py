@@ -41,6 +41,7 @@ from clawplane.reconcile.holding import hold_back
 from clawplane.reconcile.localbackend import LocalBackend
 from clawplane.reconcile.logs import reconcile_context
 from clawplane.reconcile.metrics import LoopMetrics
+from clawplane.reconcile.modelproviders import resolver_reader
 from clawplane.reconcile.oversight import Oversight
 from clawplane.reconcile.supervisorfile import LOOP_STATUS_FILE
 from clawplane.reconcile.workspace import Workspace
@@ -374,6 +375,7 @@ class ReconcileLoop:
         return ApplyContext(
             desired, self.db, self.backend, self.engine.renderer, self.ws.out_dir,
             require_ready=True, on_outputs=self._reload_tokens,
+            secret_reader=resolver_reader(self.engine.resolver),
         )  # fmt: skip
 
     def sync_runtimes(self) -> None:

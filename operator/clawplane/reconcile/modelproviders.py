@@ -6,8 +6,9 @@ not (the probe's reason and message, e.g. ``Unauthorized``, ``Timeout``). A prov
 cannot be probed (``probe: false``, no ``baseUrl``, an API without key-based listing) has
 ``ModelsDiscovered`` Unknown and ``Ready`` True with the reason it was not checked (it is
 declared and rendered; Kubernetes tooling such as kstatus needs Ready True or False).
-Secrets are resolved by ``ApplyContext.secret_reader`` (Kubernetes reads Secrets) or from
-the environment and files locally.
+Secrets are resolved by ``ApplyContext.secret_reader``: Kubernetes reads Secrets; the local
+supervisor uses its engine's one resolver (``resolver_reader``), so a probe sees exactly the
+values the plan was made with (an apply's supplied values, the Gateway's env file, files).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from clawplane.models import ModelProvider
 from clawplane.models.values import SecretValue
 from clawplane.providers import ProbeResult, probe_provider
 from clawplane.reconcile.conditions import Cond
-from clawplane.secrets import resolve_value
+from clawplane.secrets import SecretResolver, resolve_value
 from clawplane.state import utcnow
 
 SecretReader = Callable[[SecretValue, Path], Awaitable[str]]
@@ -36,6 +37,15 @@ def local_reader(environ: Mapping[str, str] | None) -> SecretReader:
 
     async def read(value: SecretValue, base_dir: Path) -> str:
         return resolve_value(value, base_dir=base_dir, environ=environ)
+
+    return read
+
+
+def resolver_reader(resolver: SecretResolver) -> SecretReader:
+    """Resolution by ``resolver``: the values plan and apply resolve, not this process's start-up ones."""
+
+    async def read(value: SecretValue, base_dir: Path) -> str:
+        return resolver.resolve(value, base_dir=base_dir)
 
     return read
 

@@ -120,6 +120,21 @@ def test_key_rotation_replans_and_reprobes_exactly_that_provider(world: World) -
     assert KEY_1 not in _all_text(world.folder) and KEY_2 not in _all_text(world.folder)
 
 
+def test_a_key_rotated_through_the_applying_shell_is_the_key_the_probe_sends(world: World) -> None:
+    """The supervisor started with the old value in its environment; the apply's value must win."""
+    text = (world.folder / "resources.yaml").read_text()
+    (world.folder / "resources.yaml").write_text(text.replace("{file: main.key}", "{env: MAIN_LLM_KEY}"))
+    world.cli.env["MAIN_LLM_KEY"] = KEY_1
+    assert world.cli("apply", str(world.folder), "--yes").returncode == 0
+    world.main.key = KEY_2
+    world.cli.env["MAIN_LLM_KEY"] = KEY_2
+    applied = world.cli("apply", str(world.folder), "--yes")
+    assert applied.returncode == 0, applied.stdout
+    assert world.main.seen()[-1].authorized
+    assert world.status()["ModelProvider/main"]["phase"] == "Ready"
+    assert KEY_1 not in _all_text(world.folder) and KEY_2 not in _all_text(world.folder)
+
+
 def test_a_failing_provider_is_a_condition_with_its_cause_and_is_probed_again(world: World) -> None:
     world.key("main.key", KEY_2)  # the fake still wants KEY_1
     applied = world.cli("apply", str(world.folder), "--yes")
