@@ -20,7 +20,11 @@ def _new_app() -> typer.Typer:
     return typer.Typer(
         name="clawplane",
         help="Declarative control plane for OpenClaw-style AI agent gateways.",
-        epilog="The Kubernetes operator is `clawplane k8s run` (see `clawplane k8s run --help`).",
+        epilog=(
+            "The Kubernetes operator is `clawplane k8s run` (see `clawplane k8s run --help`); "
+            "the control plane as an MCP server over stdio is `clawplane mcp serve PATH` "
+            "(see `clawplane mcp serve --help`)."
+        ),
         no_args_is_help=True,
         add_completion=True,
         pretty_exceptions_enable=False,

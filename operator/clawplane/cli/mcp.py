@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 app = typer.Typer(
     name="mcp",
     help="Work with declared MCP servers.",
+    epilog=(
+        "`clawplane mcp serve PATH` serves the control plane itself over stdio "
+        "(see `clawplane mcp serve --help`)."
+    ),
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
