@@ -87,6 +87,13 @@ def _cmdline(proc: psutil.Process) -> list[str]:
         return []  # it ended meanwhile
 
 
+def _parent(proc: psutil.Process) -> int | None:
+    try:
+        return int(proc.ppid())
+    except psutil.Error:
+        return None
+
+
 def alive(proc: psutil.Process) -> bool:
     """True while ``proc`` (that very process) runs and is not a zombie."""
     try:
@@ -268,22 +275,30 @@ class World:
         assert status["supervisor"]["running"] == (sup is not None), status["supervisor"]
         for pid in pids:
             assert pid in servers
-        self.check_orphans(allowed=set(pids))
+        self.check_orphans(allowed=set(pids), supervisor=sup.pid if sup is not None else None)
         self.check_canaries()
 
     def check_foreign(self) -> None:
         for proc in self.foreign:
             assert alive(proc), f"foreign process {proc.pid} was killed"
 
-    def check_orphans(self, *, allowed: set[int]) -> None:
-        """Every process of this world is an expected server or one of its descendants."""
+    def check_orphans(self, *, allowed: set[int], supervisor: int | None = None) -> None:
+        """Every process of this world is an expected server or one of its descendants.
+
+        A crash-looping server's attempt (``--crash``) is no orphan while it is the live
+        ``supervisor``'s own child: it is restarted with back-off for as long as it is declared.
+        """
         keep = set(allowed)
         for pid in allowed:
             try:
                 keep |= {c.pid for c in psutil.Process(pid).children(recursive=True)}
             except psutil.Error:
                 continue
-        strays = [p for p in self.tagged() if p.pid not in keep]
+        strays = [
+            p for p in self.tagged()
+            if p.pid not in keep and not (supervisor is not None and "--crash" in _cmdline(p)
+                                          and _parent(p) == supervisor)
+        ]  # fmt: skip
         details = [(p.pid, p.ppid(), _cgroup_of(p.pid), p.cmdline()[-2:]) for p in strays]
         assert not strays, f"orphaned processes (pid, ppid, cgroup, args): {details}; allowed {allowed}"
 

@@ -14,6 +14,7 @@ every text it writes once more.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import json
@@ -51,11 +52,27 @@ def _schema_sql() -> str:
     return (pkg_resources.files("clawplane.state") / "schema.sql").read_text(encoding="utf-8")
 
 
+_OPEN: set[sqlite3.Connection] = set()
+
+
+@atexit.register
+def _close_all() -> None:
+    # Quick commands end with the collector off and their objects frozen: a connection whose
+    # statements sit in an uncollected cycle is never really closed, and its WAL stays for the
+    # next opener to replay (into a file it may then find corrupt). Closed here, the last
+    # connection checkpoints the WAL and removes it.
+    for conn in list(_OPEN):
+        with contextlib.suppress(sqlite3.Error):
+            conn.close()
+    _OPEN.clear()
+
+
 class StateDB:
     """A connection to one folder's state database."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
         self._conn = conn
+        _OPEN.add(conn)
         self.path = path
         self.recovered: str | None = None
         """Set when a corrupt database was moved aside on open: what happened, for the user."""
@@ -156,11 +173,13 @@ class StateDB:
         fresh = StateDB.open(self.path.parent)
         with contextlib.suppress(sqlite3.Error):
             self._conn.close()
+        _OPEN.discard(self._conn)
         self._conn, self._identity, self.recovered = fresh._conn, fresh._identity, fresh.recovered
 
     def close(self) -> None:
         """Close the connection."""
         self._conn.close()
+        _OPEN.discard(self._conn)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

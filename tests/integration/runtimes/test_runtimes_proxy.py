@@ -82,13 +82,15 @@ async def test_request_meta_error_data_and_progress_pass_through_unchanged(tmp_p
 
 
 async def test_capabilities_are_exactly_the_servers(tmp_path: Path) -> None:
+    # The direct server first: a fixture started after a Supervisor's teardown once never
+    # delivered its READY line to this (same) event loop.
+    async with http_fixture("proxy", "streamable-http") as url, authed(url, mode="legacy") as direct:
+        expected = direct.server_capabilities.model_dump(exclude_none=True)
     async with Supervisor(settings=FAST) as supervisor:
         await start(supervisor, "proxy", stdio_spec("proxy"), tmp_path)
         endpoint = await supervisor.expose(guard())
         async with authed(endpoint.url("proxy"), mode="legacy") as proxied:
-            through = proxied.server_capabilities.model_dump(exclude_none=True)
-    async with http_fixture("proxy", "streamable-http") as url, authed(url, mode="legacy") as direct:
-        assert through == direct.server_capabilities.model_dump(exclude_none=True)
+            assert proxied.server_capabilities.model_dump(exclude_none=True) == expected
 
 
 async def test_tool_filter_hides_and_refuses_filtered_tools(tmp_path: Path) -> None:
