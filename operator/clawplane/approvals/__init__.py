@@ -15,6 +15,7 @@ from clawplane.approvals.planhold import HoldDecision, decide, mark_applied
 from clawplane.approvals.policy import HeldAction, fingerprint, held_actions, rules_of
 from clawplane.approvals.queue import ApprovalQueue
 from clawplane.approvals.records import Approval, ApprovalError, ApprovalKind, Decision, Status
+from clawplane.approvals.toolcalls import ToolCallApprovals, redacted_arguments
 
 __all__ = [
     "Approval",
@@ -25,9 +26,11 @@ __all__ = [
     "HeldAction",
     "HoldDecision",
     "Status",
+    "ToolCallApprovals",
     "decide",
     "fingerprint",
     "held_actions",
     "mark_applied",
+    "redacted_arguments",
     "rules_of",
 ]

@@ -171,13 +171,23 @@ class ApprovalQueue:
         return self._resolve(current, status, by=by, reason=reason)
 
     def set_status(
-        self, approval_id: str, status: Status, *, by: str = "clawplane", reason: str = ""
+        self,
+        approval_id: str,
+        status: Status,
+        *,
+        by: str = "clawplane",
+        reason: str = "",
+        only_pending: bool = False,
     ) -> Approval:
-        """Close a request on clawplane's own account (superseded, applied, cancelled)."""
+        """Close a request on clawplane's own account (superseded, applied, cancelled).
+
+        Raises:
+            ApprovalError: No such request, or ``only_pending`` and it was answered meanwhile.
+        """
         current = self.get(approval_id)
         if current is None:
             raise ApprovalError(f"no approval request {approval_id!r}")
-        return self._resolve(current, status, by=by, reason=reason, only_pending=False)
+        return self._resolve(current, status, by=by, reason=reason, only_pending=only_pending)
 
     def expire_due(self) -> list[Approval]:
         """Mark every pending request past its expiry as expired; returns those."""

@@ -34,7 +34,7 @@ from typing import Any
 import anyio
 from starlette.types import ASGIApp
 
-from clawplane.approvals import ApprovalError, mark_applied
+from clawplane.approvals import ApprovalError, ToolCallApprovals, mark_applied
 from clawplane.desired import DesiredState
 from clawplane.planning import Plan
 from clawplane.reconcile import extensions
@@ -418,6 +418,8 @@ async def _supervise(
             )
             async with backend_cm as backend:
                 backend.refresh_access(db)
+                # Gated tool calls on the hosted endpoint wait in the folder's approval queue.
+                backend.supervisor.tool_gate = ToolCallApprovals(oversight.approvals)
                 handler = _Handler(ws, db, backend, shutdown, cleaned, oversight)
                 loop = handler.loop
                 loop.metrics, loop.resync_interval = metrics, options.resync_interval

@@ -28,6 +28,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from clawplane._utils.identity import is_stopped
 from clawplane.models import Hosting, McpServerSpec, Transport
 from clawplane.naming import is_tool_allowed
+from clawplane.naming.toolapproval import needs_approval, rule_for
 from clawplane.runtimes import calls
 from clawplane.runtimes.catalog import ServerTools, ToolKind
 from clawplane.runtimes.changes import Change, ChangeFanout
@@ -44,6 +45,7 @@ from clawplane.runtimes.failures import FailureTracker, Verdict
 from clawplane.runtimes.launch import Launch, prepare_launch
 from clawplane.runtimes.listing import ListLimits
 from clawplane.runtimes.process import ServerProcess
+from clawplane.runtimes.proxy.gate import CallGate, ToolGate, refusing_gate
 from clawplane.runtimes.proxy.hosting import SessionPolicy, UnavailableError
 from clawplane.runtimes.proxy.mux import Mux
 from clawplane.runtimes.proxy.upstream import open_mux
@@ -94,8 +96,10 @@ class ServerRuntime:
         emit: Callable[[RuntimeEvent], None],
         on_touch: Callable[[], None] = lambda: None,
         resolved: ResolvedSecrets | None = None,
+        tool_gate: Callable[[], ToolGate | None] = lambda: None,
     ) -> None:
         self.name = name
+        self._tool_gate = tool_gate
         self.resolved = resolved
         self.spec = spec
         self.config_hash = config_hash
@@ -276,6 +280,29 @@ class ServerRuntime:
     def tool_input_schema(self, tool: str) -> Mapping[str, Any] | None:
         """A tool's input schema as a fresh session lists it."""
         return next((t.input_schema for t in self._tools.tools if t.name == tool), None)
+
+    def call_gate(self, caller: str) -> CallGate | None:
+        """``toolApproval`` for ``caller``'s calls, held by the supervisor's gate (refused without one)."""
+        if self.spec.tool_approval is None:
+            return None
+        return CallGate(self.name, caller, self.approval_rule, self._tool_gate() or refusing_gate)
+
+    def approval_rule(self, tool: str) -> tuple[str, str, float] | None:
+        """``(pattern, mode, timeout_s)`` when a call to raw tool ``tool`` waits for an approval.
+
+        The mode is applied as Codex applies it (``naming.toolapproval``), with the tool's
+        annotations as the server listed them; a tool not listed yet has none, so an
+        ``auto`` rule holds it.
+        """
+        approval = self.spec.tool_approval
+        found = rule_for(tool, approval.tools) if approval is not None else None
+        if approval is None or found is None:
+            return None
+        pattern, mode = found
+        annotations = next((t.annotations for t in self._tools.tools if t.name == tool), None)
+        if not needs_approval(str(mode), annotations):
+            return None
+        return pattern, str(mode), approval.timeout_ms / 1000
 
     def sessions_changed(self, count: int) -> None:
         """The hosted endpoint now holds ``count`` client sessions of this server."""

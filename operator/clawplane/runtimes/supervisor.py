@@ -33,6 +33,7 @@ from clawplane.naming import SERVER_NAME_FALLBACK, SERVER_NAME_MAX, sanitize_fra
 from clawplane.runtimes.catalog import ServerTools, ToolEntry, ToolKind, merge_catalog
 from clawplane.runtimes.errors import UnknownServerError
 from clawplane.runtimes.proxy import Endpoint, ProxyHandle, RequestGuard, Route, bind, serve_proxy
+from clawplane.runtimes.proxy.gate import ToolGate
 from clawplane.runtimes.runtime import ServerRuntime
 from clawplane.runtimes.settings import RuntimeSettings
 from clawplane.runtimes.status import Phase, RuntimeEvent, RuntimeStatus, ToolResult
@@ -70,6 +71,8 @@ class Supervisor:
         self._tg: anyio.abc.TaskGroup | None = None
         self._bridge_scope: anyio.CancelScope | None = None
         self._proxy: ProxyHandle | None = None
+        self.tool_gate: ToolGate | None = None
+        """Holds hosted servers' gated tool calls (``toolApproval``); None refuses them."""
 
     async def __aenter__(self) -> Supervisor:
         tg = anyio.create_task_group()
@@ -131,6 +134,7 @@ class Supervisor:
                 emit=self._emit,
                 on_touch=self._touch,
                 resolved=resolved,
+                tool_gate=lambda: self.tool_gate,
             )
             self._runtimes[name] = runtime
             self._require_tg().start_soon(runtime.run)

@@ -55,7 +55,7 @@ class ServerFront:
         request = Request(scope, receive)
         version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
         if version in MODERN_PROTOCOL_VERSIONS:
-            await handle_modern(self.hosted, scope, receive, send)
+            await handle_modern(self.hosted, scope, receive, send, principal)
             return
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)
         if session_id is not None:
@@ -119,6 +119,7 @@ class ServerFront:
                 idle_ttl=policy.idle_ttl,
                 on_end=self._ended,
                 tool_allowed=self.hosted.tool_allowed,
+                gate=self.hosted.call_gate(principal.consumer),
             )
             try:
                 await self._tg.start(session.run)

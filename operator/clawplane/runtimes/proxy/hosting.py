@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from clawplane.models import SessionMode
+from clawplane.runtimes.proxy.gate import CallGate
 from clawplane.runtimes.proxy.mux import Mux
 
 __all__ = [
@@ -82,6 +83,10 @@ class Hosted(Protocol):
 
     def tool_input_schema(self, tool: str) -> Mapping[str, Any] | None:
         """The input schema of one of its tools, as listed by a fresh session."""
+        ...
+
+    def call_gate(self, caller: str) -> CallGate | None:
+        """Which of ``caller``'s calls wait for an approval (None: the server gates no tool)."""
         ...
 
     def sessions_changed(self, count: int) -> None:

@@ -39,6 +39,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from starlette.types import Message as AsgiMessage
 from starlette.types import Receive, Scope, Send
 
+from clawplane.runtimes.proxy.gate import CallGate
 from clawplane.runtimes.proxy.guard import Principal, reply
 from clawplane.runtimes.proxy.mux import Delivery, Link, Mux
 from clawplane.runtimes.proxy.wire import Message, RequestId, is_notification, is_request, is_response
@@ -148,6 +149,7 @@ class LegacySession:
         idle_ttl: float | None,
         on_end: Callable[[LegacySession], None],
         tool_allowed: Callable[[str], bool] | None = None,
+        gate: CallGate | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex
         self.server = server
@@ -156,6 +158,7 @@ class LegacySession:
         self._upstream = upstream
         self._on_end = on_end
         self._tool_allowed = tool_allowed
+        self._gate = gate
         self._idle_ttl = idle_ttl
         self._link: Link | None = None
         self._streams: dict[StreamKey, _Stream] = {}
@@ -173,7 +176,9 @@ class LegacySession:
         started = False
         try:
             async with self._upstream as mux:
-                link = self._link = mux.open_link(f"session {self.id[:8]}", tool_allowed=self._tool_allowed)
+                link = self._link = mux.open_link(
+                    f"session {self.id[:8]}", tool_allowed=self._tool_allowed, gate=self._gate
+                )
                 try:
                     with anyio.CancelScope() as self._scope:
                         task_status.started()

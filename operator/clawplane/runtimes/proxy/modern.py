@@ -35,6 +35,7 @@ from mcp.shared.inbound import (
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from clawplane.runtimes.proxy.guard import Principal
 from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, Hosted, UnavailableError
 from clawplane.runtimes.proxy.legacy import read_body
 from clawplane.runtimes.proxy.mux import Delivery, UpstreamGoneError
@@ -86,7 +87,9 @@ def _rejection(rejection: InboundLadderRejection, request_id: Any) -> Message:
     return error_response(request_id, rejection.code, rejection.message, rejection.data)
 
 
-async def handle_modern(hosted: Hosted, scope: Scope, receive: Receive, send: Send) -> None:
+async def handle_modern(
+    hosted: Hosted, scope: Scope, receive: Receive, send: Send, principal: Principal
+) -> None:
     """Serve one 2026-07-28 request of ``hosted`` (see the module docstring)."""
     request = Request(scope, receive)
     if request.method != "POST":
@@ -146,7 +149,7 @@ async def handle_modern(hosted: Hosted, scope: Scope, receive: Receive, send: Se
     if rejection is not None:
         await _json(send, _rejection(rejection, decoded["id"]))
         return
-    await _forward(hosted, decoded, receive, send)
+    await _forward(hosted, decoded, receive, send, principal)
 
 
 def _is_request(decoded: Any) -> bool:
@@ -175,10 +178,13 @@ def _param_headers_rejection(
     return validate_mcp_param_headers(schema, arguments, headers)
 
 
-async def _forward(hosted: Hosted, decoded: Message, receive: Receive, send: Send) -> None:
+async def _forward(
+    hosted: Hosted, decoded: Message, receive: Receive, send: Send, principal: Principal
+) -> None:
+    gate = hosted.call_gate(principal.consumer)
     try:
         mux = await hosted.primary()
-        link = mux.open_link(f"request {decoded['id']!r}", tool_allowed=hosted.tool_allowed)
+        link = mux.open_link(f"request {decoded['id']!r}", tool_allowed=hosted.tool_allowed, gate=gate)
     except (UnavailableError, UpstreamGoneError) as exc:
         await _json(send, error_response(decoded["id"], SERVER_UNAVAILABLE, str(exc)), 503)
         return

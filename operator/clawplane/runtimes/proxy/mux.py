@@ -15,7 +15,12 @@ objects. Each link behaves like a private connection to the server:
   is being served — the newest pending request of the highest-priority link, because
   stdio carries no "related request" field — and the answer goes back verbatim;
 - logging goes with the request being served, or to everyone when none is; list-change
-  notifications go to everyone.
+  notifications go to everyone;
+- a ``tools/call`` that the link's ``CallGate`` holds is not written upstream until its gate
+  lets it go (``gate``): meanwhile the caller gets ``notifications/progress`` (when it sent a
+  progress token), and a ``notifications/cancelled`` for it, or the link leaving, ends the
+  wait, which withdraws the approval request; a refused call is answered with the gate's
+  tool error result.
 
 ``Delivery.related`` names the downstream request a message belongs to, so an HTTP
 transport can put it on that request's response stream (or on the standalone stream).
@@ -40,6 +45,7 @@ import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from clawplane.runtimes.proxy.channel import Channel, ChannelClosedError
+from clawplane.runtimes.proxy.gate import CallGate, GatedCall, refusal_result
 from clawplane.runtimes.proxy.wire import (
     PROGRESS_TOKEN,
     SUBSCRIPTION_ID_META_KEY,
@@ -106,9 +112,12 @@ class Link:
     _receive: MemoryObjectReceiveStream[Delivery]
     tool_allowed: Callable[[str], bool] | None = None
     """The server's declared ``toolFilter``: hidden tools are left out of ``tools/list`` and refused."""
+    gate: CallGate | None = None
+    """The server's ``toolApproval``: which calls wait for an answer before they are forwarded."""
     closed: anyio.Event = field(default_factory=anyio.Event)
     reason: str | None = None
     pending: dict[Key, int] = field(default_factory=dict)  # downstream id → upstream id
+    holds: dict[Key, anyio.CancelScope] = field(default_factory=dict)  # downstream id → its wait
 
     async def send(self, msg: Message) -> None:
         """Send a message from this party to the server."""
@@ -181,13 +190,18 @@ class Mux:
 
     # -- links -----------------------------------------------------------------------------
     def open_link(
-        self, label: str, *, priority: int = 1, tool_allowed: Callable[[str], bool] | None = None
+        self,
+        label: str,
+        *,
+        priority: int = 1,
+        tool_allowed: Callable[[str], bool] | None = None,
+        gate: CallGate | None = None,
     ) -> Link:
         """A new party; lower ``priority`` parties get server requests only when no other is busy."""
         if self.gone is not None:
             raise UpstreamGoneError(self.gone)
         send, receive = anyio.create_memory_object_stream[Delivery](_LINK_BUFFER)
-        link = Link(self, label, priority, send, receive, tool_allowed)
+        link = Link(self, label, priority, send, receive, tool_allowed, gate)
         self._links.append(link)
         return link
 
@@ -202,6 +216,8 @@ class Mux:
             return
         self._links.remove(link)
         link._end(link.reason or "closed")
+        for scope in list(link.holds.values()):
+            scope.cancel()
         if self.gone is not None:
             return
         outgoing: list[Message] = []
@@ -252,6 +268,17 @@ class Mux:
             if isinstance(tool, str) and not link.tool_allowed(tool.strip()):
                 link._deliver(Delivery(error_response(msg["id"], INVALID_PARAMS, f"Unknown tool: {tool}")))
                 return
+        if method == "tools/call" and link.gate is not None and isinstance(params.get("name"), str):
+            arguments = params.get("arguments")
+            held = link.gate.held(params["name"].strip(), arguments if isinstance(arguments, dict) else {})
+            if held is not None:
+                self._hold(link, msg, held)
+                return
+        await self._forward(link, msg)
+
+    async def _forward(self, link: Link, msg: Message) -> None:
+        method = msg.get("method")
+        params = params_of(msg)
         if (
             method in ("resources/subscribe", "resources/unsubscribe")
             and isinstance(params.get("uri"), str)
@@ -269,6 +296,49 @@ class Mux:
         if method == "initialize" and self.share_initialize and self._initializing is None:
             self._initializing = anyio.Event()
         await self._write(out)
+
+    def _hold(self, link: Link, msg: Message, call: GatedCall) -> None:
+        key = _key(msg["id"])
+        if self._tg is None or key in link.holds:
+            why = "is already waiting for an approval" if key in link.holds else "is not running"
+            link._deliver(Delivery(error_response(msg["id"], INTERNAL_ERROR, f"request {msg['id']!r} {why}")))
+            return
+        scope = link.holds[key] = anyio.CancelScope()
+        self._tg.start_soon(self._held, link, msg, call, scope)
+
+    async def _held(self, link: Link, msg: Message, call: GatedCall, scope: anyio.CancelScope) -> None:
+        """Wait for the gate's answer to one call, then forward it or answer the refusal."""
+        assert link.gate is not None
+        request_id, token = msg["id"], progress_token(msg)
+
+        async def progress(done: float, total: float | None, message: str) -> None:
+            if token is None:
+                return
+            params: dict[str, Any] = {PROGRESS_TOKEN: token, "progress": done, "message": message}
+            if total is not None:
+                params["total"] = total
+            link._deliver(Delivery({"jsonrpc": "2.0", "method": "notifications/progress", "params": params},
+                                   request_id))  # fmt: skip
+
+        verdict = None
+        try:
+            with scope:
+                verdict = await link.gate.gate.hold(call, progress)
+        except Exception as exc:  # a broken queue must fail the call, not the server's other parties
+            logger.exception("%s: holding %s for an approval failed", self.name, call.tool)
+            link._deliver(Delivery(error_response(
+                request_id, INTERNAL_ERROR, f"could not hold the call for an approval: {exc}"
+            )))  # fmt: skip
+        finally:
+            link.holds.pop(_key(request_id), None)
+        if verdict is None or link.closed.is_set():
+            return  # withdrawn: cancelled by the caller, or the caller went away
+        if not verdict.proceed:
+            link._deliver(Delivery(refusal_result(request_id, verdict)))
+        elif self.gone is not None:
+            link._deliver(Delivery(self._gone_error(request_id)))
+        else:
+            await self._forward(link, msg)
 
     def _claim_token(
         self, out: Message, token: RequestId, upstream_id: int
@@ -315,6 +385,10 @@ class Mux:
             self._initialized_sent = True
         if method == "notifications/cancelled":
             request_id = params.get("requestId")
+            hold = link.holds.get(_key(request_id)) if isinstance(request_id, int | str) else None
+            if hold is not None:
+                hold.cancel()  # the server never saw the call: nothing to tell it
+                return
             upstream_id = link.pending.get(_key(request_id)) if isinstance(request_id, int | str) else None
             if upstream_id is None:
                 return
