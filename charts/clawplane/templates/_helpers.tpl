@@ -101,3 +101,8 @@ app.kubernetes.io/part-of: clawplane
 {{- $gateway := .Values.networkPolicy.gatewayPodSelector | default (dict "matchExpressions" (list (dict "key" "clawplane.dev/gateway" "operator" "Exists"))) -}}
 {{- list (dict "podSelector" $gateway) $operator | toJson -}}
 {{- end }}
+
+{{/* The Secret holding the bearer token of /metrics. */}}
+{{- define "clawplane.metricsTokenSecret" -}}
+{{- default (printf "%s-metrics-token" (include "clawplane.fullname" .)) .Values.metrics.tokenSecret.existingSecret }}
+{{- end }}

@@ -71,7 +71,32 @@ def parser() -> argparse.ArgumentParser:
         "--metrics-port", type=int, default=9090, help="Port for /metrics, /healthz, /readyz (0: off)."
     )
     run.add_argument(
-        "--health-port", type=int, default=8081, help="Port for kopf's liveness /healthz (0: off)."
+        "--metrics-bind-address",
+        default="127.0.0.1",
+        metavar="ADDRESS",
+        help="Address of the metrics/probe listener (default: loopback; the chart gives 0.0.0.0 "
+        "because the kubelet probes the pod IP).",
+    )
+    run.add_argument(
+        "--metrics-token-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="File with the bearer token /metrics requires (re-read on change; default: one generated "
+        "into STATE_DIR/metrics-token). /healthz and /readyz need none.",
+    )
+    run.add_argument(
+        "--metrics-allowed-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="Host header the metrics listener accepts on a non-loopback address (repeatable; none: any).",
+    )
+    run.add_argument(
+        "--health-port",
+        type=int,
+        default=8081,
+        help="Port for kopf's liveness /healthz on loopback (0: off).",
     )
     run.add_argument("--resync-interval", type=float, default=300.0, help="Seconds between full resyncs.")
     run.add_argument("--concurrency", type=int, default=8, help="Servers applied in parallel per namespace.")
@@ -165,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
         state_dir=args.state_dir,
         bridge_image=args.bridge_image,
         metrics_port=args.metrics_port,
+        metrics_bind=args.metrics_bind_address,
+        metrics_token_file=args.metrics_token_file,
+        metrics_allowed_hosts=frozenset(args.metrics_allowed_host),
         health_port=args.health_port,
         resync_interval=args.resync_interval,
         concurrency=args.concurrency,

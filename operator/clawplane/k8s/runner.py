@@ -25,6 +25,7 @@ from prometheus_client import Gauge
 from clawplane.k8s.election import ElectionSettings, LeaderElector
 from clawplane.k8s.kubeapi import KubeApi
 from clawplane.k8s.kubeconfig import KubeConfigError, load_connection
+from clawplane.k8s.metricsauth import FileToken, MetricsAuthError, generated_token_file, metrics_guard
 from clawplane.k8s.operator import OperatorConfig, build_registry
 from clawplane.k8s.reconciler import DEFAULT_SKILLS_MOUNT_PATH, ClusterSettings
 from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
@@ -50,6 +51,10 @@ class RunOptions:
     skills_mount_path: str = DEFAULT_SKILLS_MOUNT_PATH
     election: ElectionSettings | None = None
     """Leader election on a Lease; None runs unelected (exactly one replica)."""
+    metrics_bind: str = "127.0.0.1"
+    metrics_token_file: Path | None = None
+    """The token ``/metrics`` requires; None: one generated into the state dir."""
+    metrics_allowed_hosts: frozenset[str] = frozenset()
 
 
 def operator_config(options: RunOptions) -> OperatorConfig:
@@ -74,7 +79,13 @@ def run_operator(options: RunOptions) -> int:
     try:
         load_connection(options.kubeconfig)
         options.state_dir.mkdir(parents=True, exist_ok=True)
-    except (KubeConfigError, OSError) as exc:
+        if options.metrics_port and options.metrics_token_file is None:
+            options = replace(options, metrics_token_file=generated_token_file(options.state_dir))
+            log.info("the /metrics token is in %s", options.metrics_token_file)
+        if options.metrics_port:
+            assert options.metrics_token_file is not None
+            FileToken(options.metrics_token_file)  # a bad token file fails here, with its cause
+    except (KubeConfigError, OSError, MetricsAuthError) as exc:
         print(f"clawplane k8s: {exc}", file=sys.stderr, flush=True)
         return 2
     kopf.configure(log_format=kopf.LogFormat.JSON if options.log_format == "json" else kopf.LogFormat.FULL)
@@ -83,7 +94,7 @@ def run_operator(options: RunOptions) -> int:
     config = operator_config(options)
     election = options.election
     if election is None:
-        metrics_server = _metrics(config.metrics, options.metrics_port)
+        metrics_server = _metrics(config.metrics, options)
         try:
             kopf.run(**_kopf_arguments(options, config))
         finally:
@@ -101,7 +112,7 @@ def run_operator(options: RunOptions) -> int:
         registry=config.metrics.registry,
     )
     leader.set_function(lambda: 1.0 if elector.leading else 0.0)
-    metrics_server = _metrics(config.metrics, options.metrics_port, elector)
+    metrics_server = _metrics(config.metrics, options, elector)
     try:
         return asyncio.run(_run_elected(options, replace(config, write_fence=elector.fence), elector))
     finally:
@@ -115,7 +126,10 @@ def _kopf_arguments(options: RunOptions, config: OperatorConfig) -> dict[str, An
         "standalone": True,
         "clusterwide": not options.namespaces,
         "namespaces": options.namespaces,
-        "liveness_endpoint": f"http://0.0.0.0:{options.health_port}/healthz" if options.health_port else None,
+        # kopf's endpoint has no Host or token check: loopback only (the kubelet probes the metrics port).
+        "liveness_endpoint": f"http://127.0.0.1:{options.health_port}/healthz"
+        if options.health_port
+        else None,
     }
 
 
@@ -169,10 +183,23 @@ async def _stop_deposed(operator: asyncio.Task[None], election: ElectionSettings
     return LOST_LEADERSHIP_EXIT
 
 
-def _metrics(metrics: LoopMetrics, port: int, elector: LeaderElector | None = None) -> MetricsServer | None:
-    if not port:
+def _metrics(
+    metrics: LoopMetrics, options: RunOptions, elector: LeaderElector | None = None
+) -> MetricsServer | None:
+    if not options.metrics_port:
         return None
+    assert options.metrics_token_file is not None
     role = None if elector is None else (lambda: "leader" if elector.leading else "standby")
-    server = MetricsServer(metrics, healthy=lambda: True, ready=lambda: True, role=role)
-    server.start("0.0.0.0", port)
+    guard = metrics_guard(options.metrics_bind, options.metrics_token_file, options.metrics_allowed_hosts)
+    hint = f"the token in {options.metrics_token_file}"
+    server = MetricsServer(
+        metrics, healthy=lambda: True, ready=lambda: True, role=role, guard=guard, token_hint=hint
+    )
+    try:
+        server.start(options.metrics_bind, options.metrics_port)
+    except OSError as exc:
+        raise SystemExit(
+            f"clawplane k8s: cannot listen on {options.metrics_bind}:{options.metrics_port} for metrics: "
+            f"{exc.strerror or exc}; pick another --metrics-port or --metrics-bind-address"
+        ) from None
     return server

@@ -109,9 +109,12 @@ class MetricsServer:
         ready: Probe,
         guard: RequestGuard | None = None,
         role: Callable[[], str] | None = None,
+        token_hint: str = "clawplane token show PATH cli",
     ) -> None:
         self.metrics, self.healthy, self.ready = metrics, healthy, ready
         self.guard = guard
+        self.token_hint = token_hint
+        """Where a 401 tells the caller to find the token."""
         self.role = role
         """What ``/readyz`` adds to its answer (e.g. ``leader``/``standby`` of an elected operator)."""
         self._server: ThreadingHTTPServer | None = None
@@ -178,7 +181,7 @@ class MetricsServer:
         if needs_read:
             principal = guard.principal(scope)
             if principal is None:
-                return 401, b"/metrics needs Authorization: Bearer <token> (clawplane token show PATH cli)\n"
+                return 401, f"/metrics needs Authorization: Bearer <token> ({self.token_hint})\n".encode()
             if "read" not in principal.scopes:
                 return 403, b"this token has no read scope\n"
         return None

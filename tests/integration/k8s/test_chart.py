@@ -71,7 +71,7 @@ def test_chart_versions_follow_the_package() -> None:
 def test_defaults_render_a_cluster_wide_operator() -> None:
     docs = render()
     assert sorted(d["kind"] for d in docs) == [
-        "ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding",
+        "ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Secret",
         "Service", "ServiceAccount",
     ]  # fmt: skip
     deploy = one(docs, "Deployment")
@@ -110,7 +110,21 @@ def test_defaults_render_a_cluster_wide_operator() -> None:
     )
     assert arg(args, "--leader-elect-retry-period") == "2"
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
-    assert ports == {"metrics": 9090, "health": 8081}
+    assert ports == {"metrics": 9090}  # kopf's health endpoint is on the pod's loopback only
+    # The kubelet probes the pod IP: the chart binds every address, explicitly, and lets only the pod
+    # IP and loopback names through the Host check; /metrics needs the token of the chart's Secret.
+    assert arg(args, "--metrics-bind-address") == "0.0.0.0"
+    hosts = [args[i + 1] for i, a in enumerate(args) if a == "--metrics-allowed-host"]
+    assert hosts == ["$(POD_IP)", "localhost", "127.0.0.1"]
+    env = {e["name"]: e for e in c["env"]}
+    assert env["POD_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP"
+    assert arg(args, "--metrics-token-file") == "/var/run/clawplane/metrics-token/token"
+    token_secret = next(
+        d for d in of_kind(docs, "Secret") if d["metadata"]["name"].endswith("-metrics-token")
+    )
+    assert len(token_secret["data"]["token"]) >= 48
+    token_volume = next(v for v in pod["volumes"] if v["name"] == "metrics-token")
+    assert token_volume["secret"] == {"secretName": token_secret["metadata"]["name"], "defaultMode": 0o440}
     # Every replica answers these (kopf's endpoint on the health port runs on the leader only).
     assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
     assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
@@ -126,8 +140,11 @@ def test_defaults_render_a_cluster_wide_operator() -> None:
         "/tmp",
         "/home/clawplane",
         "/var/run/clawplane/skills",
+        "/var/run/clawplane/metrics-token",
     }
-    assert all("emptyDir" in v for v in pod["volumes"] if v["name"] in mounts)
+    assert all(
+        "emptyDir" in v for v in pod["volumes"] if v["name"] in mounts and v["name"] != "metrics-token"
+    )
 
     svc = one(docs, "Service")
     assert svc["spec"]["ports"] == [
@@ -190,7 +207,7 @@ def test_watch_namespaces_get_a_role_each_and_no_cluster_wide_access() -> None:
 
 def test_rbac_and_service_account_can_be_left_to_the_user() -> None:
     docs = render(VALUE_SETS["no-rbac"])
-    assert sorted(d["kind"] for d in docs) == ["Deployment", "PodDisruptionBudget", "Service"]
+    assert sorted(d["kind"] for d in docs) == ["Deployment", "PodDisruptionBudget", "Secret", "Service"]
     assert one(docs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "ops-sa"
     docs = render({"serviceAccount": {"create": False}})
     assert one(docs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "default"
@@ -329,3 +346,19 @@ def test_network_policy_peers_reach_the_operator() -> None:
     off = {"networkPolicy": {"enabled": False, "gatewayPodSelector": {"matchLabels": {"app": "openclaw"}}}}
     args = one(render(off), "Deployment")["spec"]["template"]["spec"]["containers"][0]["args"]
     assert args[args.index("--bridge-ingress-from") + 1] == "none"
+
+
+def test_metrics_token_from_an_existing_secret_and_a_loopback_bind() -> None:
+    docs = render(
+        {"metrics": {"bindAddress": "127.0.0.1", "tokenSecret": {"existingSecret": "scrape", "key": "t"}}}
+    )
+    assert [d for d in of_kind(docs, "Secret") if d["metadata"]["name"].endswith("-metrics-token")] == []
+    c = container(docs)
+    assert arg(c["args"], "--metrics-bind-address") == "127.0.0.1"
+    assert arg(c["args"], "--metrics-token-file") == "/var/run/clawplane/metrics-token/t"
+    assert "--metrics-allowed-host" not in c["args"]  # loopback: only loopback names pass anyway
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    assert next(v for v in pod["volumes"] if v["name"] == "metrics-token")["secret"]["secretName"] == "scrape"
+    extra = container(render({"metrics": {"allowedHosts": ["clawplane-metrics.ops.svc"]}}))["args"]
+    hosts = [extra[i + 1] for i, a in enumerate(extra) if a == "--metrics-allowed-host"]
+    assert hosts == ["$(POD_IP)", "localhost", "127.0.0.1", "clawplane-metrics.ops.svc"]

@@ -24,6 +24,7 @@ from tests.k8s.wire import WriteRecord
 
 LEASE = ("leases", "default", "clawplane-operator")
 FAST = ("--leader-elect-lease-duration", "2", "--leader-elect-renew-deadline", "1.5")
+METRICS_TOKEN = "leader-election-metrics-token"
 STARTUP_TIMEOUT = 60.0
 """kopf's start and the first pass take a few seconds; a busy 2-core machine needs headroom."""
 
@@ -54,7 +55,10 @@ class Operator:
             return ""
 
     def metric(self) -> str:
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics}/metrics", timeout=5) as resp:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.metrics}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}
+        )
+        with urllib.request.urlopen(request, timeout=5) as resp:
             text = str(resp.read().decode())
         return next(line for line in text.splitlines() if line.startswith("clawplane_leader "))
 
@@ -75,6 +79,10 @@ def start(emulator: EmulatorThread, tmp_path: Path) -> Iterator[Any]:
         cmd = [sys.executable, "-m", "clawplane", "k8s", "run", "-A", "--kubeconfig", str(kubeconfig)]
         cmd += ["--state-dir", str(home / "state"), "--skills-mount-path", str(home / "skills")]
         cmd += ["--metrics-port", str(metrics), "--health-port", "0", "--log-format", "json"]
+        token_file = home / "metrics-token"
+        token_file.parent.mkdir(parents=True, exist_ok=True)
+        token_file.write_text(METRICS_TOKEN)
+        cmd += ["--metrics-token-file", str(token_file)]
         cmd += ["--bridge-image", "example.org/clawplane:dev", "--leader-elect-retry-period", "0.2"]
         log = home / "operator.log"
         with log.open("wb") as out:

@@ -6,6 +6,7 @@ import signal
 import socket
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -19,12 +20,31 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def http_get(url: str) -> str | None:
+def http_get(url: str, headers: dict[str, str] | None = None) -> str | None:
     try:
-        with urllib.request.urlopen(url, timeout=5) as resp:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=5) as resp:
             return str(resp.read().decode())
     except OSError:
         return None
+
+
+def http_status(url: str, headers: dict[str, str]) -> int:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=5) as resp:
+            return int(resp.status)
+    except urllib.error.HTTPError as exc:
+        return int(exc.code)
+
+
+def listening_addresses(port: int) -> set[str]:
+    """Local addresses with a TCP socket listening on ``port`` (from /proc/net/tcp)."""
+    found = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        address, _, hexport = local.partition(":")
+        if state == "0A" and int(hexport, 16) == port:
+            found.add(socket.inet_ntoa(bytes.fromhex(address)[::-1]))
+    return found
 
 
 def test_operator_process_converges_and_stops_cleanly(emulator: EmulatorThread, tmp_path: Path) -> None:
@@ -67,8 +87,24 @@ def test_operator_process_converges_and_stops_cleanly(emulator: EmulatorThread, 
             assert dep["spec"]["template"]["spec"]["containers"][0]["image"] == "example.org/clawplane:dev"
             # kopf answers 200 with a JSON body while its probes pass; urlopen raises on anything else.
             wait_for("liveness", lambda: http_get(f"http://127.0.0.1:{health}/healthz"))
-            text = wait_for("metrics", lambda: http_get(f"http://127.0.0.1:{metrics}/metrics"))
+            # Unless told otherwise, both listeners are loopback; /metrics needs the generated token.
+            assert listening_addresses(metrics) == {"127.0.0.1"} and listening_addresses(health) == {
+                "127.0.0.1"
+            }
+            token_file = tmp_path / "state" / "metrics-token"
+            assert token_file.stat().st_mode & 0o777 == 0o600
+            bearer = {"Authorization": f"Bearer {token_file.read_text().strip()}"}
+            text = wait_for("metrics", lambda: http_get(f"http://127.0.0.1:{metrics}/metrics", bearer))
             assert 'clawplane_reconciles_total{result="applied"}' in text
+            url = f"http://127.0.0.1:{metrics}"
+            assert http_status(f"{url}/metrics", {}) == 401
+            assert http_status(f"{url}/metrics", {"Authorization": "Bearer not-the-token"}) == 401
+            assert (http_get(f"{url}/readyz") or "").startswith("ready") and http_get(
+                f"{url}/healthz"
+            ) == "ok\n"
+            # A page whose name resolves to 127.0.0.1 (DNS rebinding) is refused, probes included.
+            assert http_status(f"{url}/healthz", {"Host": "evil.example"}) == 421
+            assert http_status(f"{url}/metrics", {**bearer, "Host": "evil.example"}) == 421
         finally:
             proc.send_signal(signal.SIGTERM)
             code = proc.wait(timeout=30)
