@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -194,6 +194,17 @@ class EventQueue:
         else:
             next_cursor = max(after_cursor, 0)
         return EventPage(events, next_cursor, gap)
+
+    def recent(self, subjects: Sequence[str], limit: int = 20) -> tuple[Event, ...]:
+        """The newest ``limit`` (at most ``MAX_PAGE``) events about any of ``subjects``, newest first."""
+        if not subjects:
+            return ()
+        marks = ",".join("?" * len(subjects))
+        rows = self.db.query(
+            f"SELECT * FROM events WHERE subject IN ({marks}) ORDER BY seq DESC LIMIT ?",
+            (*subjects, max(1, min(limit, MAX_PAGE))),
+        )
+        return tuple(_event(r) for r in rows)
 
     def _gap(self, after_cursor: int) -> Gap | None:
         rows = self.db.query("SELECT min(seq) AS oldest FROM events")

@@ -27,8 +27,9 @@ from clawplane.reconcile.daemon import PagesContext
 from clawplane.secrets import redact_data
 from clawplane.ui import views
 from clawplane.ui.sessions import COOKIE, TTL_S, Session, Sessions
+from clawplane.ui.source import LocalSource, Source
 
-__all__ = ["dashboard"]
+__all__ = ["dashboard", "dashboard_of"]
 
 _HEADERS = {
     "content-security-policy": (
@@ -47,9 +48,9 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 class _Dashboard:
-    def __init__(self, ctx: PagesContext) -> None:
-        self.ctx = ctx
-        self.sessions = Sessions(ctx.backend.tokens)
+    def __init__(self, src: Source) -> None:
+        self.src = src
+        self.sessions = Sessions(src.tokens)
         self.env = Environment(
             loader=PackageLoader("clawplane.ui", "templates"),
             autoescape=select_autoescape(default=True, default_for_string=True),
@@ -63,6 +64,8 @@ class _Dashboard:
                 Route("/ui/logout", self.form(self.logout), methods=["POST"]),
                 Route("/ui/servers/{name}", self.page(self.server)),
                 Route("/ui/agents/{name}", self.page(self.agent)),
+                Route("/ui/plan", self.page(self.plan)),
+                Route("/ui/audit", self.page(self.audit)),
                 Route("/ui/approvals", self.page(self.approvals), methods=["GET"]),
                 Route("/ui/approvals/{id}", self.form(self.answer), methods=["POST"]),
                 Route("/ui/events", self.page(self.events)),
@@ -146,24 +149,32 @@ class _Dashboard:
     # -- pages ----------------------------------------------------------------------------------
 
     async def overview(self, request: Request, session: Session) -> Response:
-        return self.render("overview.html", session=session, view=views.overview(self.ctx), nav="overview")
+        return self.render("overview.html", session=session, view=views.overview(self.src), nav="overview")
 
     async def server(self, request: Request, session: Session) -> Response:
-        view = views.server_view(self.ctx, request.path_params["name"])
+        view = views.server_view(self.src, request.path_params["name"])
         if view is None:
             return self.render("error.html", 404, session=session, message="no such McpServer in this folder")
         return self.render("server.html", session=session, r=view, nav="overview")
 
     async def agent(self, request: Request, session: Session) -> Response:
-        view = views.agent_view(self.ctx, request.path_params["name"])
+        view = views.agent_view(self.src, request.path_params["name"])
         if view is None:
             return self.render("error.html", 404, session=session, message="no such Agent in this folder")
         return self.render("agent.html", session=session, r=view, nav="overview")
 
+    async def plan(self, request: Request, session: Session) -> Response:
+        # In the event loop, as the MCP plan tool: the state database is not shared across threads.
+        view = views.plan_view(self.src)
+        return self.render("plan.html", session=session, view=view, nav="plan")
+
+    async def audit(self, request: Request, session: Session) -> Response:
+        return self.render("audit.html", session=session, view=views.audit_view(self.src), nav="audit")
+
     async def approvals(
         self, request: Request, session: Session, message: str = "", status: int = 200
     ) -> Response:
-        view = views.approvals_view(self.ctx)
+        view = views.approvals_view(self.src)
         return self.render(
             "approvals.html", status, session=session, view=view, nav="approvals", message=message
         )
@@ -178,7 +189,7 @@ class _Dashboard:
         if decision not in (Decision.APPROVE.value, Decision.REJECT.value):
             return await self.approvals(request, session, "choose approve or reject", 400)
         try:
-            self.ctx.oversight.respond(
+            self.src.respond(
                 request.path_params["id"],
                 decision,
                 by=f"ui:{session.consumer}",
@@ -198,7 +209,7 @@ class _Dashboard:
     # -- live -----------------------------------------------------------------------------------
 
     async def events(self, request: Request, session: Session) -> Response:
-        queue = self.ctx.oversight.events
+        queue = self.src.oversight.events
         try:
             cursor = int(request.headers.get("last-event-id", ""))
         except ValueError:
@@ -208,8 +219,8 @@ class _Dashboard:
         async def stream() -> AsyncIterator[str]:
             nonlocal cursor
             yield "retry: 2000\n\n"
-            while not self.ctx.shutdown.is_set() and self.sessions.get(sid) is not None:
-                page = await _until(queue.wait(cursor, timeout=_KEEPALIVE_S, limit=200), self.ctx.shutdown)
+            while not self.src.shutdown.is_set() and self.sessions.get(sid) is not None:
+                page = await _until(queue.wait(cursor, timeout=_KEEPALIVE_S, limit=200), self.src.shutdown)
                 if page is None:
                     return
                 for event in page.events:
@@ -252,4 +263,9 @@ async def _until(work: Awaitable[Any], stop: anyio.Event) -> Any:
 
 def dashboard(ctx: PagesContext) -> ASGIApp:
     """The dashboard app for one folder's supervisor (its ``pages``)."""
-    return _Dashboard(ctx)
+    return _Dashboard(LocalSource(ctx))
+
+
+def dashboard_of(src: Source) -> ASGIApp:
+    """The dashboard app over any source (the operator serves one per namespace)."""
+    return _Dashboard(src)

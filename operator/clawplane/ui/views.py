@@ -1,9 +1,11 @@
-"""What each dashboard page shows, read from the supervisor that serves it, every value redacted.
+"""What each dashboard page shows, read from its ``Source``, every value redacted.
 
-The pages run inside the folder's supervisor: runtimes are read live from its backend, the
-recorded state from its state database, the agents' skills, prompts and tool catalogs from
-the files it rendered, and approvals from its queue. Everything handed to a template first
-passes ``redact_data`` (every form of every secret this process resolved) and token scrubbing.
+The pages run inside the process that reconciles (a folder's supervisor, or the operator):
+runtimes are read live from it, the recorded state from its state database, the agents'
+skills, prompts and tool catalogs from the files it rendered, the plan from the same planner
+as ``clawplane plan``, and approvals, events and applies from its queues and audit log.
+Everything handed to a template first passes ``redact_data`` (every form of every secret
+this process resolved) and token scrubbing.
 """
 
 from __future__ import annotations
@@ -13,30 +15,31 @@ from pathlib import Path
 from typing import Any
 
 from clawplane.approvals import Status
-from clawplane.reconcile.daemon import PagesContext, live_reports
+from clawplane.reconcile.queries import QueryError, scrubbed
 from clawplane.reconcile.statusview import status_document
-from clawplane.reconcile.supervisorfile import read_loop_status
 from clawplane.secrets import redact_data
 from clawplane.state import store
+from clawplane.ui.source import Source
 
-__all__ = ["agent_view", "approvals_view", "overview", "server_view"]
+__all__ = ["agent_view", "approvals_view", "audit_view", "overview", "plan_view", "server_view"]
 
 _MAX_FILE_BYTES = 2 * 1024 * 1024
+RECENT_EVENTS = 30
 
 
 def _clean(value: dict[str, Any]) -> dict[str, Any]:
-    return dict(redact_data(value))
+    return scrubbed(redact_data(value))
 
 
-def overview(ctx: PagesContext) -> dict[str, Any]:
+def overview(src: Source) -> dict[str, Any]:
     """Every resource with its phase and conditions, and the loop's view of the folder."""
-    doc = status_document(store.load_observed(ctx.db), live=live_reports(ctx.backend))
-    loop = read_loop_status(ctx.ws) or {}
+    doc = status_document(store.load_observed(src.db), live=src.live())
+    loop = src.loop()
     resources = sorted(doc["resources"], key=lambda r: (str(r["kind"]), str(r["name"])))
     last = loop.get("lastReconcile") or {}
     return _clean(
         {
-            "folder": str(ctx.ws.folder),
+            "label": src.label,
             "resources": resources,
             "loop": {
                 "folderValid": loop.get("folderValid", True),
@@ -46,8 +49,8 @@ def overview(ctx: PagesContext) -> dict[str, Any]:
                 "errors": loop.get("errors") or {},
                 "held": loop.get("held") or [],
             },
-            "endpoint": ctx.backend.supervisor.endpoint.base_url if ctx.backend.supervisor.endpoint else "",
-            "pending": len(ctx.oversight.approvals.find()),
+            "endpoint": src.endpoint(),
+            "pending": len(src.oversight.approvals.find()),
         }
     )
 
@@ -59,10 +62,10 @@ def _resource(doc: dict[str, Any], kind: str, name: str) -> dict[str, Any] | Non
     return None
 
 
-def server_view(ctx: PagesContext, name: str) -> dict[str, Any] | None:
-    """One McpServer: its endpoint, tools with descriptions, restarts and stderr tail (None: unknown)."""
-    observed = store.load_observed(ctx.db)
-    reports = live_reports(ctx.backend)
+def server_view(src: Source, name: str) -> dict[str, Any] | None:
+    """One McpServer: endpoint, tools, restarts, stderr tail and recent events (None: unknown)."""
+    observed = store.load_observed(src.db)
+    reports = src.live()
     entry = _resource(status_document(observed, live=reports), "McpServer", name)
     if entry is None:
         return None
@@ -83,7 +86,11 @@ def server_view(ctx: PagesContext, name: str) -> dict[str, Any] | None:
     entry["endpoint"] = report.get("endpoint") or entry.get("endpoint") or ""
     entry["stderr"] = list(report.get("stderr") or entry.get("stderr") or [])
     entry["toolList"] = tools
-    entry["sessions"] = ctx.backend.supervisor.session_counts().get(name, 0)
+    entry["sessions"] = src.sessions().get(name, 0)
+    entry["events"] = [
+        {"at": e.at, "type": e.type, **dict(e.data)}
+        for e in src.oversight.events.recent([f"McpServer/{name}", name], limit=RECENT_EVENTS)
+    ]
     return _clean(entry)
 
 
@@ -96,14 +103,14 @@ def _read_json(path: Path) -> Any:
         return None
 
 
-def agent_view(ctx: PagesContext, name: str) -> dict[str, Any] | None:
+def agent_view(src: Source, name: str) -> dict[str, Any] | None:
     """One Agent: skills in, eligible and excluded with reasons, the prompt against its budget, tools."""
-    entry = _resource(status_document(store.load_observed(ctx.db)), "Agent", name)
+    entry = _resource(status_document(store.load_observed(src.db)), "Agent", name)
     if entry is None:
         return None
     # The id is a resource name the engine accepted (DNS-label shaped): no path can escape.
-    folder = ctx.ws.out_dir / "agents" / name.lower()
-    if folder.parent != ctx.ws.out_dir / "agents":
+    folder = src.ws.out_dir / "agents" / name.lower()
+    if folder.parent != src.ws.out_dir / "agents":
         return None
     snapshot = _read_json(folder / "snapshot.json") or {}
     prompt = snapshot.get("prompt") or {}
@@ -126,9 +133,30 @@ def agent_view(ctx: PagesContext, name: str) -> dict[str, Any] | None:
     return _clean(entry)
 
 
-def approvals_view(ctx: PagesContext) -> dict[str, Any]:
+def approvals_view(src: Source) -> dict[str, Any]:
     """Pending approvals with what they hold, and the answered ones."""
-    queue = ctx.oversight.approvals
+    queue = src.oversight.approvals
     pending = [a.to_dict() for a in queue.find()]
-    answered = [a.to_dict() for a in queue.find(statuses=[s for s in Status if not s.open], limit=50)]
-    return _clean({"pending": pending, "answered": answered})
+    return _clean({"pending": pending, "answered": _answered(src)})
+
+
+def _answered(src: Source, limit: int = 50) -> list[dict[str, Any]]:
+    closed = [s for s in Status if not s.open]
+    return [a.to_dict() for a in src.oversight.approvals.find(statuses=closed, limit=limit)]
+
+
+def plan_view(src: Source) -> dict[str, Any]:
+    """What an apply would do now (``clawplane plan``'s text and changes), or why it cannot be planned."""
+    try:
+        found = src.plan()
+    except QueryError as exc:
+        return _clean({"error": str(exc), "changes": [], "text": "", "held": []})
+    plan = found["plan"]
+    changes = [c for c in plan.get("changes") or () if c.get("action") != "noop"]
+    outputs = [c for c in plan.get("outputs") or () if c.get("action") != "noop"]
+    return _clean({**found, "error": "", "changes": changes, "outputs": outputs})
+
+
+def audit_view(src: Source) -> dict[str, Any]:
+    """Recent applies (who, commit, plan hash, outcome) and the approval answers."""
+    return _clean({"applies": src.audit(50)["entries"], "answers": _answered(src)})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 
 import httpx
@@ -9,7 +10,7 @@ from tests.integration.engine.conftest import CANARY
 from tests.integration.runloop.conftest import wait_for
 from tests.integration.ui.conftest import Dashboard, csrf_of
 
-PAGES = ("/ui", "/ui/servers/notes", "/ui/agents/writer", "/ui/approvals", "/ui/events")
+PAGES = ("/ui", "/ui/servers/notes", "/ui/agents/writer", "/ui/plan", "/ui/approvals", "/ui/audit", "/ui/events")
 
 
 def test_nothing_of_the_folder_before_login(dashboard: Dashboard) -> None:
@@ -150,3 +151,50 @@ def test_approve_and_reject_held_deletes(dashboard: Dashboard) -> None:
         # An answered request takes no second answer: a clear refusal, not a traceback.
         late = client.post(f"/ui/approvals/{approval}", data={"csrf": csrf_of(page), "decision": "approve"})
         assert late.status_code == 409
+
+
+def test_plan_page_is_the_cli_plan_redacted(dashboard: Dashboard) -> None:
+    folder, loop = dashboard.loop.folder, dashboard.loop
+    with dashboard.login() as client:
+        settled = client.get("/ui/plan").text
+        assert "No changes: the running state matches the folder." in settled
+        # A held delete stays in the plan until it is answered: what the folder would change now.
+        (folder / "doomed-one.yaml").unlink()
+        wait_for("a held delete", lambda: "approval-" in client.get("/ui/approvals").text or None)
+        page = client.get("/ui/plan").text
+        row = page.split('data-key="McpServer/doomed-one"')[1].split("</tr>")[0]
+        assert ">delete<" in row
+        assert "delete McpServer/doomed-one (rule server-deletes)" in page.split('id="plan-held"')[1]
+        cli = loop.cli("plan", str(folder))
+        text = html.unescape(page.split('<pre id="plan-text">')[1].split("</pre>")[0])
+        assert text.strip() == cli.stdout.strip()
+        assert CANARY not in page and CANARY not in cli.stdout
+        (folder / "broken.yaml").write_text("apiVersion: clawplane.dev/v1alpha1\nkind: McpServer\nmetadata:\n  name: Bad_Name\n")
+        broken = client.get("/ui/plan").text
+        assert "No plan: the folder does not validate" in broken and "broken.yaml:" in broken
+
+
+def test_audit_page_lists_applies_and_answers(dashboard: Dashboard) -> None:
+    folder = dashboard.loop.folder
+    with dashboard.login() as client:
+        audit = client.get("/ui/audit").text
+        applies = audit.split('id="applies"')[1].split("</table>")[0]
+        assert "success" in applies and "@" in applies
+        (folder / "doomed-one.yaml").unlink()
+
+        def pending() -> str | None:
+            page = client.get("/ui/approvals").text
+            return page if 'id="approval-' in page else None
+
+        page = wait_for("a held delete", pending)
+        approval = page.split('id="approval-')[1].split('"')[0]
+        client.post(f"/ui/approvals/{approval}", data={"csrf": csrf_of(page), "decision": "reject", "reason": "keep it"})
+        answers = client.get("/ui/audit").text.split('id="answers"')[1]
+        assert approval in answers and "rejected" in answers and "keep it" in answers and "ui:cli" in answers
+
+
+def test_server_page_shows_its_recent_events(dashboard: Dashboard) -> None:
+    with dashboard.login() as client:
+        page = client.get("/ui/servers/notes").text
+        events = page.split('id="events"')[1].split("</table>")[0]
+        assert "ready" in events.lower() and "No events recorded" not in events

@@ -92,3 +92,16 @@ def test_a_reader_sees_events_another_process_writes(tmp_path: Path) -> None:
             return [e.subject for e in page.events]
 
     assert anyio.run(main) == ["apr-1"]
+
+
+def test_recent_events_of_a_subject_come_newest_first(tmp_path: Path) -> None:
+    queue = EventQueue(StateDB.open(tmp_path))
+    for phase in ("Starting", "Ready", "Crashed"):
+        queue.publish("phase_changed", "McpServer/notes", phase=phase)
+        queue.publish("phase_changed", "McpServer/other", phase=phase)
+    queue.publish("tools_changed", "notes")
+    recent = queue.recent(["McpServer/notes", "notes"], limit=3)
+    assert [(e.type, e.data.get("phase")) for e in recent] == [
+        ("tools_changed", None), ("phase_changed", "Crashed"), ("phase_changed", "Ready"),
+    ]
+    assert queue.recent([]) == () and queue.recent(["McpServer/none"]) == ()

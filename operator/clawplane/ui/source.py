@@ -1,0 +1,112 @@
+"""Where the dashboard reads from: a folder's supervisor (``clawplane run``) or a namespace of the operator.
+
+The pages ask a ``Source`` the same questions either way: the recorded state (its state
+database), what runs right now, what the reconcile loop last saw, what an apply would do now
+(``plan``, the same answer as ``clawplane plan`` and the MCP ``plan`` tool), the audit log,
+and the event and approval queues. ``LocalSource`` answers for a folder's supervisor;
+``clawplane k8s run`` brings its own for a namespace (``k8s/dashboard.py``).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import anyio
+
+from clawplane.approvals import Approval
+from clawplane.reconcile.daemon import PagesContext, live_reports
+from clawplane.reconcile.oversight import Oversight
+from clawplane.reconcile.queries import FolderQueries
+from clawplane.reconcile.supervisorfile import read_loop_status
+from clawplane.reconcile.workspace import Workspace
+from clawplane.runtimes.proxy import TokenTable
+from clawplane.state import StateDB
+
+__all__ = ["LocalSource", "Source"]
+
+
+class Source(ABC):
+    """What one dashboard shows and answers through (see the module docstring)."""
+
+    ws: Workspace
+    """Its folder (for the operator: the namespace's resources written out) and rendered files."""
+    db: StateDB
+    oversight: Oversight
+    tokens: TokenTable
+    """Who may log in: a token's ``read`` scope to look, ``approve`` to answer."""
+    shutdown: anyio.Event
+    """Set when the dashboard's process stops: live streams end then."""
+    label: str
+    """What the pages say they show (``folder /path`` or ``namespace ns``)."""
+
+    @abstractmethod
+    def live(self) -> dict[str, dict[str, Any]]:
+        """What each runtime reports right now, by server (empty where nothing runs here)."""
+
+    @abstractmethod
+    def sessions(self) -> dict[str, int]:
+        """Client sessions by server."""
+
+    @abstractmethod
+    def endpoint(self) -> str:
+        """The base URL its servers are reached at ('' when none)."""
+
+    @abstractmethod
+    def loop(self) -> dict[str, Any]:
+        """What the reconcile loop last saw (``loop.json``'s fields: folderValid, diagnostics, ...)."""
+
+    @abstractmethod
+    def plan(self) -> dict[str, Any]:
+        """What an apply would do now, as the MCP ``plan`` tool answers (raises ``QueryError``)."""
+
+    def audit(self, limit: int = 50) -> dict[str, Any]:
+        """Recent applies, newest first (as the MCP ``audit`` tool answers)."""
+        return self.queries().audit(limit)
+
+    def respond(self, approval_id: str, decision: str, *, by: str, reason: str) -> Approval:
+        """Answer an approval (raises ``ApprovalError``)."""
+        return self.oversight.respond(approval_id, decision, by=by, reason=reason)
+
+    def queries(self) -> FolderQueries:
+        """The shared question answerer over this source's folder and state."""
+        found: FolderQueries | None = getattr(self, "_queries", None)
+        if found is None:
+
+            async def respond(approval_id: str, decision: str, by: str, reason: str) -> Approval:
+                return self.respond(approval_id, decision, by=by, reason=reason)
+
+            found = FolderQueries(self.ws, self.db, self.oversight, respond)
+            self._queries = found
+        return found
+
+
+class LocalSource(Source):
+    """A folder's supervisor: runtimes live from its backend, the loop from ``loop.json``."""
+
+    def __init__(self, ctx: PagesContext) -> None:
+        self.ctx = ctx
+        self.ws, self.db, self.oversight, self.shutdown = ctx.ws, ctx.db, ctx.oversight, ctx.shutdown
+        self.tokens = ctx.backend.tokens
+        self.label = f"Folder {ctx.ws.folder}"
+
+    def live(self) -> dict[str, dict[str, Any]]:
+        """Reports of the supervisor's runtimes."""
+        return live_reports(self.ctx.backend)
+
+    def sessions(self) -> dict[str, int]:
+        """Sessions of the hosted endpoint."""
+        return self.ctx.backend.supervisor.session_counts()
+
+    def endpoint(self) -> str:
+        """The hosted endpoint's base URL."""
+        endpoint = self.ctx.backend.supervisor.endpoint
+        return endpoint.base_url if endpoint else ""
+
+    def loop(self) -> dict[str, Any]:
+        """The loop's last word, from ``loop.json``."""
+        return read_loop_status(self.ws) or {}
+
+    def plan(self) -> dict[str, Any]:
+        """A fresh plan of the folder (its own engine: the loop's is not disturbed)."""
+        return self.queries().plan()
