@@ -83,6 +83,7 @@ class ToolCallApprovals:
                 "tool": call.tool,
                 "arguments": redacted_arguments(call.arguments),
                 "caller": call.caller,
+                "endpoint": call.endpoint,
                 "rule": call.rule,
                 "mode": call.mode,
                 "timeoutMs": round(call.timeout_s * 1000),

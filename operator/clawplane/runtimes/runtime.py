@@ -285,7 +285,8 @@ class ServerRuntime:
         """``toolApproval`` for ``caller``'s calls, held by the supervisor's gate (refused without one)."""
         if self.spec.tool_approval is None:
             return None
-        return CallGate(self.name, caller, self.approval_rule, self._tool_gate() or refusing_gate)
+        gate = self._tool_gate() or refusing_gate
+        return CallGate(self.name, caller, self.approval_rule, gate, endpoint=f"/mcp/{self.name}")
 
     def approval_rule(self, tool: str) -> tuple[str, str, float] | None:
         """``(pattern, mode, timeout_s)`` when a call to raw tool ``tool`` waits for an approval.

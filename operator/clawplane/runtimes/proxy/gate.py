@@ -54,6 +54,8 @@ class GatedCall:
     """Its Codex approval mode."""
     timeout_s: float
     """How long the call may wait for an answer."""
+    endpoint: str = ""
+    """Where it was called (``/mcp/<server>``, ``/mcp/agents/<agent>``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +87,7 @@ class CallGate:
     rule_for: Callable[[str], tuple[str, str, float] | None]
     """Raw tool name → ``(pattern, mode, timeout_s)`` when a call to it must wait, else None."""
     gate: ToolGate
+    endpoint: str = ""
 
     def held(self, tool: str, arguments: Mapping[str, Any]) -> GatedCall | None:
         """The call as the gate holds it, or None when it goes straight through."""
@@ -92,7 +95,9 @@ class CallGate:
         if rule is None:
             return None
         pattern, mode, timeout_s = rule
-        return GatedCall(self.server, tool, dict(arguments), self.caller, pattern, mode, timeout_s)
+        return GatedCall(
+            self.server, tool, dict(arguments), self.caller, pattern, mode, timeout_s, self.endpoint
+        )
 
 
 class _Refusing:
