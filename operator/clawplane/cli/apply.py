@@ -22,7 +22,7 @@ from clawplane.cli.common import (
     workspace,
 )
 from clawplane.cli.console import EXIT_INVALID, out
-from clawplane.cli.run import LoopArgs, start_detached, stop_started
+from clawplane.cli.supervising import LoopArgs, start_detached, stop_started
 from clawplane.reconcile.applier import current_user
 from clawplane.reconcile.control import ControlError, request
 from clawplane.reconcile.workspace import Workspace
