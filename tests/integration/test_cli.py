@@ -77,6 +77,23 @@ def test_strict_makes_warnings_fail(tmp_path: Path) -> None:
     assert cli("validate", "--strict", str(tmp_path)).returncode == 1
 
 
+def test_quiet_prints_only_what_fails_the_run(tmp_path: Path) -> None:
+    (tmp_path / "s.yaml").write_text(  # a legacy `type:` is a warning
+        "apiVersion: clawplane.dev/v1alpha1\nkind: McpServer\nmetadata:\n  name: s\nspec:\n  type: sse\n  url: http://h/x\n"
+    )
+    loud = cli("validate", str(tmp_path))
+    assert "warning[" in loud.stdout and "valid: " in loud.stdout
+    quiet = cli("validate", "--quiet", str(tmp_path))
+    assert (quiet.returncode, quiet.stdout) == (0, "")
+    strict = cli("validate", "--quiet", "--strict", str(tmp_path))
+    assert strict.returncode == 1
+    assert strict.stdout == loud.stdout[: loud.stdout.index("valid: ")]
+    errors = cli("validate", "-q", str(INVALID))
+    printed = [ln for ln in errors.stdout.splitlines() if not ln.startswith("  hint:")]
+    assert errors.returncode == 1 and printed and all("error[" in ln for ln in printed)
+    assert "invalid: " not in errors.stdout
+
+
 def test_usage_errors_exit_2() -> None:
     assert cli("validate").returncode == 2
     assert cli("validate", "--format", "xml", str(QUICKSTART)).returncode == 2

@@ -16,13 +16,13 @@ QUICK_COMMANDS = frozenset(
 
 def main() -> None:
     """Run the CLI; no Python traceback ever reaches the user."""
-    from clawplane._utils.gcpause import gc_paused
-
     command = sys.argv[1] if len(sys.argv) > 1 else None
     if command in QUICK_COMMANDS:
         # The process ends with the command, and the command's garbage is acyclic in bulk (see
         # gc_paused): the collector would only traverse it. A serving command needs it.
         gc.disable()
+    from clawplane._utils.gcpause import gc_paused
+
     try:
         with fail_cleanly():
             # Only the command asked for is imported (defining models makes garbage the collector

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from clawplane.cli.console import EXIT_INVALID, EXIT_OK, out, print_diagnostic
-from clawplane.diagnostics import Diagnostics, format_github, format_json, summary_line
+from clawplane.diagnostics import Diagnostics, Severity, format_github, format_json, summary_line
 from clawplane.validation import ValidationResult, validate_paths
 
 
@@ -27,17 +27,22 @@ def validate(
         OutputFormat, typer.Option("--format", "-f", help="text, json or github annotations.")
     ] = OutputFormat.TEXT,
     strict: Annotated[bool, typer.Option("--strict", help="Treat warnings as errors.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Print only errors and warnings.")] = False,
+    quiet: Annotated[
+        bool,
+        typer.Option("--quiet", "-q", help="Print only what fails: errors (and warnings with --strict)."),
+    ] = False,
 ) -> None:
     """Validate resources: exit 0 when valid, 1 when invalid (or warnings with --strict)."""
     result = validate_paths(paths)
-    emit(result, output=output, quiet=quiet)
+    emit(result, output=output, quiet=quiet, strict=strict)
     failed = result.diagnostics.has_errors or (strict and bool(result.diagnostics.warnings))
     raise typer.Exit(EXIT_INVALID if failed else EXIT_OK)
 
 
-def emit(result: ValidationResult, *, output: OutputFormat, quiet: bool = False) -> None:
-    """Print a validation result in the chosen format."""
+def emit(
+    result: ValidationResult, *, output: OutputFormat, quiet: bool = False, strict: bool = False
+) -> None:
+    """Print a validation result in the chosen format; ``quiet`` text is what fails the run only."""
     diags: Diagnostics = result.diagnostics
     files, resources = len(result.files), len(result.resources)
     if output is OutputFormat.JSON:
@@ -48,7 +53,8 @@ def emit(result: ValidationResult, *, output: OutputFormat, quiet: bool = False)
             out.print(format_github(d), markup=False)
         return
     for d in diags.sorted():
-        print_diagnostic(out, d)
+        if not quiet or d.severity is Severity.ERROR or (strict and d.severity is Severity.WARNING):
+            print_diagnostic(out, d)
     if not quiet:
         line = summary_line(diags, files=files, resources=resources)
         out.print(("invalid: " if diags.has_errors else "valid: ") + line, markup=False)

@@ -41,6 +41,7 @@ class Model(BaseModel):
         extra="forbid",
         frozen=True,
         validate_default=False,
+        defer_build=True,
     )
 
 

@@ -90,6 +90,36 @@ def test_one_loader_reads_each_text(monkeypatch) -> None:  # type: ignore[no-unt
     assert len(made) == 1
 
 
+def test_a_quiet_valid_validate_imports_no_terminal_library() -> None:
+    got = fresh(
+        f"""
+        import json, sys, atexit
+        sys.argv = ["clawplane", "validate", {str(QUICKSTART)!r}, "--quiet"]
+        atexit.register(lambda: print(json.dumps(sorted(
+            m for m in sys.modules if m.split(".")[0] in ("rich", "mcp", "httpx", "anyio", "jsonschema")
+        ))))
+        from clawplane.cli import main
+        main()
+        """
+    )
+    assert got == []
+
+
+def test_validation_builds_validators_only_for_the_kinds_it_meets() -> None:
+    got = fresh(
+        f"""
+        import json
+        from clawplane.models import KINDS
+        from clawplane.validation import validate_paths
+        result = validate_paths([{str(QUICKSTART / "mcp-servers.yaml")!r}])
+        met = sorted({{item.resource.kind for item in result.resources}})
+        built = sorted(kind for kind, cls in KINDS.items() if cls.__pydantic_complete__)
+        print(json.dumps({{"met": met, "built": built}}))
+        """
+    )
+    assert got["met"] == got["built"] == ["McpServer"]
+
+
 def test_a_command_that_ends_runs_without_the_collector() -> None:
     got = fresh(
         f"""
