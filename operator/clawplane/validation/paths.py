@@ -58,16 +58,28 @@ def check_paths(resources: list[LoadedResource], roots: Iterable[str | os.PathLi
     """Warnings for paths outside ``roots`` that no Gateway's ``allowedPaths`` covers."""
     folders = [Path(os.path.realpath(r)) for r in roots]
     folders = [f if f.is_dir() else f.parent for f in folders]
+    bases: dict[str, Path] = {}  # a file holds many resources: resolve its folder once
+
+    def base_of(item: LoadedResource) -> Path:
+        name = item.source.file
+        base = bases.get(name)
+        if base is None:
+            base = bases[name] = Path(name).resolve().parent
+        return base
+
     allowed = [
-        _absolute(p, Path(item.source.file).resolve().parent)
+        _absolute(p, base_of(item))
         for item in resources
         if isinstance(item.resource, Gateway)
         for p in item.resource.spec.allowed_paths
     ]
     found: list[Diagnostic] = []
     for item in resources:
-        base = Path(item.source.file).resolve().parent
-        for field, raw, what in _references(item):
+        references = list(_references(item))
+        if not references:
+            continue
+        base = base_of(item)
+        for field, raw, what in references:
             target = _absolute(raw, base)
             if not _inside(target, folders) and not _inside(target, allowed):
                 found.append(
