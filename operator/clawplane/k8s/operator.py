@@ -16,6 +16,7 @@ from typing import Any
 
 import kopf
 
+from clawplane.k8s.approvals import APPROVE_ANNOTATION, REJECT_ANNOTATION
 from clawplane.k8s.children import RESTART_ANNOTATION
 from clawplane.k8s.hub import Hub
 from clawplane.k8s.kubeapi import KubeApi
@@ -26,6 +27,8 @@ from clawplane.reconcile.metrics import LoopMetrics
 
 FINALIZER = "clawplane.dev/finalizer"
 DELETE_WAIT_SECONDS = 120.0
+HELD_RETRY_SECONDS = 10.0
+"""How often a held delete looks again (an annotation answering it also triggers a pass)."""
 
 
 @dataclass
@@ -54,7 +57,13 @@ class _State:
 def _fingerprint(body: Any) -> tuple[Any, ...]:
     meta = body.get("metadata", {})
     annotations = meta.get("annotations") or {}
-    return (meta.get("generation"), annotations.get(RESTART_ANNOTATION), bool(meta.get("deletionTimestamp")))
+    return (
+        meta.get("generation"),
+        annotations.get(RESTART_ANNOTATION),
+        bool(meta.get("deletionTimestamp")),
+        annotations.get(APPROVE_ANNOTATION),  # an answer to a held action needs a pass
+        annotations.get(REJECT_ANNOTATION),
+    )
 
 
 def configure(settings: kopf.OperatorSettings) -> None:
@@ -154,6 +163,10 @@ def _register_kind(
         worker = hub().worker(namespace)
         result = await worker.wait(worker.poke(), DELETE_WAIT_SECONDS)
         key = f"{body['kind']}/{name}"
-        if result is None or result.error or result.results.get(key, "ok") != "ok":
+        outcome = result.results.get(key, "ok") if result is not None else ""
+        if result is not None and not result.error and outcome.startswith("held: "):
+            # The delete waits for an approval: the finalizer stays until it is answered.
+            raise kopf.TemporaryError(outcome, delay=HELD_RETRY_SECONDS)
+        if result is None or result.error or outcome != "ok":
             detail = (result.results.get(key) or result.error) if result else "no pass ran"
             raise kopf.TemporaryError(f"cleanup of {key} failed: {detail}", delay=5)

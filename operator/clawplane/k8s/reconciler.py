@@ -15,7 +15,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from clawplane.approvals import ApprovalQueue, mark_applied
 from clawplane.desired import DesiredState
+from clawplane.events import EventQueue
+from clawplane.k8s.approvals import answer_annotations, approval_conditions
 from clawplane.k8s.backend import KubeBackend
 from clawplane.k8s.children import RESTART_ANNOTATION, Owner
 from clawplane.k8s.configmaps import (
@@ -31,12 +34,14 @@ from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
 from clawplane.k8s.materialize import Materialized, Materializer, key_of
 from clawplane.k8s.secretrefs import Redaction, SecretReader, secret_refs
 from clawplane.k8s.skillfiles import SkillFiles, collect
-from clawplane.k8s.statuses import build_status, status_patch
+from clawplane.k8s.statuses import build_status, status_patch, with_condition
 from clawplane.k8s.watches import OwnWrites
 from clawplane.models import API_GROUP, KINDS
 from clawplane.models.values import SecretValue, ValueFrom
 from clawplane.reconcile.applier import ApplyContext, apply_plan
+from clawplane.reconcile.conditions import Cond
 from clawplane.reconcile.engine import Engine, InvalidFolderError, Patch
+from clawplane.reconcile.holding import AppliedSources, hold_back
 from clawplane.reconcile.modelproviders import local_reader
 from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes import RuntimeSettings
@@ -124,6 +129,12 @@ class NamespaceReconciler:
         self.materializer = Materializer(self.ws.folder)
         self._render_problems: set[str] = set()
         self.db = StateDB.open(self.ws.state_dir)
+        self.approvals = ApprovalQueue(self.db, EventQueue(self.db))
+        self.sources = AppliedSources()
+        """What the last pass applied: held actions keep their resources as they were."""
+        self._approved: dict[str, Cond] = {}
+        """``Approved`` by resource key, from the last pass's hold decision."""
+        self._refused_answers: set[str] = set()
         self.events = EventRecorder(api, namespace)
         self.writer = ChildWriter(api, namespace, own or OwnWrites(), self.events)
         self.backend = KubeBackend(
@@ -150,6 +161,7 @@ class NamespaceReconciler:
         result = PassResult()
         crs = await self._list()
         live = [cr for cr in crs if not cr["metadata"].get("deletionTimestamp")]
+        answer_annotations(self.approvals, crs, self._refused_answers)
         secrets = SecretReader(self.api, self.namespace)
         self.backend.secrets = secrets
         secret_problems = await self._digests(live, secrets)
@@ -184,8 +196,10 @@ class NamespaceReconciler:
             result.config_maps = published.changed
             child_problems.update(published.problems)
         observed = store.load_observed(self.db)  # once: statuses and the requeue check share it
+        # A held delete keeps its object terminating: it still reports why.
+        reported = live + [cr for cr in crs if cr not in live and key_of(cr) in self._approved]
         result.statuses = await self._write_statuses(
-            live, observed, materialized, secret_problems, child_problems, last_good
+            reported, observed, materialized, secret_problems, child_problems, last_good
         )
         result.requeue = _unsettled(live, observed)
         result.seconds = time.monotonic() - started
@@ -236,7 +250,11 @@ class NamespaceReconciler:
         return {"agents": agents, "gateway": gateways[0] if gateways else None}
 
     async def _plan_and_apply(self, result: PassResult) -> None:
-        planned = self.engine.plan(self.db)
+        held = hold_back(
+            self.engine, self.db, self.engine.plan(self.db), self.approvals, self.sources,
+            requested_by="clawplane k8s operator",
+        )  # fmt: skip
+        planned = held.planned
         ctx = ApplyContext(
             planned.desired,
             self.db,
@@ -253,7 +271,15 @@ class NamespaceReconciler:
 
         applied = await apply_plan(planned.plan, ctx, allow_mass_delete=True, emit=emit)
         result.ok = applied.ok
-        result.results = applied.results
+        result.results = dict(applied.results)
+        self.sources.remember(planned.validation)
+        released = {h.change.key for h in held.decision.released}
+        if released and all(result.results.get(key) == "ok" for key in released):
+            mark_applied(self.approvals, held.decision)
+        self._approved = approval_conditions(held.decision)
+        for key, cond in self._approved.items():
+            if not cond.status:  # not carried out: a finalizer waiting on it must keep waiting
+                result.results[key] = f"held: {cond.message}"
         self._report_render_problems()
 
     def _skill_files(self) -> SkillFiles:
@@ -295,13 +321,14 @@ class NamespaceReconciler:
                 cr,
                 observed.resources.get(key),
                 problem=materialized.problems.get(key),
-                accepted_generation=materialized.accepted_generation.get(key),
+                accepted_generation=materialized.accepted_generation.get(key, _held_generation(cr)),
                 secret_problems=secret_problems.get(key, []),
                 tools=list(observed.tools_applied.get(cr["metadata"]["name"], ())),
                 child_problem=child_problems.get(key),
                 last_good=_last_good_note(key, last_good, materialized),
                 servers=_agent_servers(cr, live, observed) if cr["kind"] == "Agent" else None,
             )
+            wanted = with_condition(wanted, cr, self._approved.get(key))
             patch = status_patch(cr.get("status"), wanted)
             if patch is None:
                 continue
@@ -365,6 +392,12 @@ def _agent_servers(
     if names is None:
         names = [n for n, cr in declared.items() if (cr.get("spec") or {}).get("enabled", True)]
     return {n: observed.resources.get(f"McpServer/{n}") for n in names if n in declared}
+
+
+def _held_generation(cr: dict[str, Any]) -> int | None:
+    """A terminating resource whose delete is held runs the generation it has (it left the folder)."""
+    meta = cr["metadata"]
+    return int(meta.get("generation") or 1) if meta.get("deletionTimestamp") else None
 
 
 def _unsettled(live: list[dict[str, Any]], observed: ObservedState) -> bool:

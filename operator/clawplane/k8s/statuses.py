@@ -185,6 +185,27 @@ def _carry(prior: list[dict[str, Any]], now: list[dict[str, Any]]) -> list[dict[
     return out
 
 
+def with_condition(status: dict[str, Any], cr: dict[str, Any], approved: Cond | None) -> dict[str, Any]:
+    """``status`` with the resource's ``Approved`` condition: this pass's, else an earlier True one.
+
+    A held resource the plan never applied has no record yet: its phase says it waits.
+    """
+    prior = next((c for c in (cr.get("status") or {}).get("conditions") or () if c.get("type") == "Approved"),
+                 None)  # fmt: skip
+    if approved is None and prior is not None and prior.get("status") == "True":
+        approved = Cond("Approved", True, str(prior.get("reason")), str(prior.get("message") or ""))
+    if approved is None:
+        return status
+    generation = int(status.get("observedGeneration") or cr["metadata"].get("generation") or 1)
+    before = [c for c in (cr.get("status") or {}).get("conditions") or () if c.get("type") == "Approved"]
+    fresh = merge(before, [approved], generation=generation)[0]
+    conditions = [c for c in status.get("conditions") or () if c.get("type") != "Approved"]
+    out = {**status, "conditions": [*conditions, fresh]}
+    if not approved.status and out.get("phase") in ("Invalid", "Pending", None):
+        out["phase"], out["message"] = "Held", approved.message
+    return out
+
+
 def status_patch(current: dict[str, Any] | None, wanted: dict[str, Any]) -> dict[str, Any] | None:
     """A merge patch from ``current`` to ``wanted`` over the keys clawplane owns; None if equal."""
     current = current or {}
