@@ -106,6 +106,11 @@ def decide(
 def mark_applied(queue: ApprovalQueue, decision: HoldDecision) -> None:
     """Close the approved requests whose actions this pass applied."""
     for approval in decision.approved:
-        if queue.get(approval.id) is not None:
-            queue.set_status(approval.id, Status.APPLIED, by=approval.resolved_by or "clawplane",
-                             reason="the approved actions were applied")  # fmt: skip
+        current = queue.get(approval.id)
+        if current is not None:
+            # The approver's own words stay on record; "applied" is added, not swapped in.
+            applied = "the approved actions were applied"
+            said = current.reason.strip()
+            reason = f"{said}; {applied}" if said else applied
+            by = approval.resolved_by or "clawplane"
+            queue.set_status(approval.id, Status.APPLIED, by=by, reason=reason)

@@ -157,11 +157,14 @@ def test_hold_decisions_follow_the_folder_and_the_answers(tmp_path: Path) -> Non
     again = decide(queue, held, plan_hash=p.plan_hash(), requested_by="loop")
     assert not again.new and again.request is not None and again.request.id == first.request.id
 
-    queue.respond(first.request.id, "approve", by="cli:alice")
+    queue.respond(first.request.id, "approve", by="cli:alice", reason="b is retired (TICKET-7)")
     released = decide(queue, held, plan_hash=p.plan_hash(), requested_by="loop")
     assert released.waiting == () and [h.change.key for h in released.released] == ["McpServer/b"]
     mark_applied(queue, released)
-    assert queue.get(first.request.id).status is Status.APPLIED  # type: ignore[union-attr]
+    applied = queue.get(first.request.id)
+    assert applied is not None and applied.status is Status.APPLIED
+    assert applied.resolved_by == "cli:alice"
+    assert applied.reason == "b is retired (TICKET-7); the approved actions were applied"
 
     # A second delete, rejected: it stays held, and is not asked again.
     held2, p2 = rules_and_plan(tmp_path, DELETES, {"c.yaml": server("c"), "d.yaml": server("d")}, {"c.yaml": server("c")})
