@@ -72,6 +72,8 @@ class Worker:
         self._record(result)
         if result.ok and not result.requeue:
             self.failures = 0
+            if result.recheck_in is not None:  # a held action's request expires then: report it
+                self._schedule(result.recheck_in)
             return result
         self.failures += 1
         delay = min(BACKOFF_MAX, BACKOFF_BASE * 2 ** (self.failures - 1))

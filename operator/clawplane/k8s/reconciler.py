@@ -12,10 +12,12 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from clawplane.approvals import ApprovalQueue, mark_applied
+from clawplane.approvals.records import parse_time
 from clawplane.desired import DesiredState
 from clawplane.events import EventQueue
 from clawplane.k8s.approvals import answer_annotations, approval_conditions
@@ -81,6 +83,8 @@ class PassResult:
     seconds: float = 0.0
     requeue: bool = False
     """Some server is not ready yet: check again later even if no event arrives."""
+    recheck_in: float | None = None
+    """Seconds until a pending approval request expires: pass again then, to report it."""
 
 
 class ClusterEngine(Engine):
@@ -277,6 +281,10 @@ class NamespaceReconciler:
         if released and all(result.results.get(key) == "ok" for key in released):
             mark_applied(self.approvals, held.decision)
         self._approved = approval_conditions(held.decision)
+        request = held.decision.request
+        if request is not None and request.pending:
+            left = (parse_time(request.expires_at) - datetime.now(UTC)).total_seconds()
+            result.recheck_in = max(0.5, left + 0.5)
         for key, cond in self._approved.items():
             if not cond.status:  # not carried out: a finalizer waiting on it must keep waiting
                 result.results[key] = f"held: {cond.message}"

@@ -4,7 +4,8 @@ The Gateway holds McpServer deletes. Deleting a server leaves it terminating (fi
 and running, with ``Approved=False/AwaitingApproval`` naming the request; annotating it with
 ``clawplane.dev/approve: <id>`` lets the delete go through. A second one, annotated with
 ``clawplane.dev/reject: <id>``, stays with ``Approved=False/Rejected``; an annotation naming a
-request that does not hold the resource is ignored. Answers are in the namespace's audit.
+request that does not hold the resource is ignored; one nobody answers in time turns
+``Expired``. Answers are in the namespace's audit.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ from clawplane.state import StateDB, store
 
 HOLD_DELETES = {
     **GATEWAY,
-    "spec": {"approvals": {"rules": [{"name": "server-deletes", "kinds": ["McpServer"], "actions": ["delete"]}]}},
+    "spec": {"approvals": {"rules": [
+        {"name": "brief-deletes", "kinds": ["McpServer"], "actions": ["delete"], "names": ["brief-*"], "ttlMs": 2000},
+        {"name": "server-deletes", "kinds": ["McpServer"], "actions": ["delete"]},
+    ]}},
 }
 
 
@@ -34,8 +38,9 @@ def _approval_id(message: str) -> str:
 
 
 def test_held_deletes_are_answered_by_annotation(cluster: Cluster) -> None:
-    apply_all(cluster, secret("x"), server(), server("other"), server("third"), agent(None), HOLD_DELETES)
-    for name in ("notes", "other", "third"):
+    servers = [server(name) for name in ("notes", "other", "third", "brief-one")]
+    apply_all(cluster, secret("x"), *servers, agent(None), HOLD_DELETES)
+    for name in ("notes", "other", "third", "brief-one"):
         cluster.ready(name)
 
     cluster.emu.delete_object("mcpservers", NS, "other")
@@ -64,6 +69,11 @@ def test_held_deletes_are_answered_by_annotation(cluster: Cluster) -> None:
     assert cluster.get("deployments", "mcp-third") is not None
     notes = cluster.get("mcpservers", "notes")
     assert notes is not None and not any(c["type"] == "Approved" for c in notes["status"]["conditions"])
+
+    cluster.emu.delete_object("mcpservers", NS, "brief-one")  # held for 2 s only
+    expired = cluster.condition("mcpservers", "brief-one", "Approved", status="False", reason="Expired")
+    assert "was expired" in expired["message"]
+    assert cluster.get("deployments", "mcp-brief-one") is not None
 
     db = StateDB.open(cluster.op.state_dir / "namespaces" / NS / "state")
     try:
