@@ -26,6 +26,7 @@ from clawplane.models import SessionMode
 from clawplane.models.mcpserver import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TTL_MS
 
 if TYPE_CHECKING:
+    from clawplane.models.mcpserver import ToolApproval
     from clawplane.runtimes import BridgeOptions, Endpoint, RuntimeStatus
 
 CONTEXT_SETTINGS = {"allow_interspersed_args": False}
@@ -63,6 +64,18 @@ def _read_token(path: Path) -> str:
     return token
 
 
+def _tool_approval(text: str) -> ToolApproval:
+    from pydantic import ValidationError
+
+    from clawplane.models.mcpserver import ToolApproval
+
+    try:
+        return ToolApproval.model_validate_json(text)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
+        raise _fail(f"--tool-approval is not a toolApproval object: {problems}") from None
+
+
 def bridge(
     command: Annotated[
         list[str],
@@ -93,6 +106,10 @@ def bridge(
     session_idle_ttl_ms: Annotated[
         int, typer.Option("--session-idle-ttl-ms", min=1, help="Close a client session idle this long.")
     ] = DEFAULT_SESSION_IDLE_TTL_MS,
+    tool_approval: Annotated[
+        str | None,
+        typer.Option("--tool-approval", help="toolApproval JSON: the calls it holds are refused."),
+    ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error.")] = "warning",
 ) -> None:
     """Run one stdio MCP server and serve it at http://HOST:PORT/mcp until it exits."""
@@ -117,6 +134,7 @@ def bridge(
             f"no token: give --token-file PATH (or set {TOKEN_ENV}); "
             "--allow-unauthenticated serves without one, on loopback only"
         )
+    gated = _tool_approval(tool_approval) if tool_approval is not None else None
     from clawplane.reconcile.logs import configure_logging
 
     configure_logging("text", level=getattr(logging, log_level.upper()))
@@ -130,6 +148,7 @@ def bridge(
         sessions=sessions,
         max_sessions=max_sessions,
         session_idle_ttl_ms=session_idle_ttl_ms,
+        tool_approval=gated,
     )
     code = anyio.run(_serve, command, options)
     raise typer.Exit(code)

@@ -150,6 +150,8 @@ def _bridge_argv(name: str, spec: McpServerSpec) -> list[str]:
     argv = ["clawplane", "bridge", "--host", "0.0.0.0", "--port", str(BRIDGE_PORT), "--name", name]
     argv += ["--token-file", TOKEN_FILE, "--sessions", spec.sessions.value]
     argv += ["--max-sessions", str(spec.max_sessions), "--session-idle-ttl-ms", str(spec.session_idle_ttl_ms)]
+    if spec.tool_approval is not None:  # no approval queue in the pod: the bridge refuses held calls
+        argv += ["--tool-approval", spec.tool_approval.model_dump_json(by_alias=True)]
     return [*argv, "--"]
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 
 from clawplane.models import McpServerSpec, SessionMode
-from clawplane.models.mcpserver import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TTL_MS
+from clawplane.models.mcpserver import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TTL_MS, ToolApproval
 from clawplane.runtimes import reaping
 from clawplane.runtimes.childwatch import watch_children_with_pidfds
 from clawplane.runtimes.proxy import Endpoint, Principal, RequestGuard, TokenTable, bind
@@ -47,6 +47,8 @@ class BridgeOptions:
     sessions: SessionMode = SessionMode.PER_CLIENT
     max_sessions: int = DEFAULT_MAX_SESSIONS
     session_idle_ttl_ms: int = DEFAULT_SESSION_IDLE_TTL_MS
+    tool_approval: ToolApproval | None = None
+    """The server's ``toolApproval``: the bridge has no approval queue, so it refuses those calls."""
     settings: RuntimeSettings = field(default_factory=RuntimeSettings)
 
 
@@ -98,6 +100,7 @@ async def run_bridge(
         sessions=options.sessions,
         max_sessions=options.max_sessions,
         session_idle_ttl_ms=options.session_idle_ttl_ms,
+        tool_approval=options.tool_approval,
     )
     settings = replace(options.settings, max_restarts=0, inherit_environment=True)
     sock = bind(options.host, options.port)  # before anything starts: a busy port fails fast and plainly

@@ -11,16 +11,30 @@ tool's annotations say it is safe. Both protocol eras (``auto`` negotiates 2026-
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from tests.fixtures.servers.helpers import FAST, START_TIMEOUT, authed, guard, stdio_spec
+from tests.fixtures.servers.helpers import (
+    CLAWPLANE,
+    FAST,
+    START_TIMEOUT,
+    TOKEN,
+    authed,
+    bridge_process,
+    guard,
+    script,
+    stdio_spec,
+)
 
 from clawplane.approvals import Approval, ApprovalKind, ApprovalQueue, Decision, Status, ToolCallApprovals
 from clawplane.events import EventQueue
+from clawplane.k8s.children import Owner, server_deployment
 from clawplane.models.mcpserver import ToolApproval
 from clawplane.runtimes import Phase, Supervisor
 from clawplane.state import StateDB
@@ -217,3 +231,35 @@ async def test_without_an_approval_queue_a_gated_call_is_refused_not_run(tmp_pat
 
     assert refused.is_error and "has no approval queue" in text(refused)
     assert text(passed) == "value of k" and ran == "lookup k"
+
+
+async def test_the_bridge_refuses_the_calls_its_tool_approval_holds() -> None:
+    gated = '{"tools": {"write_*": "prompt", "lookup": "auto"}}'
+    async with (
+        bridge_process(sys.executable, script("gated"), args=["--tool-approval", gated]) as (_, url),
+        authed(url, mode="legacy") as client,
+    ):
+        refused = await client.call_tool("write_note", {"title": "x"})
+        passed = await client.call_tool("lookup", {"key": "k"})
+        ran = text(await client.call_tool("ran", {}))
+
+    assert refused.is_error and "has no approval queue" in text(refused) and "it was not run" in text(refused)
+    assert text(passed) == "value of k" and ran == "lookup k"
+
+
+async def test_the_bridge_refuses_a_malformed_tool_approval() -> None:
+    process = await anyio.run_process(
+        [*CLAWPLANE, "bridge", "--port", "0", "--tool-approval", '{"tools": {"x": "always"}}', "--", "true"],
+        check=False, env={**os.environ, "CLAWPLANE_BRIDGE_TOKEN": TOKEN},
+    )  # fmt: skip
+    assert process.returncode == 2
+    assert b"--tool-approval is not a toolApproval object: tools.x:" in process.stderr
+
+
+def test_kubernetes_bridge_pods_get_the_tool_approval() -> None:
+    spec = stdio_spec("gated", tool_approval=ToolApproval(tools={"write_*": "prompt"}))  # type: ignore[dict-item]
+    argv = server_deployment("gated", "demo", spec, owner=Owner("McpServer", "gated", "u1"), image="img",
+                             config_hash="h")["spec"]["template"]["spec"]["containers"][0]["command"]  # fmt: skip
+    flag = argv.index("--tool-approval")
+    assert json.loads(argv[flag + 1]) == {"tools": {"write_*": "prompt"}, "timeoutMs": 50000}
+    assert argv.index("--") > flag

@@ -108,7 +108,8 @@ class _Refusing:
             message=(
                 f'Tool "{call.tool}" of MCP server "{call.server}" needs an approval (toolApproval '
                 f'rule "{call.rule}": {call.mode}), and this endpoint has no approval queue to hold '
-                "it in; call it through `clawplane run`'s endpoint, or change spec.toolApproval"
+                "it in (clawplane bridge, as in Kubernetes pods, cannot hold calls); it was not run. "
+                "Call it through `clawplane run`'s endpoint, or change spec.toolApproval"
             ),
         )
 
