@@ -281,12 +281,13 @@ class ServerRuntime:
         """A tool's input schema as a fresh session lists it."""
         return next((t.input_schema for t in self._tools.tools if t.name == tool), None)
 
-    def call_gate(self, caller: str) -> CallGate | None:
-        """``toolApproval`` for ``caller``'s calls, held by the supervisor's gate (refused without one)."""
+    def call_gate(self, caller: str, *, endpoint: str | None = None) -> CallGate | None:
+        """``toolApproval`` for ``caller``'s calls on ``endpoint`` (default: the hosted one), held by
+        the supervisor's gate (refused without one)."""
         if self.spec.tool_approval is None:
             return None
         gate = self._tool_gate() or refusing_gate
-        return CallGate(self.name, caller, self.approval_rule, gate, endpoint=f"/mcp/{self.name}")
+        return CallGate(self.name, caller, self.approval_rule, gate, endpoint=endpoint or f"/mcp/{self.name}")
 
     def approval_rule(self, tool: str) -> tuple[str, str, float] | None:
         """``(pattern, mode, timeout_s)`` when a call to raw tool ``tool`` waits for an approval.

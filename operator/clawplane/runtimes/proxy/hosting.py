@@ -85,8 +85,8 @@ class Hosted(Protocol):
         """The input schema of one of its tools, as listed by a fresh session."""
         ...
 
-    def call_gate(self, caller: str) -> CallGate | None:
-        """Which of ``caller``'s calls wait for an approval (None: the server gates no tool)."""
+    def call_gate(self, caller: str, *, endpoint: str | None = None) -> CallGate | None:
+        """Which of ``caller``'s calls (made on ``endpoint``) wait for an approval (None: none do)."""
         ...
 
     def sessions_changed(self, count: int) -> None:
