@@ -79,8 +79,17 @@ def run_operator(options: RunOptions) -> int:
     try:
         load_connection(options.kubeconfig)
         options.state_dir.mkdir(parents=True, exist_ok=True)
-        if options.metrics_port and options.metrics_token_file is None:
+        given = options.metrics_token_file
+        if options.metrics_port and (given is None or not given.exists()):
+            # An optional Secret volume that is not there yet (plain manifests): still a token, ours.
             options = replace(options, metrics_token_file=generated_token_file(options.state_dir))
+            if given is not None:
+                log.warning(
+                    "no /metrics token at %s (is the Secret missing?); using a generated one in %s: "
+                    "create the Secret (key token) and restart to scrape with it",
+                    given,
+                    options.metrics_token_file,
+                )
             log.info("the /metrics token is in %s", options.metrics_token_file)
         if options.metrics_port:
             assert options.metrics_token_file is not None

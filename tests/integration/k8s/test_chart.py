@@ -124,7 +124,7 @@ def test_defaults_render_a_cluster_wide_operator() -> None:
     )
     assert len(token_secret["data"]["token"]) >= 48
     token_volume = next(v for v in pod["volumes"] if v["name"] == "metrics-token")
-    assert token_volume["secret"] == {"secretName": token_secret["metadata"]["name"], "defaultMode": 0o440}
+    assert token_volume["secret"] == {"secretName": token_secret["metadata"]["name"], "defaultMode": 0o440, "optional": True}
     # Every replica answers these (kopf's endpoint on the health port runs on the leader only).
     assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
     assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}

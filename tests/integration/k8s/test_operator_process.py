@@ -63,6 +63,8 @@ def test_operator_process_converges_and_stops_cleanly(emulator: EmulatorThread, 
         str(tmp_path / "skills"),
     ]
     cmd += ["--log-format", "json", "--bridge-image", "example.org/clawplane:dev"]
+    # The Secret volume is optional: a token file that is not there still means a token, generated.
+    cmd += ["--metrics-token-file", str(tmp_path / "no-secret" / "token")]
     log = tmp_path / "operator.log"
     with log.open("w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
@@ -111,4 +113,5 @@ def test_operator_process_converges_and_stops_cleanly(emulator: EmulatorThread, 
     output = log.read_text()
     assert code == 0, output[-3000:]
     assert "Traceback" not in output
+    assert "no /metrics token at" in output and "is the Secret missing?" in output
     assert '"message":' in output or '"msg":' in output  # --log-format json
