@@ -76,6 +76,21 @@ def _tool_approval(text: str) -> ToolApproval:
         raise _fail(f"--tool-approval is not a toolApproval object: {problems}") from None
 
 
+def _address(text: str, default_port: int | None, flag: str) -> tuple[str, int]:
+    """``HOST[:PORT]`` (``[v6]:PORT`` for IPv6) as (host, port)."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(f"//{text.strip()}")
+        host, port = parts.hostname, parts.port
+    except ValueError as exc:
+        raise _fail(f"{flag} {text!r} is not HOST:PORT ({exc})") from None
+    port = port if port is not None else default_port
+    if not host or port is None or port == 0:
+        raise _fail(f"{flag} {text!r} is not HOST:PORT (a host and a non-zero port)")
+    return host, port
+
+
 def bridge(
     command: Annotated[
         list[str],
@@ -111,6 +126,20 @@ def bridge(
         typer.Option("--tool-approval", help="toolApproval JSON: the calls it holds are refused."),
     ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error.")] = "warning",
+    advertise: Annotated[
+        str | None,
+        typer.Option(
+            "--advertise", help="HOST[:PORT] the other replicas reach this one at (default: --host:--port)."
+        ),
+    ] = None,
+    peer: Annotated[
+        list[str] | None,
+        typer.Option("--peer", help="HOST:PORT of another replica of this server (repeatable)."),
+    ] = None,
+    peers_dns: Annotated[
+        str | None,
+        typer.Option("--peers-dns", help="DNS name whose addresses are the replicas (a headless Service)."),
+    ] = None,
 ) -> None:
     """Run one stdio MCP server and serve it at http://HOST:PORT/mcp until it exits."""
     from clawplane.runtimes import BridgeOptions
@@ -149,6 +178,9 @@ def bridge(
         max_sessions=max_sessions,
         session_idle_ttl_ms=session_idle_ttl_ms,
         tool_approval=gated,
+        advertise=None if advertise is None else _address(advertise, port, "--advertise"),
+        peers=tuple(_address(p, None, "--peer") for p in peer or ()),
+        peers_dns=peers_dns.strip() or None if peers_dns else None,
     )
     code = anyio.run(_serve, command, options)
     raise typer.Exit(code)

@@ -24,9 +24,11 @@ from clawplane.k8s.children import (
     TOKEN_KEY,
     Owner,
     UnsupportedInClusterError,
+    peers_service_name,
     server_child_name,
     server_deployment,
     server_network_policy,
+    server_peers_service,
     server_service,
     server_token_secret,
     service_url,
@@ -98,8 +100,11 @@ class KubeBackend:
             secret = server_token_secret(name, self.namespace, token, owner=owner)
             await self._converge(SECRETS, secret, owner)
             current = await self._converge(DEPLOYMENTS, deployment, owner)
-            await self._converge(SERVICES, server_service(name, self.namespace, owner=owner), owner)
-            await self._network_policy(name, owner)
+            await self._converge(
+                SERVICES, server_service(name, self.namespace, owner=owner, spec=spec), owner
+            )
+            await self._peers_service(name, spec, owner)
+            await self._network_policy(name, owner, spec.replicas)
         except ChildProblem as problem:
             self.problems[name] = problem
             await self.writer.rejected_event(owner, problem)
@@ -165,6 +170,8 @@ class KubeBackend:
         owner = self.owners.get(name) or Owner("McpServer", name, "")
         for kind in (DEPLOYMENTS, SERVICES, NETWORK_POLICIES):
             await self.writer.delete(kind, child, owner)
+        if peers_service_name(name) in (self._seen.get(SERVICES.plural) or {}):
+            await self.writer.delete(SERVICES, peers_service_name(name), owner)
         await self.writer.delete(SECRETS, token_secret_name(name), owner)
 
     def report(self, name: str) -> RuntimeReport | None:
@@ -207,10 +214,19 @@ class KubeBackend:
             self.secrets.values_read.add(token)  # redacted wherever a message could echo it
         return token
 
-    async def _network_policy(self, name: str, owner: Owner) -> None:
+    async def _peers_service(self, name: str, spec: McpServerSpec, owner: Owner) -> None:
+        peers = peers_service_name(name)
+        if spec.replicas > 1:
+            await self._converge(SERVICES, server_peers_service(name, self.namespace, owner=owner), owner)
+        elif peers in (self._seen.get(SERVICES.plural) or {}):
+            await self.writer.delete(SERVICES, peers, owner)
+
+    async def _network_policy(self, name: str, owner: Owner, replicas: int = 1) -> None:
         child = server_child_name(name)
         if self.ingress_from:
-            policy = server_network_policy(name, self.namespace, self.ingress_from, owner=owner)
+            policy = server_network_policy(
+                name, self.namespace, self.ingress_from, owner=owner, replicas=replicas
+            )
             await self._converge(NETWORK_POLICIES, policy, owner)
         elif child in (self._seen.get(NETWORK_POLICIES.plural) or {}):
             await self.writer.delete(NETWORK_POLICIES, child, owner)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clawplane.models import McpServerSpec, ValueFrom
+from clawplane.models.mcpserver import SessionAffinity
 from clawplane.models.values import literal_text
 
 GROUP = "clawplane.dev"
@@ -146,12 +147,20 @@ def pod_labels(name: str) -> dict[str, str]:
     }
 
 
-def _bridge_argv(name: str, spec: McpServerSpec) -> list[str]:
+def peers_service_name(name: str) -> str:
+    """The headless Service whose addresses are a replicated server's bridge pods."""
+    return dns_label("mcp-peers", name)
+
+
+def _bridge_argv(name: str, namespace: str, spec: McpServerSpec) -> list[str]:
     argv = ["clawplane", "bridge", "--host", "0.0.0.0", "--port", str(BRIDGE_PORT), "--name", name]
     argv += ["--token-file", TOKEN_FILE, "--sessions", spec.sessions.value]
     argv += ["--max-sessions", str(spec.max_sessions), "--session-idle-ttl-ms", str(spec.session_idle_ttl_ms)]
     if spec.tool_approval is not None:  # no approval queue in the pod: the bridge refuses held calls
         argv += ["--tool-approval", spec.tool_approval.model_dump_json(by_alias=True)]
+    if spec.replicas > 1:
+        # Each replica tags the session ids it issues with its pod IP; the others forward to it.
+        argv += ["--advertise", "$(POD_IP)", "--peers-dns", f"{peers_service_name(name)}.{namespace}.svc"]
     return [*argv, "--"]
 
 
@@ -165,17 +174,20 @@ def server_deployment(
     config_hash: str,
     token_hash: str = "",
 ) -> dict[str, Any]:
-    """A one-replica Deployment running ``clawplane bridge --token-file ... -- COMMAND ARGS``."""
+    """``spec.replicas`` pods running ``clawplane bridge --token-file ... -- COMMAND ARGS``."""
     child = server_child_name(name)
     labels = pod_labels(name)
     selector = {"app.kubernetes.io/instance": child, SERVER_LABEL: child}
     assert spec.command is not None
-    bridge = _bridge_argv(name, spec)
+    bridge = _bridge_argv(name, namespace, spec)
+    env = container_env(spec)
+    if spec.replicas > 1:
+        env = [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}, *env]
     container: dict[str, Any] = {
         "name": "server",
         "image": spec.image or image,
         "command": [*bridge, spec.command, *spec.args],
-        "env": container_env(spec),
+        "env": env,
         "ports": [{"name": "mcp", "containerPort": BRIDGE_PORT, "protocol": "TCP"}],
         "readinessProbe": {"httpGet": {"path": "/healthz", "port": "mcp"}, "periodSeconds": 5},
         # Fit the "restricted" Pod Security Standard, so servers run in locked-down namespaces too.
@@ -208,7 +220,7 @@ def server_deployment(
             "kind": "Deployment",
             "metadata": _meta(child, namespace, labels, owner),
             "spec": {
-                "replicas": 1,
+                "replicas": spec.replicas,
                 "selector": {"matchLabels": selector},
                 "template": {
                     "metadata": {
@@ -227,16 +239,41 @@ def server_deployment(
     )
 
 
-def server_service(name: str, namespace: str, *, owner: Owner) -> dict[str, Any]:
-    """The ClusterIP Service in front of a hosted server's bridge."""
+def server_service(
+    name: str, namespace: str, *, owner: Owner, spec: McpServerSpec | None = None
+) -> dict[str, Any]:
+    """The ClusterIP Service in front of a hosted server's bridge (``ClientIP`` affinity when asked)."""
     child = server_child_name(name)
+    body: dict[str, Any] = {
+        "type": "ClusterIP",
+        "selector": {"app.kubernetes.io/instance": child, SERVER_LABEL: child},
+        "ports": [{"name": "mcp", "port": BRIDGE_PORT, "targetPort": "mcp", "protocol": "TCP"}],
+    }
+    if spec is not None and spec.replicas > 1 and spec.session_affinity is SessionAffinity.CLIENT_IP:
+        # As long as a session may stay idle: a client back after that has no session to return to.
+        timeout = max(1, min(86400, -(-spec.session_idle_ttl_ms // 1000)))
+        body["sessionAffinity"] = "ClientIP"
+        body["sessionAffinityConfig"] = {"clientIP": {"timeoutSeconds": timeout}}
     return _hashed(
         {
             "apiVersion": "v1",
             "kind": "Service",
             "metadata": _meta(child, namespace, {SERVER_LABEL: child}, owner),
+            "spec": body,
+        }
+    )
+
+
+def server_peers_service(name: str, namespace: str, *, owner: Owner) -> dict[str, Any]:
+    """The headless Service the replicas of a server find each other by (ready pods only)."""
+    child = server_child_name(name)
+    return _hashed(
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": _meta(peers_service_name(name), namespace, {SERVER_LABEL: child}, owner),
             "spec": {
-                "type": "ClusterIP",
+                "clusterIP": "None",
                 "selector": {"app.kubernetes.io/instance": child, SERVER_LABEL: child},
                 "ports": [{"name": "mcp", "port": BRIDGE_PORT, "targetPort": "mcp", "protocol": "TCP"}],
             },
@@ -245,11 +282,16 @@ def server_service(name: str, namespace: str, *, owner: Owner) -> dict[str, Any]
 
 
 def server_network_policy(
-    name: str, namespace: str, peers: list[dict[str, Any]], *, owner: Owner
+    name: str, namespace: str, peers: list[dict[str, Any]], *, owner: Owner, replicas: int = 1
 ) -> dict[str, Any]:
-    """Ingress to a server's pods only from ``peers`` (gateway pods, the operator), on the bridge port."""
+    """Ingress to a server's pods only from ``peers`` (gateway pods, the operator), on the bridge port.
+
+    Replicas also reach each other: a request for a session another replica holds is forwarded.
+    """
     child = server_child_name(name)
     selector = {"app.kubernetes.io/instance": child, SERVER_LABEL: child}
+    if replicas > 1:
+        peers = [*peers, {"podSelector": {"matchLabels": selector}}]
     return _hashed(
         {
             "apiVersion": "networking.k8s.io/v1",

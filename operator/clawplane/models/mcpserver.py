@@ -37,7 +37,15 @@ class SessionMode(enum.StrEnum):
     SHARED = "shared"
 
 
+class SessionAffinity(enum.StrEnum):
+    """How the Service in front of several bridge replicas picks one (kubernetes driver)."""
+
+    NONE = "None"
+    CLIENT_IP = "ClientIP"
+
+
 DEFAULT_MAX_SESSIONS = 32
+MAX_REPLICAS = 50
 DEFAULT_SESSION_IDLE_TTL_MS = 600_000
 
 
@@ -179,6 +187,10 @@ class McpServerSpec(Model):
     """Container image for the stdio server (kubernetes driver)."""
     resources: KubernetesResources | None = None
     """Container resources (kubernetes driver)."""
+    replicas: Annotated[int, Field(ge=1, le=MAX_REPLICAS)] = 1
+    """Hosted stdio servers on Kubernetes: bridge pods behind the Service. With more than one, a session stays on the replica that opened it (its ``Mcp-Session-Id`` names the replica, the others forward to it); a replica that goes away takes its sessions along, whose clients get 404 and initialize again; 2026-07-28 requests need no session and spread over all replicas. Ignored by ``clawplane run`` (one machine)."""
+    session_affinity: SessionAffinity = SessionAffinity.NONE
+    """Hosted stdio servers on Kubernetes: ``ClientIP`` also pins each client address to one replica in the Service (the fallback when replicas cannot reach each other; it stops stateless traffic from one client spreading). ``None`` (default) spreads requests and routes sessions by id."""
 
     @field_validator("url")
     @classmethod

@@ -18,12 +18,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
+from starlette.types import ASGIApp
 
 from clawplane.models import McpServerSpec, SessionMode
 from clawplane.models.mcpserver import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TTL_MS, ToolApproval
 from clawplane.runtimes import reaping
 from clawplane.runtimes.childwatch import watch_children_with_pidfds
 from clawplane.runtimes.proxy import Endpoint, Principal, RequestGuard, TokenTable, bind
+from clawplane.runtimes.proxy.replicas import PeerSet, ReplicaRouter, replica_tag
 from clawplane.runtimes.settings import RuntimeSettings
 from clawplane.runtimes.status import Phase, RuntimeStatus
 from clawplane.runtimes.supervisor import Supervisor
@@ -50,6 +52,17 @@ class BridgeOptions:
     tool_approval: ToolApproval | None = None
     """The server's ``toolApproval``: the bridge has no approval queue, so it refuses those calls."""
     settings: RuntimeSettings = field(default_factory=RuntimeSettings)
+    advertise: tuple[str, int] | None = None
+    """This replica's address as its peers reach it; with peers, session ids carry its tag."""
+    peers: tuple[tuple[str, int], ...] = ()
+    """Other replicas of the same server (``--peer``), for requests of sessions they hold."""
+    peers_dns: str | None = None
+    """A headless Service whose addresses are the replicas (``--peers-dns``), on ``advertise``'s port."""
+
+    @property
+    def replicated(self) -> bool:
+        """Whether this bridge is one of several replicas (routes sessions by id)."""
+        return bool(self.peers or self.peers_dns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +88,30 @@ def _guard(options: BridgeOptions, name: str) -> RequestGuard:
         return RequestGuard(options.host, None, allowed_hosts=options.allowed_hosts)
     table = TokenTable.of({options.token: Principal("bridge", frozenset({name}))})
     return RequestGuard(options.host, table, allowed_hosts=options.allowed_hosts)
+
+
+class _Router:
+    """Makes the ``ReplicaRouter`` once the app it wraps is known."""
+
+    def __init__(self, tag: str, peers: PeerSet) -> None:
+        self.tag, self.peers = tag, peers
+        self.router: ReplicaRouter | None = None
+
+    def wrapping(self, app: ASGIApp) -> ASGIApp:
+        self.router = ReplicaRouter(app, tag=self.tag, peers=self.peers)
+        return self.router
+
+    async def aclose(self) -> None:
+        if self.router is not None:
+            await self.router.aclose()
+
+
+def _router(options: BridgeOptions, endpoint: Endpoint) -> _Router | None:
+    if not options.replicated:
+        return None
+    host, port = options.advertise or (endpoint.host, endpoint.port)
+    peers = PeerSet(port=port, static=options.peers, dns_name=options.peers_dns)
+    return _Router(replica_tag(host, port), peers)
 
 
 async def run_bridge(
@@ -108,6 +145,9 @@ async def run_bridge(
     async with Supervisor(settings=settings) as supervisor:
         guard = _guard(options, server)
         endpoint = await supervisor.expose(guard, default=server, sock=sock)
+        router = _router(options, endpoint)
+        if router is not None:
+            supervisor.wrap_endpoint(router.wrapping)
         await supervisor.ensure(server, spec, config_hash="bridge", base_dir=Path.cwd())
         async with anyio.create_task_group() as tg:
             if os.getpid() == 1:
@@ -121,6 +161,8 @@ async def run_bridge(
             status = await supervisor.wait_until(server, lambda s: s.phase is Phase.FAILED)
             stderr = tuple(supervisor.stderr(server)[-10:])
             tg.cancel_scope.cancel()
+        if router is not None:
+            await router.aclose()
     code = status.exit_code
     reason = status.last_error or "the server stopped"
     if code is None:

@@ -270,6 +270,13 @@ class Supervisor:
             raise RuntimeError("expose the hosted endpoint before mounting routes on it")
         self._proxy.app.routes[prefix] = route
 
+    def wrap_endpoint(self, middleware: Callable[[ASGIApp], ASGIApp]) -> None:
+        """Put ``middleware`` in front of the hosted endpoint's requests (after ``expose``)."""
+        if self._proxy is None:
+            raise RuntimeError("expose the hosted endpoint before wrapping it")
+        app = self._proxy.app
+        app.asgi = middleware(app.asgi)  # type: ignore[arg-type]
+
     def unmount(self, prefix: str) -> None:
         """Stop serving what was mounted at ``prefix``."""
         if self._proxy is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from tests.k8s.helmutil import kube_problems
 
 from clawplane.k8s.children import (
     CONFIG_HASH,
@@ -12,7 +13,10 @@ from clawplane.k8s.children import (
     UnsupportedInClusterError,
     config_map,
     dns_label,
+    peers_service_name,
     server_deployment,
+    server_network_policy,
+    server_peers_service,
     server_service,
     service_url,
     spec_hash,
@@ -99,3 +103,42 @@ def test_config_map_hash_follows_data() -> None:
     a = config_map("cm", "ns", {"a": "1"}, owner=OWNER, labels={})
     b = config_map("cm", "ns", {"a": "2"}, owner=OWNER, labels={})
     assert spec_hash(a) != spec_hash(b)
+
+
+def test_one_replica_renders_as_before_no_peers_no_affinity() -> None:
+    dep = server_deployment("time", "ns", spec(), owner=OWNER, image="img", config_hash="h")
+    container = dep["spec"]["template"]["spec"]["containers"][0]
+    assert dep["spec"]["replicas"] == 1
+    assert "--peers-dns" not in container["command"] and all(e["name"] != "POD_IP" for e in container["env"])
+    assert "sessionAffinity" not in server_service("time", "ns", owner=OWNER, spec=spec())["spec"]
+
+
+def test_replicas_find_each_other_through_a_headless_service_and_may_reach_each_other() -> None:
+    many = spec(replicas=3)
+    dep = server_deployment("time", "ns", many, owner=OWNER, image="img", config_hash="h")
+    container = dep["spec"]["template"]["spec"]["containers"][0]
+    assert dep["spec"]["replicas"] == 3
+    command = container["command"]
+    # The kubelet expands $(POD_IP) in the command from the env var the pod gets from the downward API.
+    assert command[command.index("--advertise") + 1] == "$(POD_IP)"
+    assert command[command.index("--peers-dns") + 1] == f"{peers_service_name('time')}.ns.svc"
+    assert container["env"][0] == {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}
+    peers = server_peers_service("time", "ns", owner=OWNER)
+    assert peers["metadata"]["name"] == peers_service_name("time") == "mcp-peers-time"
+    assert peers["spec"]["clusterIP"] == "None" and "publishNotReadyAddresses" not in peers["spec"]
+    assert peers["spec"]["selector"] == dep["spec"]["selector"]["matchLabels"]
+    # The Service spreads (no affinity): sessions are routed by id, stateless requests go anywhere.
+    assert "sessionAffinity" not in server_service("time", "ns", owner=OWNER, spec=many)["spec"]
+    policy = server_network_policy("time", "ns", [{"podSelector": {}}], owner=OWNER, replicas=3)
+    assert {"podSelector": {"matchLabels": dep["spec"]["selector"]["matchLabels"]}} in policy["spec"]["ingress"][0]["from"]
+    assert kube_problems([dep, peers, policy, server_service("time", "ns", owner=OWNER, spec=many)]) == []
+
+
+def test_client_ip_affinity_is_the_fallback_and_lasts_a_session_idle_ttl() -> None:
+    pinned = spec(replicas=2, sessionAffinity="ClientIP", sessionIdleTtlMs=90_500)
+    service = server_service("time", "ns", owner=OWNER, spec=pinned)
+    assert service["spec"]["sessionAffinity"] == "ClientIP"
+    assert service["spec"]["sessionAffinityConfig"] == {"clientIP": {"timeoutSeconds": 91}}
+    assert kube_problems([service]) == []
+    with pytest.raises(ValueError, match="less than or equal to 50"):
+        spec(replicas=51)
