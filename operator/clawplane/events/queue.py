@@ -41,7 +41,9 @@ __all__ = [
 QUEUE_LIMIT: Final = 1000
 MAX_PAGE: Final = 200
 MAX_WAIT_MS: Final = 60_000
-DEFAULT_POLL_S: Final = 0.25
+DEFAULT_POLL_S: Final = 1.0
+"""How often a waiting reader looks for events another process wrote (each look is a query and
+a timer: a supervisor idles at a few wake-ups a second, not at the event poll's rate)."""
 
 log = logging.getLogger(__name__)
 
@@ -219,11 +221,17 @@ class EventQueue:
         Returns at once when there are events or a gap; an empty page means the time ran out.
         """
         with anyio.move_on_after(max(0.0, timeout)):
+            looked_at = -1
             while True:
                 changed = self._changed
-                page = self.page(after_cursor, limit)
-                if page.events or page.gap is not None:
-                    return page
+                # Events are only ever added (and old ones pruned) with a new head: while the head
+                # stays, a page would find what the last one found. One query per poll, not two.
+                head = self.head()
+                if head != looked_at:
+                    page = self.page(after_cursor, limit)
+                    if page.events or page.gap is not None:
+                        return page
+                    looked_at = head
                 # Another process may write the queue: look again at least every poll_interval.
                 with anyio.move_on_after(self.poll_interval):
                     await changed.wait()

@@ -15,7 +15,6 @@ import anyio
 from clawplane.mcpserve.folder import supervisor_server
 from clawplane.mcpserve.tools import READ
 from clawplane.reconcile.extensions import SupervisorContext, provide
-from clawplane.reconcile.watch import watch_folder
 from clawplane.runtimes.proxy import Principal, Route
 from clawplane.runtimes.proxy.sdkroute import serve_sdk_server
 
@@ -32,19 +31,17 @@ def _allows(principal: Principal, rest: str) -> bool:
 async def control_endpoint(ctx: SupervisorContext) -> AsyncIterator[None]:
     """Serve the control plane at ``CONTROL_PATH`` while the context is open."""
     server = supervisor_server(ctx.ws, ctx.db, ctx.oversight)
-    stop = anyio.Event()
-    ws = ctx.ws
     async with serve_sdk_server(server.server) as app, anyio.create_task_group() as tg:
         tg.start_soon(server.run_updates)
-        # The plan resource changes with the files even when the loop does not watch them (apply).
-        tg.start_soon(lambda: watch_folder(ws.folder, lambda _paths: server.changed(),
-                                           ignore=(ws.state_dir, ws.out_dir), stop=stop))  # fmt: skip
+        # The plan resource changes with the files even when the loop does not watch them (apply):
+        # the supervisor's one watch of the folder tells this too.
+        unsubscribe = ctx.on_files_changed(lambda _paths: server.changed())
         ctx.mount(CONTROL_PATH, Route(app, _allows))
         try:
             yield
         finally:
             ctx.unmount(CONTROL_PATH)
-            stop.set()
+            unsubscribe()
             tg.cancel_scope.cancel()
 
 

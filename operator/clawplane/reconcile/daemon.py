@@ -42,7 +42,7 @@ from clawplane.reconcile.applier import ApplyContext, PlanRefusedError, apply_pl
 from clawplane.reconcile.control import serve_control
 from clawplane.reconcile.endpoint import bind_endpoint
 from clawplane.reconcile.engine import Engine, InvalidFolderError
-from clawplane.reconcile.extensions import SupervisorContext, SupervisorService
+from clawplane.reconcile.extensions import FileChanges, SupervisorContext, SupervisorService
 from clawplane.reconcile.holding import hold_back
 from clawplane.reconcile.localbackend import LocalBackend, open_local_backend
 from clawplane.reconcile.loop import DEFAULT_RESYNC_S, ReconcileLoop
@@ -266,10 +266,10 @@ async def _watch_signals(received: AsyncIterator[int], shutdown: anyio.Event) ->
         return
 
 
-async def _watch_folder(ws: Workspace, loop: ReconcileLoop, shutdown: anyio.Event) -> None:
+async def _watch_folder(ws: Workspace, changes: FileChanges, shutdown: anyio.Event) -> None:
     from clawplane.reconcile.watch import watch_folder
 
-    await watch_folder(ws.folder, loop.on_files_changed, ignore=(ws.state_dir, ws.out_dir), stop=shutdown)
+    await watch_folder(ws.folder, changes, ignore=(ws.state_dir, ws.out_dir), stop=shutdown)
 
 
 async def _end_leftovers(db: StateDB, cleaned: anyio.Event, previous_root: Path | None) -> None:
@@ -449,6 +449,8 @@ async def _supervise(
                         raise found or exc from None
                 services = extensions.provided() if options.services is None else options.services
                 context = SupervisorContext(ws, db, oversight, backend)
+                if options.watch:
+                    context.on_files_changed(loop.on_files_changed)
                 # Services close before the task group they were opened in (their scopes nest in it).
                 async with anyio.create_task_group() as tg, contextlib.AsyncExitStack() as running:
                     for service in services:
@@ -460,9 +462,10 @@ async def _supervise(
                     write_info(ws, info)
                     tg.start_soon(_end_leftovers, db, cleaned, previous_root)
                     tg.start_soon(_watch_signals, received, shutdown)
+                    if context.changes.listening:  # one watch for the loop and every service
+                        tg.start_soon(_watch_folder, ws, context.changes, shutdown)
                     if options.watch:
                         tg.start_soon(loop.run, cleaned)
-                        tg.start_soon(_watch_folder, ws, loop, shutdown)
                     else:
                         tg.start_soon(_record_surfaces, loop, handler.busy, surface_changed)
                     if on_ready is not None:
