@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -105,3 +106,22 @@ def test_recent_events_of_a_subject_come_newest_first(tmp_path: Path) -> None:
         ("tools_changed", None), ("phase_changed", "Crashed"), ("phase_changed", "Ready"),
     ]
     assert queue.recent([]) == () and queue.recent(["McpServer/none"]) == ()
+
+
+def test_a_waiting_reader_polls_with_one_query_while_nothing_changes(tmp_path: Path) -> None:
+    queue = EventQueue(StateDB.open(tmp_path), poll_interval=0.01)
+    queue.publish("pass_started", "")
+    asked: list[str] = []
+    real = queue.db.query
+
+    def counting(sql: str, params: tuple[object, ...] = ()) -> list[Any]:
+        asked.append(sql.split(" FROM ")[1].split()[0])
+        return real(sql, params)
+
+    queue.db.query = counting  # type: ignore[method-assign]
+    page = anyio.run(lambda: queue.wait(1, timeout=0.3))
+    assert page.events == ()
+    polls = asked.count("sqlite_sequence")
+    # One page on entry and one at the end (each an events query and a gap query); every poll
+    # in between looked at the head only.
+    assert polls >= 2 and asked.count("events") == 4, asked
