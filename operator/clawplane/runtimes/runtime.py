@@ -59,6 +59,7 @@ from clawplane.runtimes.session import (
     session_transport,
 )
 from clawplane.runtimes.settings import RuntimeSettings
+from clawplane.runtimes.starts import StartSlots
 from clawplane.runtimes.status import EventKind, Phase, RuntimeEvent, RuntimeStatus, ToolResult
 from clawplane.runtimes.stderr import StderrLog
 from clawplane.secrets import ResolvedSecrets
@@ -97,8 +98,13 @@ class ServerRuntime:
         on_touch: Callable[[], None] = lambda: None,
         resolved: ResolvedSecrets | None = None,
         tool_gate: Callable[[], ToolGate | None] = lambda: None,
+        starts: StartSlots | None = None,
     ) -> None:
         self.name = name
+        self._starts = starts
+        self.admitted = anyio.Event()
+        """Set once the first start got its slot (or the runtime ended before)."""
+        self._release_slot: Callable[[], None] = lambda: None
         self._tool_gate = tool_gate
         self.resolved = resolved
         self.spec = spec
@@ -388,6 +394,7 @@ class ServerRuntime:
             self._process = None
             self._set_phase(Phase.STOPPED)
             self._event(EventKind.STOPPED)
+            self.admitted.set()
             self.done.set()
 
     async def _sessions_forever(self) -> None:
@@ -421,7 +428,10 @@ class ServerRuntime:
         self._event(EventKind.STARTING)
         ready_at: float | None = None
         try:
-            ready_at = await self._start_and_serve(session)
+            async with self._start_slot() as release:
+                self._release_slot = release
+                self.admitted.set()
+                ready_at = await self._start_and_serve(session)
         finally:
             process, self._process, self._conn = self._process, None, None
         if process is not None:
@@ -575,7 +585,14 @@ class ServerRuntime:
         )
         self.listed = True
 
+    def _start_slot(self) -> AbstractAsyncContextManager[Callable[[], None]]:
+        """A start slot for a process this runtime spawns; a remote server starts at once."""
+        if self._starts is None or self.spec.effective_transport is not Transport.STDIO:
+            return contextlib.nullcontext(lambda: None)
+        return self._starts.slot()
+
     def _become_ready(self, conn: Connection) -> None:
+        self._release_slot()  # the next server may start while this one serves
         self._conn = conn
         self._last_error = None
         if self._process is not None:

@@ -65,6 +65,9 @@ class RuntimeSettings:
     whole tree (``setsid`` helpers included) is ended with it."""
     inherit_environment: bool = False
     """Give stdio servers clawplane's whole environment (the standalone bridge in a container)."""
+    max_starting: int | None = None
+    """How many stdio servers may be starting (spawned, not yet ready) at once; the others wait
+    their turn (``runtimes.starts``). None: four per core, at least eight."""
 
     def restart_delay(self, attempt: int) -> float:
         """Seconds to wait before restart number ``attempt`` (1-based) of a crash streak."""

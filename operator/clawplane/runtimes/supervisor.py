@@ -36,6 +36,7 @@ from clawplane.runtimes.proxy import Endpoint, ProxyHandle, RequestGuard, Route,
 from clawplane.runtimes.proxy.gate import ToolGate
 from clawplane.runtimes.runtime import ServerRuntime
 from clawplane.runtimes.settings import RuntimeSettings
+from clawplane.runtimes.starts import StartSlots, default_start_slots
 from clawplane.runtimes.status import Phase, RuntimeEvent, RuntimeStatus, ToolResult
 from clawplane.secrets import ResolvedSecrets
 
@@ -64,6 +65,8 @@ class Supervisor:
         on_event: Callable[[RuntimeEvent], None] | None = None,
     ) -> None:
         self.settings = settings or RuntimeSettings()
+        self.starts = StartSlots(self.settings.max_starting or default_start_slots())
+        """The start slots every runtime of this supervisor shares (``runtimes.starts``)."""
         self._on_event = on_event
         self._runtimes: dict[str, ServerRuntime] = {}
         self._locks: dict[str, anyio.Lock] = {}
@@ -135,6 +138,7 @@ class Supervisor:
                 on_touch=self._touch,
                 resolved=resolved,
                 tool_gate=lambda: self.tool_gate,
+                starts=self.starts,
             )
             self._runtimes[name] = runtime
             self._require_tg().start_soon(runtime.run)
@@ -194,8 +198,13 @@ class Supervisor:
                 await self._changed.wait()
 
     async def wait_settled(self, name: str, *, timeout: float | None = None) -> RuntimeStatus:
-        """Wait until the first start attempt of ``name`` is over (ready, backing off or failed)."""
+        """Wait until the first start attempt of ``name`` is over (ready, backing off or failed).
+
+        ``timeout`` counts from when that start got its slot (``runtimes.starts``): waiting for
+        the servers ahead of it is not its own slowness.
+        """
         runtime = self._get(name)
+        await runtime.admitted.wait()
 
         def settled(status: RuntimeStatus) -> bool:
             return status.phase in (Phase.READY, Phase.BACKOFF, Phase.FAILED) and runtime.attempts > 0
