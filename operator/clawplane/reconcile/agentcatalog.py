@@ -11,6 +11,7 @@ ones, so both list the same names while nothing drifted.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from clawplane.desired import DesiredState
@@ -21,7 +22,14 @@ from clawplane.runtimes import ToolEntry, ToolKind
 from clawplane.runtimes.catalog import ServerTools, ToolSpec, schema_hash
 from clawplane.state import ObservedState
 
-__all__ = ["agent_layers", "catalog_rows", "filter_catalog", "recorded_surfaces"]
+__all__ = [
+    "AgentRoute",
+    "agent_layers",
+    "agent_routes",
+    "catalog_rows",
+    "filter_catalog",
+    "recorded_surfaces",
+]
 
 
 def _layer(policy: ToolPolicy | None) -> ToolPolicyLayer | None:
@@ -46,6 +54,25 @@ def agent_layers(gateway: Gateway | None, agent: Agent | None) -> list[ToolPolic
 def filter_catalog(entries: Sequence[ToolEntry], layers: Sequence[ToolPolicyLayer]) -> list[ToolEntry]:
     """The entries the agent's tool policy lets it see."""
     return [e for e in entries if mcp_tool_allowed(e.name, layers)]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRoute:
+    """What the per-agent endpoint needs of an applied agent: its servers and its tool policy."""
+
+    servers: tuple[str, ...]
+    layers: tuple[ToolPolicyLayer, ...]
+
+
+def agent_routes(desired: DesiredState) -> dict[str, AgentRoute]:
+    """Every agent of ``desired`` by id (lower-case name), as the per-agent endpoint serves it."""
+    models = {a.name.lower(): a for a in desired.agent_models}
+    return {
+        name.lower(): AgentRoute(
+            tuple(view.servers), tuple(agent_layers(desired.gateway, models.get(name.lower())))
+        )
+        for name, view in desired.agents.items()
+    }
 
 
 def recorded_surfaces(

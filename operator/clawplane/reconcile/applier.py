@@ -110,8 +110,8 @@ class ApplyContext:
     restart_crashed: bool = False
     """Start a backing-off or failed hosted server afresh instead of waiting out its back-off
     (what someone running ``clawplane apply`` by hand asks for)."""
-    on_outputs: Callable[[], None] | None = None
-    """Called once the rendered files are written (the local endpoint reloads its tokens)."""
+    on_outputs: Callable[[DesiredState], None] | None = None
+    """Called once the rendered files are written (the local endpoint reloads its tokens and agents)."""
     secret_reader: SecretReader | None = None
     """How provider probes resolve secrets (default: this process's environment and files)."""
 
@@ -393,7 +393,7 @@ async def _write_outputs(ctx: ApplyContext, result: ApplyResult, emit: Emit) -> 
         result.removed.append(rel)
         await emit({"event": "removed", "path": rel})
     if ctx.on_outputs is not None:
-        ctx.on_outputs()
+        ctx.on_outputs(ctx.desired)
 
 
 def write_outputs(

@@ -38,6 +38,7 @@ from clawplane.approvals import ApprovalError, ToolCallApprovals, mark_applied
 from clawplane.desired import DesiredState
 from clawplane.planning import Plan
 from clawplane.reconcile import extensions
+from clawplane.reconcile.agentendpoint import serve_agent_endpoints
 from clawplane.reconcile.applier import ApplyContext, PlanRefusedError, apply_plan, check_plan
 from clawplane.reconcile.control import serve_control
 from clawplane.reconcile.endpoint import bind_endpoint
@@ -246,7 +247,7 @@ class _Handler:
         return ApplyContext(
             desired, self.db, self.backend, self.engine.renderer, self.ws.out_dir,
             require_ready=wait, restart_crashed=wait,
-            on_outputs=lambda: self.backend.refresh_access(self.db),
+            on_outputs=lambda applied: self.backend.outputs_written(self.db, applied),
             secret_reader=resolver_reader(self.engine.resolver),
         )  # fmt: skip
 
@@ -453,6 +454,8 @@ async def _supervise(
                     context.on_files_changed(loop.on_files_changed)
                 # Services close before the task group they were opened in (their scopes nest in it).
                 async with anyio.create_task_group() as tg, contextlib.AsyncExitStack() as running:
+                    agents = serve_agent_endpoints(backend.supervisor, backend.agents)
+                    await running.enter_async_context(agents)
                     for service in services:
                         await running.enter_async_context(service(context))
                     await tg.start(partial(serve_control, ws.socket_path, handler, after_reply=after_reply))

@@ -14,7 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from clawplane.desired import DesiredState
 from clawplane.models import McpServerSpec
+from clawplane.reconcile.agentendpoint import AgentRoutes
 from clawplane.reconcile.backend import STDERR_TAIL_LINES, RuntimeReport, ToolInfo
 from clawplane.runtimes import (
     Endpoint,
@@ -84,6 +86,13 @@ class LocalBackend:
         self.endpoint = endpoint
         self.settings = settings
         self.tokens = tokens or TokenTable()
+        self.agents = AgentRoutes()
+        """The applied agents, served at ``/mcp/agents/<agent>`` (``agentendpoint``)."""
+
+    def outputs_written(self, db: StateDB, desired: DesiredState) -> None:
+        """An apply wrote its outputs: reload the tokens, and serve the applied agents."""
+        self.refresh_access(db)
+        self.agents.update(desired)
 
     def refresh_access(self, db: StateDB) -> None:
         """Load the tokens and what each reaches from the state database (after renders, rotation)."""

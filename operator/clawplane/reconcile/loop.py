@@ -155,8 +155,8 @@ class ReconcileLoop:
         self.on_pass: Callable[[], None] | None = None
         """Called before each pass (the daemon retries process records that failed to write)."""
 
-    def _reload_tokens(self) -> None:
-        self.backend.refresh_access(self.db)
+    def _reload_tokens(self, desired: DesiredState) -> None:
+        self.backend.outputs_written(self.db, desired)
 
     # -- triggers (callable from callbacks on the event loop thread) ---------------------------
     def trigger(self, reason: str) -> None:

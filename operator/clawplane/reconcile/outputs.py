@@ -27,7 +27,7 @@ from clawplane.render.clients import render_client_configs
 from clawplane.runtimes.catalog import merge_catalog
 from clawplane.skills import INLINE_SKILLS_DIR, AgentSnapshot, GatewaySkills, Host, Placed, SkillsEngine
 from clawplane.state import ObservedState
-from clawplane.state.tokens import OPENCLAW, codex_consumer
+from clawplane.state.tokens import OPENCLAW, agent_access, agent_consumer, codex_consumer
 
 AuthHeader = Callable[[str, str], str | None]
 """(consumer, hosted server) → the ``Authorization`` header value its config sends."""
@@ -125,6 +125,7 @@ class OutputRenderer:
             files[f"agents/{agent_id}/skills-prompt.txt"] = snapshot.prompt.text
             # Compact JSON: the C encoder is ~10x faster than an indented dump on large fleets.
             files[f"agents/{agent_id}/snapshot.json"] = self._snapshot_json(agent_id, snapshot)
+            self._agent_endpoint_access(agent_id, observed)
             catalog = self._agent_catalog(agent_id, server_names, desired, observed)
             files[f"agents/{agent_id}/tools.json"] = self._tools_text.dumps(catalog) + "\n"
             # Only servers whose tools are known: unknown ones must not become "no tools enabled".
@@ -159,6 +160,15 @@ class OutputRenderer:
             self.diagnostics.extend(problems)
             files.update(clients)
         return files
+
+    def _agent_endpoint_access(self, agent_id: str, observed: ObservedState) -> None:
+        """The agent's own token reaches its aggregated endpoint, ``/mcp/agents/<id>``, and nothing else."""
+        if self.auth_header is not None:  # Kubernetes: no aggregated endpoint there
+            return
+        consumer = agent_consumer(agent_id)
+        if consumer not in observed.tokens:
+            self.missing_tokens.add(consumer)
+        self.access.setdefault(consumer, set()).add(agent_access(agent_id))
 
     def _agent_catalog(
         self, agent_id: str, server_names: list[str], desired: DesiredState, observed: ObservedState

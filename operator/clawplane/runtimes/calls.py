@@ -18,7 +18,7 @@ from clawplane.runtimes.connection import Connection
 from clawplane.runtimes.listing import ListLimits
 from clawplane.runtimes.status import ToolResult
 
-__all__ = ["call_tool", "run_utility"]
+__all__ = ["call_tool", "run_utility", "utility_result"]
 
 
 def _wire(model: Any) -> dict[str, Any]:
@@ -38,7 +38,8 @@ async def call_tool(conn: Connection, tool: str, arguments: Mapping[str, Any] | 
     )
 
 
-def _json_result(value: dict[str, Any]) -> ToolResult:
+def utility_result(value: dict[str, Any]) -> ToolResult:
+    """A utility answer as OpenClaw gives it: pretty JSON text without top-level ``_meta``, and structured."""
     value.pop("_meta", None)
     return ToolResult(
         content=[{"type": "text", "text": json.dumps(value, indent=2, ensure_ascii=False)}],
@@ -57,16 +58,16 @@ async def run_utility(
     args = dict(arguments or {})
     if kind is ToolKind.RESOURCES_LIST:
         resources = await conn.list_resources(limits)
-        return _json_result({"resources": [_wire(r) for r in resources]})
+        return utility_result({"resources": [_wire(r) for r in resources]})
     if kind is ToolKind.PROMPTS_LIST:
         prompts = await conn.list_prompts(limits)
-        return _json_result({"prompts": [_wire(p) for p in prompts]})
+        return utility_result({"prompts": [_wire(p) for p in prompts]})
     if kind is ToolKind.RESOURCES_READ:
         uri = args.get("uri")
         if not isinstance(uri, str):
             return _error("uri is required")
         read = await conn.request("resources/read", lambda: conn.client.read_resource(uri))
-        return _json_result(_wire(read))
+        return utility_result(_wire(read))
     name = args.get("name")
     if not isinstance(name, str):
         return _error("name is required")
@@ -76,4 +77,4 @@ async def run_utility(
     ):
         return _error("arguments must be an object of strings")
     got = await conn.request("prompts/get", lambda: conn.client.get_prompt(name, prompt_args))
-    return _json_result(_wire(got))
+    return utility_result(_wire(got))

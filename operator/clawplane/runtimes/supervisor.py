@@ -197,6 +197,14 @@ class Supervisor:
                     return status
                 await self._changed.wait()
 
+    def change_event(self) -> anyio.Event:
+        """An event set at the next change of any runtime (status, tools) or at ``touch``."""
+        return self._changed
+
+    def touch(self) -> None:
+        """Wake whoever waits for a change (something the runtimes' consumers depend on changed)."""
+        self._touch()
+
     async def wait_settled(self, name: str, *, timeout: float | None = None) -> RuntimeStatus:
         """Wait until the first start attempt of ``name`` is over (ready, backing off or failed).
 
@@ -221,9 +229,12 @@ class Supervisor:
         restarts, so catalogs do not flap. ``reserved`` holds names the agent already uses
         (built-in tools); colliding MCP tools get ``-2``, ``-3``, … suffixes.
         """
+        return merge_catalog(self.surfaces(server_names), reserved=reserved)
+
+    def surfaces(self, server_names: Iterable[str] | None = None) -> list[ServerTools]:
+        """The last tool listings of ``server_names`` (default: every runtime) that have listed once."""
         names = self.names() if server_names is None else list(server_names)
-        servers = [self._runtimes[n].tools for n in names if n in self._runtimes and self._runtimes[n].listed]
-        return merge_catalog(servers, reserved=reserved)
+        return [self._runtimes[n].tools for n in names if n in self._runtimes and self._runtimes[n].listed]
 
     async def call_tool(
         self, server: str, tool: str, arguments: Mapping[str, Any] | None = None

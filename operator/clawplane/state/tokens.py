@@ -2,11 +2,13 @@
 
 A *consumer* is whoever gets a rendered config that reaches hosted servers: the OpenClaw
 gateway (``openclaw``), each Codex projection (``codex:<agent>``), each client projection
-(``client:<client>:<agent>``), and the local operator: ``cli`` (``/metrics``, and the
-control plane at ``/mcp/_clawplane`` with the ``read`` and ``approve`` scopes) and ``reader``
-(the control plane, ``read`` only). Each token reaches exactly the hosted servers rendered
-into its consumer's config (``servers``, recorded when the outputs are written). The
-database is 0600; tokens are never printed except by ``clawplane token show``.
+(``client:<client>:<agent>``), each agent's aggregated endpoint (``agent:<agent>``, which
+reaches only ``/mcp/agents/<agent>``: ``agents/<agent>`` in its ``servers``), and the local
+operator: ``cli`` (``/metrics``, and the control plane at ``/mcp/_clawplane`` with the
+``read`` and ``approve`` scopes) and ``reader`` (the control plane, ``read`` only). Each
+token reaches exactly the hosted servers rendered into its consumer's config (``servers``,
+recorded when the outputs are written). The database is 0600; tokens are never printed
+except by ``clawplane token show``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ __all__ = [
     "READER",
     "TOKEN_PREFIX",
     "TokenRecord",
+    "agent_access",
+    "agent_consumer",
     "client_consumer",
     "codex_consumer",
     "ensure_tokens",
@@ -43,6 +47,16 @@ READER = "reader"
 def codex_consumer(agent: str) -> str:
     """The consumer id of ``agent``'s Codex projection."""
     return f"codex:{agent.lower()}"
+
+
+def agent_consumer(agent: str) -> str:
+    """The consumer id of ``agent``'s aggregated endpoint (``/mcp/agents/<agent>``)."""
+    return f"agent:{agent.lower()}"
+
+
+def agent_access(agent: str) -> str:
+    """``agents/<agent>``: what a token reaching ``agent``'s aggregated endpoint has in its ``servers``."""
+    return f"agents/{agent.lower()}"
 
 
 def client_consumer(client: str, agent: str) -> str:

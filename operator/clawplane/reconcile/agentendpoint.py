@@ -1,0 +1,94 @@
+"""The per-agent aggregated endpoints on the folder supervisor's endpoint: ``/mcp/agents/<agent>``.
+
+Each applied agent is served as one MCP server (``runtimes.aggregate``) over the servers of
+``Agent.mcpServers`` that the supervisor hosts, with the catalog merged and filtered by the
+same code that writes ``agents/<id>/tools.json``, but from the servers' live tool lists.
+Remote and consumer-hosted servers are not reachable from here and are left out.
+
+Only the agent's own token (consumer ``agent:<id>``) reaches its endpoint: its ``servers``
+hold ``agents/<id>`` and nothing else, so it gets 403 on hosted servers, on other agents'
+endpoints and on the control plane; every other token gets 403 here. What agents are and
+which servers and policy they have is taken at each apply (``AgentRoutes.update``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+
+import anyio
+from starlette.types import Receive, Scope, Send
+
+from clawplane.desired import DesiredState
+from clawplane.reconcile.agentcatalog import AgentRoute, agent_routes, filter_catalog
+from clawplane.runtimes import Supervisor, ToolEntry
+from clawplane.runtimes.aggregate import AGENT_SCOPE_KEY, AgentEndpoint
+from clawplane.runtimes.catalog import ServerTools, merge_catalog
+from clawplane.runtimes.proxy import Principal, Route
+from clawplane.runtimes.proxy.sdkroute import serve_sdk_server
+from clawplane.state.tokens import agent_access
+
+__all__ = ["AGENTS_PATH", "AgentRoutes", "agent_of", "serve_agent_endpoints"]
+
+AGENTS_PATH = "/mcp/agents"
+
+
+class AgentRoutes:
+    """The applied agents, by id; updated after each apply's outputs are written."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, AgentRoute] = {}
+        self.supervisor: Supervisor | None = None
+
+    def update(self, desired: DesiredState) -> None:
+        """Serve the agents of ``desired`` from now on (their sessions hear of a changed catalog)."""
+        routes = agent_routes(desired)
+        if routes != self.routes:
+            self.routes = routes
+            if self.supervisor is not None:
+                self.supervisor.touch()
+
+    def surfaces(self, agent: str) -> Sequence[ServerTools] | None:
+        """The live listings of ``agent``'s hosted servers (None: no such agent applied)."""
+        route = self.routes.get(agent)
+        if route is None or self.supervisor is None:
+            return None
+        supervisor = self.supervisor
+        return supervisor.surfaces(name for name in route.servers if supervisor.hosted(name) is not None)
+
+    def merge(self, agent: str, surfaces: Sequence[ServerTools]) -> Sequence[ToolEntry]:
+        """``agent``'s catalog over ``surfaces``, as ``tools.json`` is made (merge, then tool policy)."""
+        route = self.routes.get(agent)
+        return filter_catalog(merge_catalog(surfaces), route.layers) if route is not None else []
+
+
+def agent_of(rest: str) -> str:
+    """The agent a path after ``AGENTS_PATH`` names: ``<agent>``, or ``<agent>/mcp`` for clients
+    that only take URLs ending in ``/mcp`` (the MCP Inspector CLI replaces any other path)."""
+    agent = rest.strip("/").lower()
+    return agent.removesuffix("/mcp")
+
+
+def _allows(principal: Principal, rest: str) -> bool:
+    agent = agent_of(rest)
+    return bool(agent) and "/" not in agent and principal.may_reach(agent_access(agent))
+
+
+@contextlib.asynccontextmanager
+async def serve_agent_endpoints(supervisor: Supervisor, routes: AgentRoutes) -> AsyncIterator[AgentEndpoint]:
+    """Serve every applied agent at ``AGENTS_PATH/<agent>`` while the context is open."""
+    routes.supervisor = supervisor
+    endpoint = AgentEndpoint(supervisor, routes, supervisor.change_event)
+    async with serve_sdk_server(endpoint.server) as app, anyio.create_task_group() as tg:
+        await tg.start(endpoint.run)
+
+        async def route_app(scope: Scope, receive: Receive, send: Send) -> None:
+            agent = agent_of(str(scope.get("path", ""))[len(AGENTS_PATH) :])
+            await app({**scope, AGENT_SCOPE_KEY: agent}, receive, send)
+
+        supervisor.mount(AGENTS_PATH, Route(route_app, _allows))
+        try:
+            yield endpoint
+        finally:
+            supervisor.unmount(AGENTS_PATH)
+            tg.cancel_scope.cancel()
