@@ -22,6 +22,7 @@ spec:
   command: {python}
   args: [{normal}, --name, fix]
   toolFilter: {{exclude: [env, cwd, header]}}
+  toolApproval: {{tools: {{add: prompt}}, timeoutMs: 120000}}
 ---
 apiVersion: clawplane.dev/v1alpha1
 kind: McpServer

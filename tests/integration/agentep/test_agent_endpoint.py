@@ -20,6 +20,9 @@ from mcp.shared.exceptions import MCPError
 from tests.fixtures.servers.helpers import START_TIMEOUT
 from tests.integration.agentep.conftest import agent_client, endpoint, token, tools_json
 from tests.integration.engine.conftest import Cli
+from tests.integration.mcpserve.conftest import control
+from tests.integration.mcpserve.test_approvals import _head
+from tests.integration.mcpserve.test_tools import call, schemas_of
 
 pytestmark = pytest.mark.anyio
 MODES = ("auto", "legacy")  # auto negotiates 2026-07-28, legacy the handshake era
@@ -252,3 +255,47 @@ def test_agent_tokens_are_listed_and_rotated_like_the_others(agents: tuple[Path,
     assert httpx.post(url, json=INIT, headers=sent, timeout=60).status_code == 401
     sent["Authorization"] = f"Bearer {after}"
     assert httpx.post(url, json=INIT, headers=sent, timeout=60).status_code == 200
+
+
+async def _requested(operator: Any, schemas: dict[str, Any], cursor: int) -> tuple[str, int]:
+    for _ in range(10):  # each wait is at most 60 s; a loaded box may need several
+        page = await call(operator, schemas, "events_wait", cursor=cursor, timeout_ms=60000, limit=50)
+        for event in page["events"]:
+            if event["type"] == "approval_requested":
+                return str(event["subject"]), int(event["cursor"])
+        cursor = page["next_cursor"]
+    raise AssertionError("no approval_requested event")
+
+
+@pytest.mark.timeout(600)
+async def test_a_gated_tool_waits_for_an_answer_given_in_another_mcp_session(
+    agents: tuple[Path, Cli],
+) -> None:
+    folder, cli = agents
+    box: list[types.CallToolResult] = []
+    async with (
+        control("http", folder, cli) as operator,
+        agent_client(folder, cli, "alpha", mode="legacy", read_timeout_seconds=300) as caller,
+    ):
+        schemas = await schemas_of(operator)
+        cursor = await _head(operator, schemas)
+
+        async def gated_call(a: int) -> None:
+            box.append(await caller.call_tool("fix__add", {"a": a, "b": 1}))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(gated_call, 2)
+            first, cursor = await _requested(operator, schemas, cursor)
+            (listed,) = (await call(operator, schemas, "approvals_list"))["approvals"]
+            assert listed["id"] == first and listed["subject"]["tool"] == "add"
+            assert listed["subject"]["caller"] == "agent:alpha"
+            assert listed["subject"]["endpoint"] == "/mcp/agents/alpha"
+            assert not box  # still waiting
+            await call(operator, schemas, "approvals_respond", id=first, decision="approve", reason="ok")
+        assert not box[0].is_error and _text(box[0]) == "3"
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(gated_call, 5)
+            second, cursor = await _requested(operator, schemas, cursor)
+            await call(operator, schemas, "approvals_respond", id=second, decision="reject", reason="not now")
+        assert box[1].is_error and f"approval {second}" in _text(box[1]) and "not now" in _text(box[1])

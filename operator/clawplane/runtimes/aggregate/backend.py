@@ -13,7 +13,8 @@ cancelled) sends ``notifications/cancelled`` upstream.
 Every proxied request of the agent endpoint, ``tools/call`` included, goes through
 ``Backend.request``, which hands it to ``Link.send`` and so to ``Mux._request`` — the same
 function every request of the hosted endpoint (both eras) passes, where the server's
-``toolFilter`` refuses hidden tools.
+``toolFilter`` refuses hidden tools and its ``toolApproval`` gate (``CallGate``, for the
+calling consumer on ``/mcp/agents/<agent>``) holds calls that need an answer.
 """
 
 from __future__ import annotations
@@ -62,9 +63,20 @@ async def _refuse(msg: Message) -> Message:
 class Backend:
     """A hand-shaken upstream session of ``hosted`` (see the module docstring)."""
 
-    def __init__(self, hosted: Hosted, label: str, *, on_notice: OnNotice | None = None) -> None:
+    def __init__(
+        self,
+        hosted: Hosted,
+        label: str,
+        *,
+        caller: str = "",
+        endpoint: str = "",
+        on_notice: OnNotice | None = None,
+    ) -> None:
         self.hosted = hosted
         self.label = label
+        self.caller = caller
+        """The consumer whose calls these are (the server's ``toolApproval`` gate holds them as its)."""
+        self.endpoint = endpoint
         self._on_notice = on_notice
         self._mux: Mux | None = None
         self._stack = AsyncExitStack()
@@ -141,7 +153,8 @@ class Backend:
         if mux is None:
             raise BackendError(SERVER_UNAVAILABLE, f'MCP server "{self.hosted.name}" is not connected')
         try:
-            link = mux.open_link(self.label, tool_allowed=self.hosted.tool_allowed)
+            gate = self.hosted.call_gate(self.caller, endpoint=self.endpoint or None)
+            link = mux.open_link(self.label, tool_allowed=self.hosted.tool_allowed, gate=gate)
         except UpstreamGoneError as exc:
             raise BackendError(SERVER_UNAVAILABLE, f'MCP server "{self.hosted.name}": {exc}') from None
         msg: Message = {"jsonrpc": "2.0", "id": 1, "method": method}
@@ -179,14 +192,20 @@ def _result(server: str, msg: Message) -> dict[str, Any]:
 
 
 async def open_backend(
-    tg: anyio.abc.TaskGroup, hosted: Hosted, label: str, *, on_notice: OnNotice | None = None
+    tg: anyio.abc.TaskGroup,
+    hosted: Hosted,
+    label: str,
+    *,
+    caller: str = "",
+    endpoint: str = "",
+    on_notice: OnNotice | None = None,
 ) -> Backend:
     """Start a ``Backend`` in ``tg`` and wait for its handshake.
 
     Raises:
         BackendError: The server is not ready, could not start, or did not hand-shake.
     """
-    backend = Backend(hosted, label, on_notice=on_notice)
+    backend = Backend(hosted, label, caller=caller, endpoint=endpoint, on_notice=on_notice)
     try:
         await tg.start(backend.run)
     except UnavailableError as exc:

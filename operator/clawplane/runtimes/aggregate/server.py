@@ -331,9 +331,14 @@ class AgentEndpoint:
                 raise BackendError(
                     SERVER_UNAVAILABLE, f'MCP server "{server}" is not hosted here (or stopped)'
                 )
-            label = f"{downstream.consumer} via /mcp/agents/{downstream.agent}"
+            where = f"/mcp/agents/{downstream.agent}"
             backend = await open_backend(
-                self._tg, hosted, label, on_notice=lambda msg: self._notice(downstream, msg)
+                self._tg,
+                hosted,
+                f"{downstream.consumer} via {where}",
+                caller=downstream.consumer,
+                endpoint=where,
+                on_notice=lambda msg: self._notice(downstream, msg),
             )
             downstream.backends[server] = backend
             return backend
