@@ -19,6 +19,7 @@ calling consumer on ``/mcp/agents/<agent>``) holds calls that need an answer.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
@@ -82,6 +83,8 @@ class Backend:
         self._stack = AsyncExitStack()
         self._control: Link | None = None
         self._scope = anyio.CancelScope()
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, tuple[anyio.Event, list[Message]]] = {}
         self.initialize_result: Mapping[str, Any] = {}
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -115,8 +118,14 @@ class Backend:
     async def _relay(self, control: Link) -> None:
         try:
             async for delivery in control:
-                if self._on_notice is not None and not is_response(delivery.message):
-                    self._on_notice(delivery.message)
+                msg = delivery.message
+                if is_response(msg):
+                    waiting = self._waiting.pop(msg["id"], None) if isinstance(msg.get("id"), int) else None
+                    if waiting is not None:
+                        waiting[1].append(msg)
+                        waiting[0].set()
+                elif self._on_notice is not None:
+                    self._on_notice(msg)
         finally:
             with anyio.CancelScope(shield=True):
                 await control.aclose()
@@ -131,6 +140,29 @@ class Backend:
             self.initialize_result = await self.request("initialize", params)
         assert self._control is not None
         await self._control.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    async def session_request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """A request whose effect outlives it (``resources/subscribe``): sent on the session's own link,
+        which receives what it starts (``notifications/resources/updated``) for as long as the session lasts.
+
+        Raises:
+            BackendError: The server answered with an error, or went away first.
+        """
+        control = self._control
+        if control is None or self._mux is None:
+            raise BackendError(SERVER_UNAVAILABLE, f'MCP server "{self.hosted.name}" is not connected')
+        request_id = next(self._ids)
+        done: tuple[anyio.Event, list[Message]] = (anyio.Event(), [])
+        self._waiting[request_id] = done
+        try:
+            await control.send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": dict(params)})
+            with anyio.move_on_after(INITIALIZE_TIMEOUT_S):
+                await done[0].wait()
+        finally:
+            self._waiting.pop(request_id, None)
+        if not done[1]:
+            raise BackendError(SERVER_UNAVAILABLE, f'MCP server "{self.hosted.name}" did not answer {method}')
+        return _result(self.hosted.name, done[1][0])
 
     def close(self) -> None:
         """End the session (a perClient process is torn down)."""

@@ -25,11 +25,13 @@ backend session announces a change.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
 import re
 import time
+import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -46,9 +48,10 @@ from mcp.server.subscriptions import (
     ListenHandler,
     PromptsListChanged,
     ResourcesListChanged,
+    ResourceUpdated,
     ToolsListChanged,
 )
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from clawplane import __version__
@@ -98,9 +101,12 @@ class _Downstream:
     backends: dict[str, Backend] = field(default_factory=dict)
     opening: dict[str, anyio.Lock] = field(default_factory=dict)
     resources: dict[str, str] = field(default_factory=dict)  # uri → server
-    templates: list[tuple[re.Pattern[str], str]] = field(default_factory=list)
+    templates: list[tuple[re.Pattern[str], str, str]] = field(
+        default_factory=list
+    )  # (match, server, template)
     prompts: dict[str, tuple[str, str]] = field(default_factory=dict)  # prefixed → (server, raw name)
     catalog: Sequence[ToolEntry] | None = None  # from this session's own listings; None: list again
+    log_level: str | None = None  # what the client asked with logging/setLevel (every backend gets it)
     used: float = field(default_factory=time.monotonic)
 
     def close(self) -> None:
@@ -161,7 +167,13 @@ class AgentEndpoint:
         self._digests: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {}
         self._buses: dict[str, tuple[InMemorySubscriptionBus, ListenHandler]] = {}
         self._tg: anyio.abc.TaskGroup | None = None
-        self.server = _Server(
+        with warnings.catch_warnings():
+            # logging/setLevel is deprecated at 2026-07-28 but still part of the handshake era.
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            self.server = self._make_server()
+
+    def _make_server(self) -> _Server:
+        return _Server(
             "clawplane-agent",
             version=__version__,
             title="clawplane agent endpoint",
@@ -177,6 +189,10 @@ class AgentEndpoint:
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
             on_subscriptions_listen=self._on_listen,
+            on_subscribe_resource=self._subscribe,
+            on_unsubscribe_resource=self._unsubscribe,
+            on_completion=self._complete,
+            on_set_logging_level=self._set_level,
         )
 
     # -- running ---------------------------------------------------------------------------------
@@ -242,6 +258,17 @@ class AgentEndpoint:
             connection = downstream.connection()
             if connection is not None:
                 await connection.notify(method, None)
+
+    async def _updated(self, downstream: _Downstream, params: dict[str, Any]) -> None:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            return
+        bus = self._buses.get(downstream.agent)
+        if bus is not None:
+            await bus[0].publish(ResourceUpdated(uri))
+        connection = downstream.connection() if downstream.connection is not None else None
+        if connection is not None:
+            await connection.notify("notifications/resources/updated", params)
 
     # -- who asks --------------------------------------------------------------------------------
     def _agent(self, ctx: ServerRequestContext[Any, Any]) -> tuple[str, str]:
@@ -340,11 +367,18 @@ class AgentEndpoint:
                 endpoint=where,
                 on_notice=lambda msg: self._notice(downstream, msg),
             )
+            if downstream.log_level is not None:
+                with contextlib.suppress(BackendError):  # a server without logging ignores it
+                    await backend.request("logging/setLevel", {"level": downstream.log_level})
             downstream.backends[server] = backend
             return backend
 
     def _notice(self, downstream: _Downstream, msg: Message) -> None:
         method = msg.get("method")
+        if method == "notifications/resources/updated" and self._tg is not None:
+            raw = msg.get("params")
+            params: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            self._tg.start_soon(self._updated, downstream, params)
         if method == "notifications/tools/list_changed":
             downstream.catalog = None
         if method in _LIST_CHANGED and self._tg is not None:
@@ -508,7 +542,7 @@ class AgentEndpoint:
                 template = item.get("uriTemplate")
                 if not isinstance(template, str):
                     continue
-                downstream.templates.append((_template_pattern(template), entry.server))
+                downstream.templates.append((_template_pattern(template), entry.server, template))
                 name = f"{entry.safe_server}__{item.get('name') or template}"
                 out.append(types.ResourceTemplate.model_validate({**item, "name": name}, by_name=False))
         return types.ListResourceTemplatesResult(resource_templates=out)
@@ -521,7 +555,7 @@ class AgentEndpoint:
         for attempt in range(2):
             owner = downstream.resources.get(uri)
             if owner is None:
-                owner = next((s for pattern, s in downstream.templates if pattern.match(uri)), None)
+                owner = next((s for pattern, s, _ in downstream.templates if pattern.match(uri)), None)
             if owner in servers or attempt:
                 return owner if owner in servers else None
             # Not listed in this session yet: list, then look again.
@@ -529,19 +563,24 @@ class AgentEndpoint:
             await self._list_templates(ctx, None)
         return None
 
+    async def _resource_owner(
+        self, ctx: ServerRequestContext[Any, Any], downstream: _Downstream, uri: str
+    ) -> str:
+        """The server a URI belongs to (listed by it, or matching its template), else INVALID_PARAMS."""
+        catalog = await self._session_catalog(ctx, downstream)
+        servers = [e.server for e in self._servers_of(catalog, ToolKind.RESOURCES_LIST)]
+        owner = await self._owner(ctx, downstream, uri, servers)
+        if owner is None:
+            raise MCPError(types.INVALID_PARAMS, f"Resource not found: {uri}", {"uri": uri})
+        return owner
+
     async def _read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         agent, consumer = self._agent(ctx)
         downstream = self._downstream(ctx, agent, consumer)
         uri = str(params.uri)
-        servers = [
-            e.server
-            for e in self._servers_of(await self._session_catalog(ctx, downstream), ToolKind.RESOURCES_LIST)
-        ]
-        owner = await self._owner(ctx, downstream, uri, servers)
-        if owner is None:
-            raise MCPError(types.INVALID_PARAMS, f"Resource not found: {uri}", {"uri": uri})
+        owner = await self._resource_owner(ctx, downstream, uri)
         result = await self._request(ctx, downstream, owner, "resources/read", {"uri": uri})
         return types.ReadResourceResult.model_validate(result, by_name=False)
 
@@ -580,6 +619,71 @@ class AgentEndpoint:
             request["arguments"] = dict(params.arguments)
         result = await self._request(ctx, downstream, server, "prompts/get", request)
         return types.GetPromptResult.model_validate(result, by_name=False)
+
+    async def _subscription(
+        self, ctx: ServerRequestContext[Any, Any], uri: str, method: str
+    ) -> types.EmptyResult:
+        agent, consumer = self._agent(ctx)
+        downstream = self._downstream(ctx, agent, consumer)
+        owner = await self._resource_owner(ctx, downstream, uri)
+        try:
+            backend = await self._backend(downstream, owner)
+            # On the backend session's own link: the subscription lasts as long as the session.
+            await backend.session_request(method, {"uri": uri})
+        except BackendError as exc:
+            raise MCPError(exc.code, exc.message, exc.data) from None
+        return types.EmptyResult()
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        return await self._subscription(ctx, str(params.uri), "resources/subscribe")
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        return await self._subscription(ctx, str(params.uri), "resources/unsubscribe")
+
+    async def _complete(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        """Completion of a prompt's argument (by its prefixed name) or a resource template's (by URI)."""
+        agent, consumer = self._agent(ctx)
+        downstream = self._downstream(ctx, agent, consumer)
+        request = params.model_dump(by_alias=True, mode="json", exclude_none=True)
+        request.pop("_meta", None)
+        ref = request.get("ref", {})
+        if ref.get("type") == "ref/prompt":
+            if ref.get("name") not in downstream.prompts:
+                await self._list_prompts(ctx, None)
+            found = downstream.prompts.get(str(ref.get("name")))
+            if found is None:
+                raise MCPError(types.INVALID_PARAMS, f"Unknown prompt: {ref.get('name')}")
+            server, raw = found
+            request["ref"] = {**ref, "name": raw}
+        else:
+            uri = str(ref.get("uri", ""))
+            if not downstream.templates:
+                await self._list_templates(ctx, None)
+            # A template reference names the template itself, not a URI it expands to.
+            server = next((s for pattern, s, text in downstream.templates if text == uri), None) or (
+                await self._resource_owner(ctx, downstream, uri)
+            )
+        result = await self._request(ctx, downstream, server, "completion/complete", request)
+        return types.CompleteResult.model_validate(result, by_name=False)
+
+    async def _set_level(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        agent, consumer = self._agent(ctx)
+        downstream = self._downstream(ctx, agent, consumer)
+        downstream.log_level = str(params.level)
+        for server in list(downstream.backends):
+            with contextlib.suppress(MCPError):  # a server without logging ignores it
+                await self._request(
+                    ctx, downstream, server, "logging/setLevel", {"level": downstream.log_level}
+                )
+        return types.EmptyResult()
 
     # -- 2026-07-28 change streams ---------------------------------------------------------------
     async def _on_listen(
