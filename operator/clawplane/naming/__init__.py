@@ -25,6 +25,7 @@ from clawplane.naming.sensitive import (
     redact_url_userinfo,
 )
 from clawplane.naming.servers import (
+    ENDPOINT_SERVER_NAMES,
     OPENCLAW_REJECTED_SERVER_NAME,
     RESERVED_SERVER_NAMES,
     SERVER_NAME_FALLBACK,
@@ -51,6 +52,7 @@ __all__ = [
     "APPROVAL_MODES",
     "BLOCKED_ENV_NAMES",
     "BLOCKED_ENV_PREFIXES",
+    "ENDPOINT_SERVER_NAMES",
     "MCP_EXPLICIT_CREDENTIAL_KEYS",
     "OPENCLAW_REJECTED_SERVER_NAME",
     "REDACTED",

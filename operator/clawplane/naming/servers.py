@@ -17,6 +17,7 @@ from clawplane.naming.jsstring import js_lower_key, js_trim
 from clawplane.naming.utf16 import utf16_cut, utf16_len
 
 __all__ = [
+    "ENDPOINT_SERVER_NAMES",
     "OPENCLAW_REJECTED_SERVER_NAME",
     "RESERVED_SERVER_NAMES",
     "SERVER_NAME_FALLBACK",
@@ -45,6 +46,9 @@ OPENCLAW_REJECTED_SERVER_NAME = "__proto__"
 
 RESERVED_SERVER_NAMES = frozenset({"__proto__", "constructor", "prototype"})
 """Server keys clawplane refuses: ``__proto__`` as OpenClaw does, plus two JS prototype keys."""
+ENDPOINT_SERVER_NAMES = frozenset({"agents"})
+"""Server names the hosted endpoint keeps for its own paths: ``/mcp/agents/<agent>``, each agent's
+aggregated endpoint (a server of that name would be unreachable at ``/mcp/agents``)."""
 
 _SAFE_CHARS = frozenset(string.ascii_letters + string.digits + "_-")
 _ASCII_LETTERS = frozenset(string.ascii_letters)

@@ -16,6 +16,7 @@ from clawplane.models.base import AGENT_ID_RE
 from clawplane.models.channel import DmPolicy
 from clawplane.models.values import ValueFrom
 from clawplane.naming import (
+    ENDPOINT_SERVER_NAMES,
     assign_server_names,
     is_blocked_env_name,
     is_reserved_server_name,
@@ -198,6 +199,15 @@ def _server_names(resources: list[LoadedResource]) -> Iterator[Diagnostic]:
                 E,
                 "mcp.reserved-name",
                 f"MCP server name {item.resource.name!r} is reserved",
+                ("metadata", "name"),
+                hint="rename the server",
+            )
+        elif item.resource.name in ENDPOINT_SERVER_NAMES:
+            yield item.diagnostic(
+                E,
+                "mcp.reserved-name",
+                f"MCP server name {item.resource.name!r} is reserved: /mcp/{item.resource.name}/<agent> "
+                "is each agent's aggregated endpoint on the supervisor",
                 ("metadata", "name"),
                 hint="rename the server",
             )

@@ -220,6 +220,14 @@ def test_reserved_server_name_is_an_error(tmp_path: Path) -> None:
     assert d.is_error
 
 
+def test_the_agent_endpoints_path_is_no_server_name(tmp_path: Path) -> None:
+    d = only(
+        run(tmp_path, HEAD + "kind: McpServer\nmetadata:\n  name: agents\nspec:\n  command: x\n"),
+        "mcp.reserved-name",
+    )
+    assert d.is_error and "/mcp/agents/<agent>" in d.message
+
+
 def test_dm_policy_warnings_match_openclaw(tmp_path: Path) -> None:
     text = (
         HEAD + "kind: Channel\nmetadata:\n  name: a\nspec:\n  type: slack\n  dmPolicy: open\n"
