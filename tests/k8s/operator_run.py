@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from kopf.testing import KopfRunner
 from ruamel.yaml import YAML
 
+from clawplane.k8s.dashboard import DashboardOptions
 from clawplane.k8s.kubeconfig import load_connection
 from clawplane.k8s.main import default_ingress
 from clawplane.k8s.operator import OperatorConfig, build_registry
@@ -75,6 +76,8 @@ class OperatorRun:
     skills_mount_path: Path | None = None
     """Where the gateway pod would mount skills (default: beside the state dir)."""
     metrics: LoopMetrics = field(default_factory=LoopMetrics)
+    dashboard: DashboardOptions | None = None
+    """Serve a namespace's dashboard (``clawplane k8s run --ui-port``)."""
     log: str = ""
     """The operator's whole log, once stopped."""
     _runner: KopfRunner | None = None
@@ -94,6 +97,7 @@ class OperatorRun:
             connection=partial(load_connection, str(self.kubeconfig)),
             metrics=self.metrics,
             namespaces=self.namespaces,
+            dashboard=self.dashboard,
         )
         scope = [arg for ns in self.namespaces for arg in ("-n", ns)] or ["-A"]
         self._runner = KopfRunner(

@@ -92,6 +92,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="HOST",
         help="Host header the metrics listener accepts on a non-loopback address (repeatable; none: any).",
     )
+    _dashboard_arguments(run)
     run.add_argument(
         "--health-port",
         type=int,
@@ -119,6 +120,50 @@ def parser() -> argparse.ArgumentParser:
     )
     _election_arguments(run)
     return p
+
+
+def _dashboard_arguments(run: argparse.ArgumentParser) -> None:
+    run.add_argument(
+        "--ui-port",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="Serve the dashboard (/ui) of one namespace on this port (0: off, the default).",
+    )
+    run.add_argument(
+        "--ui-namespace",
+        default=None,
+        metavar="NAMESPACE",
+        help="The namespace the dashboard shows (default: the first -n, else the kubeconfig's).",
+    )
+    run.add_argument(
+        "--ui-bind-address",
+        default="127.0.0.1",
+        metavar="ADDRESS",
+        help="Address of the dashboard (default: loopback; reach it with kubectl port-forward).",
+    )
+    run.add_argument(
+        "--ui-token-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="File with the token that logs in to look and answer approvals (re-read on change; "
+        "default: one generated into STATE_DIR/ui-token).",
+    )
+    run.add_argument(
+        "--ui-reader-token-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="File with a token that logs in to look only.",
+    )
+    run.add_argument(
+        "--ui-allowed-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="Host header the dashboard accepts on a non-loopback address (repeatable; none: any).",
+    )
 
 
 def _election_arguments(run: argparse.ArgumentParser) -> None:
@@ -181,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     """Parse arguments and run the operator until it is stopped."""
     args = parser().parse_args(argv)
     # Imported here: kopf and the engine are heavy, and `--help` should stay instant.
-    from clawplane.k8s.runner import RunOptions, run_operator
+    from clawplane.k8s.runner import RunOptions, UiOptions, run_operator
 
     options = RunOptions(
         bridge_ingress_from=tuple(_ingress(args.bridge_ingress_from)),
@@ -193,6 +238,14 @@ def main(argv: list[str] | None = None) -> int:
         metrics_bind=args.metrics_bind_address,
         metrics_token_file=args.metrics_token_file,
         metrics_allowed_hosts=frozenset(args.metrics_allowed_host),
+        ui=UiOptions(
+            port=args.ui_port,
+            namespace=args.ui_namespace,
+            bind=args.ui_bind_address,
+            token_file=args.ui_token_file,
+            reader_token_file=args.ui_reader_token_file,
+            allowed_hosts=frozenset(args.ui_allowed_host),
+        ),
         health_port=args.health_port,
         resync_interval=args.resync_interval,
         concurrency=args.concurrency,

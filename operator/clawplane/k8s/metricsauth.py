@@ -30,24 +30,20 @@ class MetricsAuthError(Exception):
     """The token file cannot be used (the message names the file and the fix)."""
 
 
-def _read(path: Path) -> str:
+def _read(path: Path, option: str) -> str:
     try:
         info = path.stat()
         if not stat.S_ISREG(info.st_mode):
-            raise MetricsAuthError(f"--metrics-token-file {path} is not a regular file")
+            raise MetricsAuthError(f"{option} {path} is not a regular file")
         if info.st_size > _MAX_TOKEN_BYTES:
-            raise MetricsAuthError(
-                f"--metrics-token-file {path} is larger than 4 KiB; it should hold one token"
-            )
+            raise MetricsAuthError(f"{option} {path} is larger than 4 KiB; it should hold one token")
         token = path.read_text(encoding="utf-8").strip()
     except OSError as exc:
-        raise MetricsAuthError(f"cannot read --metrics-token-file {path}: {exc.strerror or exc}") from None
+        raise MetricsAuthError(f"cannot read {option} {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
-        raise MetricsAuthError(f"--metrics-token-file {path} is not UTF-8 text") from None
+        raise MetricsAuthError(f"{option} {path} is not UTF-8 text") from None
     if len(token) < 16 or any(c.isspace() for c in token):
-        raise MetricsAuthError(
-            f"--metrics-token-file {path} must hold one token of at least 16 characters (no spaces)"
-        )
+        raise MetricsAuthError(f"{option} {path} must hold one token of at least 16 characters (no spaces)")
     return token
 
 
@@ -56,6 +52,10 @@ class FileToken:
     """An ``Authorizer`` that accepts the one token held in a file (re-read when the file changes)."""
 
     path: Path
+    principal: Principal = SCRAPER
+    """Who the token's holder is (the dashboard's tokens carry ``read`` and ``approve``)."""
+    option: str = "--metrics-token-file"
+    """The command-line option that named the file (for error messages)."""
     _digest: str = ""
     _seen: tuple[int, int, int] | None = field(default=None)
 
@@ -66,27 +66,30 @@ class FileToken:
         try:
             info = self.path.stat()
         except OSError as exc:
-            raise MetricsAuthError(
-                f"cannot read --metrics-token-file {self.path}: {exc.strerror or exc}"
-            ) from None
+            raise MetricsAuthError(f"cannot read {self.option} {self.path}: {exc.strerror or exc}") from None
         seen = (info.st_ino, info.st_size, info.st_mtime_ns)
         if seen != self._seen:
-            self._digest = token_digest(_read(self.path))
+            self._digest = token_digest(_read(self.path, self.option))
             self._seen = seen
 
-    def authenticate(self, token: str) -> Principal | None:
-        """The scraper's principal when ``token`` is the file's token."""
-        # A Secret update swaps the file (symlinks); keep the last good token meanwhile.
+    def digest(self) -> str:
+        """The digest of the file's token now (the last good one while the file cannot be read)."""
         with contextlib.suppress(OSError, MetricsAuthError):
             self._load()
-        if self._digest and secrets.compare_digest(token_digest(token), self._digest):
-            return SCRAPER
+        return self._digest
+
+    def authenticate(self, token: str) -> Principal | None:
+        """The file's principal when ``token`` is the file's token."""
+        # A Secret update swaps the file (symlinks); keep the last good token meanwhile.
+        digest = self.digest()
+        if digest and secrets.compare_digest(token_digest(token), digest):
+            return self.principal
         return None
 
 
-def generated_token_file(state_dir: Path) -> Path:
-    """``STATE_DIR/metrics-token``: created (0600, whatever the umask) with a random token if missing."""
-    path = state_dir / GENERATED_TOKEN_FILE
+def generated_token_file(state_dir: Path, name: str = GENERATED_TOKEN_FILE) -> Path:
+    """``STATE_DIR/metrics-token`` (or ``name``): created 0600, whatever the umask, with a random token."""
+    path = state_dir / name
     if not path.exists():
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:

@@ -4,6 +4,7 @@ Handlers only decide *which namespace* needs a pass: custom resources whose spec
 restart annotation or deletion changed (kopf), and children or referenced Secrets that
 changed in namespaces clawplane manages (``watches.Watches``, filtered by the API server).
 Deletion waits for a pass that removed what the resource owned, then kopf drops the finalizer.
+With ``dashboard`` set, one namespace's dashboard is served from start-up to cleanup.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import kopf
 
 from clawplane.k8s.approvals import APPROVE_ANNOTATION, REJECT_ANNOTATION
 from clawplane.k8s.children import RESTART_ANNOTATION
+from clawplane.k8s.dashboard import DashboardOptions, serve_dashboard
 from clawplane.k8s.hub import Hub
 from clawplane.k8s.kubeapi import KubeApi
 from clawplane.k8s.kubeconfig import Connection, load_connection
@@ -43,6 +45,8 @@ class OperatorConfig:
     """The watched namespaces (as given to kopf); empty: all of them."""
     write_fence: Callable[[], str | None] | None = None
     """Asked before every write of the reconciler (leader election: a reason refuses it)."""
+    dashboard: DashboardOptions | None = None
+    """Serve the dashboard of one namespace (None: no dashboard)."""
 
 
 @dataclass
@@ -51,6 +55,8 @@ class _State:
     api: KubeApi | None = None
     resync: asyncio.Task[None] | None = None
     watches: Watches | None = None
+    dashboard: asyncio.Task[None] | None = None
+    dashboard_stop: asyncio.Event = field(default_factory=asyncio.Event)
     seen: dict[tuple[str, str, str], tuple[Any, ...]] = field(default_factory=dict)
 
 
@@ -112,9 +118,18 @@ def build_registry(config: OperatorConfig) -> kopf.OperatorRegistry:
         hub.on_new_namespace = state.watches.manage
         state.watches.start()
         state.resync = asyncio.create_task(hub.resync(config.resync_interval))
+        if config.dashboard is not None:
+            worker = hub.worker(config.dashboard.namespace)
+            worker.poke()  # a first pass even before any resource changes
+            state.dashboard = asyncio.create_task(
+                serve_dashboard(config.dashboard, worker, state.dashboard_stop), name="clawplane-dashboard"
+            )
 
     @kopf.on.cleanup(registry=registry)
     async def cleanup(**_: Any) -> None:
+        if state.dashboard is not None:
+            state.dashboard_stop.set()
+            await asyncio.gather(state.dashboard, return_exceptions=True)
         if state.resync is not None:
             state.resync.cancel()
         if state.watches is not None:
@@ -142,7 +157,7 @@ def _register_kind(
     state: _State,
     hub: Callable[[], Hub],
 ) -> None:
-    @kopf.on.event(group, version, plural, registry=registry)
+    @kopf.on.event(group, version, plural, registry=registry, id="changed")
     async def changed(type: str, body: Any, namespace: str | None, name: str, **_: Any) -> None:
         if not namespace:
             return
@@ -156,7 +171,9 @@ def _register_kind(
             state.seen[key] = fingerprint
             hub().poke(namespace)
 
-    @kopf.on.delete(group, version, plural, registry=registry)
+    # An explicit id: kopf keeps a retried handler's progress in an annotation named after it,
+    # and the default one (``_register_kind.<locals>.deleted``) is not a valid annotation name.
+    @kopf.on.delete(group, version, plural, registry=registry, id="cleanup")
     async def deleted(body: Any, namespace: str | None, name: str, **_: Any) -> None:
         if not namespace:
             return

@@ -19,7 +19,7 @@ from typing import Any
 from clawplane.approvals import ApprovalQueue, mark_applied
 from clawplane.approvals.records import parse_time
 from clawplane.desired import DesiredState
-from clawplane.events import EventQueue
+from clawplane.events import EventType
 from clawplane.k8s.approvals import answer_annotations, approval_conditions
 from clawplane.k8s.backend import KubeBackend
 from clawplane.k8s.children import RESTART_ANNOTATION, Owner
@@ -42,12 +42,13 @@ from clawplane.models import API_GROUP, KINDS
 from clawplane.models.values import SecretValue, ValueFrom
 from clawplane.reconcile.applier import ApplyContext, apply_plan
 from clawplane.reconcile.conditions import Cond
-from clawplane.reconcile.engine import Engine, InvalidFolderError, Patch
+from clawplane.reconcile.engine import Engine, InvalidFolderError, Patch, Planned
 from clawplane.reconcile.holding import AppliedSources, hold_back
 from clawplane.reconcile.modelproviders import local_reader
+from clawplane.reconcile.oversight import Oversight
 from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes import RuntimeSettings
-from clawplane.state import ObservedState, ResourceRecord, StateDB, store
+from clawplane.state import ObservedState, ResourceRecord, StateDB, store, utcnow
 
 log = logging.getLogger("clawplane.k8s")
 
@@ -85,6 +86,8 @@ class PassResult:
     """Some server is not ready yet: check again later even if no event arrives."""
     recheck_in: float | None = None
     """Seconds until a pending approval request expires: pass again then, to report it."""
+    diagnostics: list[str] = field(default_factory=list)
+    """Why the resources do not validate (``file:line: message``), when they do not."""
 
 
 class ClusterEngine(Engine):
@@ -118,22 +121,23 @@ class NamespaceReconciler:
         self.ws = Workspace.for_folder(root / "resources", state_dir=root / "state")
         self.ws.folder.mkdir(parents=True, exist_ok=True)
         self.ws.state_dir.mkdir(parents=True, exist_ok=True)
-        self.engine = ClusterEngine(self.ws, environ={})
-        self.engine.digests = {}
-        self.engine.renderer.secret_key_refs_as_env = True
-        self.engine.renderer.auth_header = gateway_auth_header
         # Inline skills live where the gateway pod mounts them, so prompt locations hold there.
         self.skills_root = Path(settings.skills_mount_path) / namespace
+        self.engine = self.new_engine()
         try:
             self.skills_root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:  # inline skills then fail to load, with a diagnostic per skill
             log.error("%s: cannot create %s (--skills-mount-path): %s", namespace, self.skills_root, exc)
-        self.engine.renderer.skills_state_dir = self.skills_root
         self._skills_left_out: set[str] = set()
         self.materializer = Materializer(self.ws.folder)
         self._render_problems: set[str] = set()
         self.db = StateDB.open(self.ws.state_dir)
-        self.approvals = ApprovalQueue(self.db, EventQueue(self.db))
+        self.oversight = Oversight.open(self.db)
+        """The namespace's event and approval queues (what the dashboard reads and answers through)."""
+        self.approvals: ApprovalQueue = self.oversight.approvals
+        self.passes = 0
+        self.last: dict[str, Any] = {}
+        """The last pass as the local loop's ``loop.json`` has it (folderValid, diagnostics, last, ...)."""
         self.sources = AppliedSources()
         """What the last pass applied: held actions keep their resources as they were."""
         self._approved: dict[str, Cond] = {}
@@ -155,9 +159,45 @@ class NamespaceReconciler:
         self.referenced_secrets: set[str] | None = None
         """Secrets the resources referenced in the last pass (None before the first)."""
 
+    def new_engine(self) -> ClusterEngine:
+        """An engine set up as the passes' own, with its own caches and no digests yet."""
+        engine = ClusterEngine(self.ws, environ={})
+        engine.digests = {}
+        engine.renderer.secret_key_refs_as_env = True
+        engine.renderer.auth_header = gateway_auth_header
+        engine.renderer.skills_state_dir = self.skills_root
+        return engine
+
+    def plan(self) -> Planned:
+        """What a pass would do now (with the last pass's digests), for callers other than the pass."""
+        engine = self.new_engine()
+        engine.digests = {label: dict(by_key) for label, by_key in self.engine.digests.items()}
+        return engine.plan(self.db)
+
     def close(self) -> None:
         """Release the state database."""
         self.db.close()
+
+    def _published_pass(self, result: PassResult) -> None:
+        """Record the pass for the dashboard (``last``) and tell the event queue."""
+        self.passes += 1
+        outcome = "invalid" if result.diagnostics else "applied" if result.ok else "failed"
+        held = sorted(k for k, v in result.results.items() if v.startswith("held: "))
+        errors = {k: v for k, v in result.results.items() if v != "ok" and k not in held}
+        was_valid = self.last.get("folderValid", True)
+        self.last = {
+            "folderValid": not result.diagnostics,
+            "diagnostics": list(result.diagnostics),
+            "reconciles": self.passes,
+            "last": {"at": utcnow(), "result": outcome, "reason": "pass"},
+            "errors": errors,
+            "held": held,
+        }
+        if result.diagnostics or not was_valid:
+            self.oversight.events.publish(
+                EventType.DIAGNOSTICS, "", valid=not result.diagnostics, errors=list(result.diagnostics)
+            )
+        self.oversight.events.publish(EventType.PASS_FINISHED, "", result=outcome, held=held)
 
     async def reconcile(self) -> PassResult:
         """Converge the namespace once."""
@@ -172,13 +212,14 @@ class NamespaceReconciler:
         self.referenced_secrets = {name for cr in live for name, _ in secret_refs(cr.get("spec") or {})}
         self.writer.redact = Redaction(secrets, live)
         materialized = self.materializer.sync(live)
-        self._set_owners(live)
+        self._set_owners(crs)  # a resource being deleted owns its children until a pass removes them
         await self.backend.begin_pass()
         try:
             await self._plan_and_apply(result)
         except InvalidFolderError as exc:
             result.ok = False
             result.error = "; ".join(d.message for d in exc.diagnostics.errors)
+            result.diagnostics = [str(d) for d in exc.diagnostics.errors]
         child_problems: dict[str, ChildProblem] = {
             f"McpServer/{k}": v for k, v in self.backend.problems.items()
         }
@@ -207,6 +248,7 @@ class NamespaceReconciler:
         )
         result.requeue = _unsettled(live, observed)
         result.seconds = time.monotonic() - started
+        self._published_pass(result)
         return result
 
     async def _list(self) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ import logging
 import os
 import signal
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ from typing import Any
 import kopf
 from prometheus_client import Gauge
 
+from clawplane.k8s.dashboard import GENERATED_UI_TOKEN_FILE, DashboardOptions, dashboard_tokens
 from clawplane.k8s.election import ElectionSettings, LeaderElector
 from clawplane.k8s.kubeapi import KubeApi
 from clawplane.k8s.kubeconfig import KubeConfigError, load_connection
@@ -32,6 +33,19 @@ from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
 
 log = logging.getLogger("clawplane.k8s")
 LOST_LEADERSHIP_EXIT = 1
+
+
+@dataclass(frozen=True)
+class UiOptions:
+    """``--ui-*``: the dashboard of one namespace (``k8s/dashboard.py``)."""
+
+    port: int = 0
+    """0: no dashboard."""
+    namespace: str | None = None
+    bind: str = "127.0.0.1"
+    token_file: Path | None = None
+    reader_token_file: Path | None = None
+    allowed_hosts: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,7 @@ class RunOptions:
     metrics_token_file: Path | None = None
     """The token ``/metrics`` requires; None: one generated into the state dir."""
     metrics_allowed_hosts: frozenset[str] = frozenset()
+    ui: UiOptions = field(default_factory=UiOptions)
 
 
 def operator_config(options: RunOptions) -> OperatorConfig:
@@ -71,7 +86,28 @@ def operator_config(options: RunOptions) -> OperatorConfig:
         resync_interval=options.resync_interval,
         connection=partial(load_connection, options.kubeconfig),
         namespaces=options.namespaces,
+        dashboard=_dashboard(options),
     )
+
+
+def _dashboard(options: RunOptions) -> DashboardOptions | None:
+    """The dashboard's options, its token file generated if none was given; None: no dashboard."""
+    ui = options.ui
+    if not ui.port:
+        return None
+    namespace = ui.namespace or (options.namespaces[0] if options.namespaces else None)
+    if namespace is None:
+        namespace = load_connection(options.kubeconfig).namespace
+    token_file = ui.token_file
+    if token_file is None:
+        token_file = generated_token_file(options.state_dir, GENERATED_UI_TOKEN_FILE)
+        log.info("the dashboard's token is in %s", token_file)
+    found = DashboardOptions(
+        namespace, token_file, ui.reader_token_file, ui.bind, ui.port,
+        frozenset(h.strip().lower().strip("[]") for h in ui.allowed_hosts if h.strip()),
+    )  # fmt: skip
+    dashboard_tokens(found)  # a bad token file fails at start-up, with its cause
+    return found
 
 
 def run_operator(options: RunOptions) -> int:
@@ -94,13 +130,13 @@ def run_operator(options: RunOptions) -> int:
         if options.metrics_port:
             assert options.metrics_token_file is not None
             FileToken(options.metrics_token_file)  # a bad token file fails here, with its cause
+        config = operator_config(options)
     except (KubeConfigError, OSError, MetricsAuthError) as exc:
         print(f"clawplane k8s: {exc}", file=sys.stderr, flush=True)
         return 2
     kopf.configure(log_format=kopf.LogFormat.JSON if options.log_format == "json" else kopf.LogFormat.FULL)
     logging.getLogger("clawplane").setLevel(logging.INFO)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per API call drowns the log
-    config = operator_config(options)
     election = options.election
     if election is None:
         metrics_server = _metrics(config.metrics, options)

@@ -22,7 +22,7 @@ from clawplane.approvals import Approval, ApprovalError, held_actions, rules_of
 from clawplane.diagnostics import format_json
 from clawplane.events import MAX_PAGE, MAX_WAIT_MS
 from clawplane.planning import render_plan
-from clawplane.reconcile.engine import Engine, InvalidFolderError
+from clawplane.reconcile.engine import Engine, InvalidFolderError, Planned
 from clawplane.reconcile.oversight import Oversight
 from clawplane.reconcile.statusview import find_resource, folder_status
 from clawplane.reconcile.workspace import Workspace
@@ -31,7 +31,7 @@ from clawplane.state import StateDB, StateError, store
 from clawplane.validation import ValidationResult, validate_paths, validate_texts
 from clawplane.validation.summary import summarize
 
-__all__ = ["FolderQueries", "QueryError", "Responder", "scrubbed"]
+__all__ = ["FolderQueries", "QueryError", "Responder", "plan_document", "scrubbed"]
 
 Responder = Callable[[str, str, str, str], Awaitable[Approval]]
 """(approval id, ``approve``|``reject``, who, reason) → the answered request."""
@@ -45,6 +45,18 @@ class QueryError(Exception):
 def scrubbed(value: Mapping[str, Any]) -> dict[str, Any]:
     """``value`` with every bearer token replaced, however deep."""
     return dict(json.loads(scrub_tokens(json.dumps(value, default=str))))
+
+
+def plan_document(planned: Planned) -> dict[str, Any]:
+    """A plan as the ``plan`` question answers it: JSON, ``clawplane plan``'s text, hash, held actions."""
+    plan = planned.plan
+    held = held_actions(plan, planned.desired, planned.observed, rules_of(planned.desired.gateway))
+    doc = json.loads(plan.to_json())
+    return scrubbed({
+        "plan": doc, "text": render_plan(plan), "planHash": plan.plan_hash(),
+        "hasChanges": plan.has_changes, "summary": plan.summary().model_dump(),
+        "held": [h.to_dict() for h in held],
+    })  # fmt: skip
 
 
 class FolderQueries:
@@ -176,14 +188,7 @@ class FolderQueries:
                 f"the folder{' with the documents' if texts else ''} does not validate: "
                 + "; ".join(f"{d['file']}:{d['line']}: {d['message']}" for d in diagnostics[:5])
             ) from None
-        plan = planned.plan
-        held = held_actions(plan, planned.desired, planned.observed, rules_of(planned.desired.gateway))
-        doc = json.loads(plan.to_json())
-        return scrubbed({
-            "plan": doc, "text": render_plan(plan), "planHash": plan.plan_hash(),
-            "hasChanges": plan.has_changes, "summary": plan.summary().model_dump(),
-            "held": [h.to_dict() for h in held],
-        })  # fmt: skip
+        return plan_document(planned)
 
     def explain(self, target: str) -> dict[str, Any]:
         """A kind's or field's type, default, allowed values and description (``clawplane explain``)."""

@@ -97,12 +97,13 @@ def _hosted(runtime: RuntimeRecord) -> bool:
 
 
 def status_document(
-    observed: ObservedState, *, live: dict[str, dict[str, Any]] | None = None
+    observed: ObservedState, *, live: dict[str, dict[str, Any]] | None = None, supervised: bool = True
 ) -> dict[str, Any]:
     """Status of every resource as a JSON-ready mapping.
 
     ``live`` holds the running supervisor's reports (None: no supervisor answers), which
-    override what the database recorded for hosted servers.
+    override what the database recorded for hosted servers. ``supervised=False`` keeps the
+    recorded phases as they are (the operator: its servers are pods, checked every pass).
     """
     resources = []
     warnings: dict[str, list[dict[str, str]]] = {}
@@ -132,7 +133,7 @@ def status_document(
                     "tools": [t.safe_name for t in observed.tools_observed.get(rec.name, ())],
                 }
             )
-            if _hosted(runtime) and rec.phase != "Disabled":
+            if supervised and _hosted(runtime) and rec.phase != "Disabled":
                 _apply_liveness(entry, runtime, None if live is None else live.get(rec.name))
         resources.append(entry)
         if rec.key in warnings:

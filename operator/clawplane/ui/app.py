@@ -19,11 +19,13 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route, Router
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from clawplane.approvals import ApprovalError, Decision
 from clawplane.events import Event
 from clawplane.reconcile.daemon import PagesContext
+from clawplane.runtimes.proxy import RequestGuard
+from clawplane.runtimes.proxy.guard import reply
 from clawplane.secrets import redact_data
 from clawplane.ui import views
 from clawplane.ui.sessions import COOKIE, TTL_S, Session, Sessions
@@ -43,6 +45,8 @@ _HEADERS = {
 }
 _STATIC = {"live.js": "text/javascript", "style.css": "text/css"}
 _KEEPALIVE_S = 15.0
+MAX_BODY = 64 * 1024
+"""The largest form a listener of the dashboard's own reads (a login, an answer with its reason)."""
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -55,6 +59,8 @@ class _Dashboard:
             loader=PackageLoader("clawplane.ui", "templates"),
             autoescape=select_autoescape(default=True, default_for_string=True),
         )
+        # JSON for people (``tojson`` writes ``<`` as ``\u003c``: unreadable in <redacted>); autoescaped.
+        self.env.filters["pretty"] = lambda value, indent=None: json.dumps(value, indent=indent, default=str)
         self.router = Router(
             routes=[
                 Route("/ui", self.page(self.overview)),
@@ -266,6 +272,30 @@ def dashboard(ctx: PagesContext) -> ASGIApp:
     return _Dashboard(LocalSource(ctx))
 
 
-def dashboard_of(src: Source) -> ASGIApp:
-    """The dashboard app over any source (the operator serves one per namespace)."""
-    return _Dashboard(src)
+def dashboard_of(src: Source, guard: RequestGuard) -> ASGIApp:
+    """The dashboard over any source, on a listener of its own (the operator's).
+
+    ``guard`` checks Host and Origin first, as the supervisor's endpoint does before its
+    pages; bodies are bounded (``MAX_BODY``) before anything reads them; everything but
+    ``/ui`` is 404.
+    """
+    pages = _Dashboard(src)
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not await guard.check_origin(scope, send):
+            return
+        path = str(scope.get("path", ""))
+        if path != "/ui" and not path.startswith("/ui/"):
+            await reply(send, 404, {"error": f"nothing at {path}; the dashboard is at /ui"})
+            return
+        if scope.get("method") == "POST":
+            length = dict(scope.get("headers") or ()).get(b"content-length")
+            if length is None or not length.isdigit():
+                await reply(send, 411, {"error": "a form post needs a Content-Length"})
+                return
+            if int(length) > MAX_BODY:
+                await reply(send, 413, {"error": f"bodies over {MAX_BODY} bytes are refused"})
+                return
+        await pages(scope, receive, send)
+
+    return app

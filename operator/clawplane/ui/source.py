@@ -18,10 +18,11 @@ from clawplane.approvals import Approval
 from clawplane.reconcile.daemon import PagesContext, live_reports
 from clawplane.reconcile.oversight import Oversight
 from clawplane.reconcile.queries import FolderQueries
+from clawplane.reconcile.statusview import status_document
 from clawplane.reconcile.supervisorfile import read_loop_status
 from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes.proxy import TokenTable
-from clawplane.state import StateDB
+from clawplane.state import StateDB, store
 
 __all__ = ["LocalSource", "Source"]
 
@@ -39,6 +40,10 @@ class Source(ABC):
     """Set when the dashboard's process stops: live streams end then."""
     label: str
     """What the pages say they show (``folder /path`` or ``namespace ns``)."""
+
+    @abstractmethod
+    def status(self) -> dict[str, Any]:
+        """The status document (``clawplane status --json``'s resources) as true now."""
 
     @abstractmethod
     def live(self) -> dict[str, dict[str, Any]]:
@@ -89,6 +94,10 @@ class LocalSource(Source):
         self.ws, self.db, self.oversight, self.shutdown = ctx.ws, ctx.db, ctx.oversight, ctx.shutdown
         self.tokens = ctx.backend.tokens
         self.label = f"Folder {ctx.ws.folder}"
+
+    def status(self) -> dict[str, Any]:
+        """Recorded state, hosted servers overlaid with what the supervisor reports now."""
+        return status_document(store.load_observed(self.db), live=self.live())
 
     def live(self) -> dict[str, dict[str, Any]]:
         """Reports of the supervisor's runtimes."""

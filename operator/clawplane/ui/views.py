@@ -16,7 +16,6 @@ from typing import Any
 
 from clawplane.approvals import Status
 from clawplane.reconcile.queries import QueryError, scrubbed
-from clawplane.reconcile.statusview import status_document
 from clawplane.secrets import redact_data
 from clawplane.state import store
 from clawplane.ui.source import Source
@@ -33,7 +32,7 @@ def _clean(value: dict[str, Any]) -> dict[str, Any]:
 
 def overview(src: Source) -> dict[str, Any]:
     """Every resource with its phase and conditions, and the loop's view of the folder."""
-    doc = status_document(store.load_observed(src.db), live=src.live())
+    doc = src.status()
     loop = src.loop()
     resources = sorted(doc["resources"], key=lambda r: (str(r["kind"]), str(r["name"])))
     last = loop.get("lastReconcile") or {}
@@ -66,7 +65,7 @@ def server_view(src: Source, name: str) -> dict[str, Any] | None:
     """One McpServer: endpoint, tools, restarts, stderr tail and recent events (None: unknown)."""
     observed = store.load_observed(src.db)
     reports = src.live()
-    entry = _resource(status_document(observed, live=reports), "McpServer", name)
+    entry = _resource(src.status(), "McpServer", name)
     if entry is None:
         return None
     report = reports.get(name) or {}
@@ -105,7 +104,7 @@ def _read_json(path: Path) -> Any:
 
 def agent_view(src: Source, name: str) -> dict[str, Any] | None:
     """One Agent: skills in, eligible and excluded with reasons, the prompt against its budget, tools."""
-    entry = _resource(status_document(store.load_observed(src.db)), "Agent", name)
+    entry = _resource(src.status(), "Agent", name)
     if entry is None:
         return None
     # The id is a resource name the engine accepted (DNS-label shaped): no path can escape.

@@ -10,6 +10,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import httpx
 from tests.k8s.emulator import EmulatorThread
 from tests.k8s.operator_run import ROOT, install_crds, is_true, wait_for
 
@@ -50,7 +51,7 @@ def listening_addresses(port: int) -> set[str]:
 def test_operator_process_converges_and_stops_cleanly(emulator: EmulatorThread, tmp_path: Path) -> None:
     install_crds(emulator)
     assert emulator.kubeconfig is not None
-    metrics, health = free_port(), free_port()
+    metrics, health, ui = free_port(), free_port(), free_port()
     cmd = [sys.executable, "-m", "clawplane", "k8s", "run", "-A", "--kubeconfig", str(emulator.kubeconfig)]
     cmd += [
         "--state-dir",
@@ -61,6 +62,10 @@ def test_operator_process_converges_and_stops_cleanly(emulator: EmulatorThread, 
         str(health),
         "--skills-mount-path",
         str(tmp_path / "skills"),
+        "--ui-port",
+        str(ui),
+        "--ui-namespace",
+        "default",
     ]
     cmd += ["--log-format", "json", "--bridge-image", "example.org/clawplane:dev"]
     # The Secret volume is optional: a token file that is not there still means a token, generated.
@@ -107,6 +112,17 @@ def test_operator_process_converges_and_stops_cleanly(emulator: EmulatorThread, 
             # A page whose name resolves to 127.0.0.1 (DNS rebinding) is refused, probes included.
             assert http_status(f"{url}/healthz", {"Host": "evil.example"}) == 421
             assert http_status(f"{url}/metrics", {**bearer, "Host": "evil.example"}) == 421
+            # The dashboard: loopback, its generated token 0600, nothing before login, the namespace after.
+            assert listening_addresses(ui) == {"127.0.0.1"}
+            ui_token = tmp_path / "state" / "ui-token"
+            assert ui_token.stat().st_mode & 0o777 == 0o600
+            board = f"http://127.0.0.1:{ui}"
+            with httpx.Client(base_url=board, headers={"Origin": board}, timeout=10) as client:
+                assert client.get("/ui").status_code == 401
+                login = client.post("/ui/login", data={"token": ui_token.read_text().strip()})
+                assert login.status_code == 303
+                overview = client.get("/ui").text
+                assert 'data-key="McpServer/files"' in overview and "Namespace default" in overview
         finally:
             proc.send_signal(signal.SIGTERM)
             code = proc.wait(timeout=30)

@@ -1,0 +1,206 @@
+"""``clawplane k8s run --ui-port``: the dashboard of a namespace against the emulator, beside a folder's.
+
+The same resources (two hosted servers, an Agent, a Gateway whose rules hold server
+deletes) are applied to the emulator and written to a folder watched by ``clawplane run``.
+Both dashboards show the same resources with the same phases; deleting a server is held in
+both for approval with the same summary; in the cluster the held delete keeps the resource
+(and its Deployment) until the dashboard's answer, then it goes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from ruamel.yaml import YAML
+from tests.integration.engine.conftest import Cli, processes_under
+from tests.integration.runloop.conftest import Loop, wait_for
+from tests.integration.ui.conftest import csrf_of
+from tests.k8s.emulator import EmulatorThread
+from tests.k8s.operator_run import OperatorRun, install_crds, until
+
+from clawplane.k8s.dashboard import DashboardOptions
+
+NS = "demo"
+SERVER_PY = Path(__file__).resolve().parents[2] / "fixtures" / "servers" / "normal_server.py"
+TOKEN = "ui-token-for-the-emulator-test-0123456789"
+READER_TOKEN = "ui-reader-token-for-the-emulator-test-0123"
+# A pass and a pod start take a few seconds here; a loaded 2-core machine gets a minute.
+WAIT_S = 60.0
+
+
+def _server(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "clawplane.dev/v1alpha1",
+        "kind": "McpServer",
+        "metadata": {"name": name},
+        "spec": {"transport": "stdio", "command": sys.executable, "args": [str(SERVER_PY)]},
+    }
+
+
+OBJECTS = [
+    _server("notes"),
+    _server("other"),
+    {
+        "apiVersion": "clawplane.dev/v1alpha1",
+        "kind": "Agent",
+        "metadata": {"name": "bot"},
+        "spec": {"description": "helps"},  # every enabled server: deleting one leaves it valid
+    },
+    {
+        "apiVersion": "clawplane.dev/v1alpha1",
+        "kind": "Gateway",
+        "metadata": {"name": "default"},
+        "spec": {"approvals": {"rules": [{"name": "server-deletes", "kinds": ["McpServer"], "actions": ["delete"]}]}},
+    },
+]
+
+
+def _in_namespace(obj: dict[str, Any]) -> dict[str, Any]:
+    return {**obj, "metadata": {**obj["metadata"], "namespace": NS}}
+
+
+class Board:
+    """A logged-in client of one dashboard."""
+
+    def __init__(self, base: str, token: str) -> None:
+        self.base = base.removesuffix("/ui")
+        self.client = httpx.Client(base_url=self.base, headers={"Origin": self.base}, timeout=30)
+        answer = self.client.post("/ui/login", data={"token": token})
+        assert answer.status_code == 303, answer.text
+
+    def resources(self) -> dict[str, str]:
+        """``Kind/name`` → phase, as the overview shows them."""
+        page = self.client.get("/ui").text
+        return dict(re.findall(r'data-phase-of="([^"]+)">([^<]*)<', page))
+
+    def pending(self) -> list[tuple[str, str]]:
+        """(id, summary) of each pending approval."""
+        page = self.client.get("/ui/approvals").text.split("<h2>Answered")[0]
+        return re.findall(r'<section class="approval" id="approval-([^"]+)"[^>]*>\s*<h3[^>]*>([^<]+)</h3>', page)
+
+    def answer(self, approval: str, decision: str, reason: str) -> httpx.Response:
+        csrf = csrf_of(self.client.get("/ui/approvals").text)
+        return self.client.post(
+            f"/ui/approvals/{approval}", data={"csrf": csrf, "decision": decision, "reason": reason}
+        )
+
+
+def _settled(board: Board, want: dict[str, str]) -> dict[str, str] | None:
+    found = board.resources()
+    return found if found == want else None
+
+
+@pytest.fixture
+def operator(emulator: EmulatorThread, tmp_path: Path) -> Iterator[tuple[EmulatorThread, str]]:
+    """The emulator with a kubelet and an operator serving namespace ``demo``'s dashboard."""
+    emulator.setup_cluster(NS)
+    install_crds(emulator)
+    kubelet = emulator.start_kubelet(tmp_path / "pods")
+    tokens = tmp_path / "tokens"
+    tokens.mkdir(mode=0o700)
+    (tokens / "ui").write_text(TOKEN + "\n")
+    (tokens / "reader").write_text(READER_TOKEN + "\n")
+    urls: list[str] = []
+    options = DashboardOptions(
+        NS, tokens / "ui", tokens / "reader", port=0, on_listening=urls.append
+    )
+    assert emulator.kubeconfig is not None
+    run = OperatorRun(
+        emulator.kubeconfig, tmp_path / "state", routes=kubelet.resolve, namespaces=(NS,), dashboard=options
+    ).start()
+    try:
+        url = wait_for("the dashboard to listen", lambda: urls[0] if urls else None, timeout=WAIT_S)
+        yield emulator, url
+    finally:
+        run.stop()
+
+
+@contextlib.contextmanager
+def _local_folder(tmp_path: Path) -> Iterator[tuple[Loop, str, str]]:
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    yaml = YAML()
+    for obj in OBJECTS:
+        with (folder / f"{obj['metadata']['name']}-{obj['kind'].lower()}.yaml").open("w") as out:
+            yaml.dump(obj, out)
+    cli = Cli(folder)
+    loop = Loop(folder, cli)
+    try:
+        started = cli("run", str(folder), "--detach", "--resync-interval", "2")
+        assert started.returncode == 0, started.stdout + started.stderr
+        loop.wait_settled(timeout=WAIT_S)
+        token = cli("token", "show", str(folder), "cli").stdout.strip()
+        yield loop, str(loop.info()["endpoint"]) + "/ui", token
+    finally:
+        cli("down", str(folder))
+        for proc in processes_under(folder):
+            proc.kill()
+
+
+def test_the_namespace_dashboard_shows_what_the_folder_dashboard_shows(
+    operator: tuple[EmulatorThread, str], tmp_path: Path
+) -> None:
+    emu, url = operator
+    for obj in OBJECTS:
+        emu.apply_object(_in_namespace(obj))
+    want = {f"{o['kind']}/{o['metadata']['name']}": "Ready" for o in OBJECTS}
+    cluster = Board(url, TOKEN)
+    with _local_folder(tmp_path) as (loop, local_url, local_token):
+        local = Board(local_url, local_token)
+        assert wait_for("the folder's dashboard to show every resource Ready", lambda: _settled(local, want), timeout=WAIT_S)
+        assert wait_for("the namespace's dashboard to show every resource Ready", lambda: _settled(cluster, want), timeout=WAIT_S)
+        agent = cluster.client.get("/ui/agents/bot").text
+        assert "notes__" in agent and "other__" in agent  # the merged tool catalog of both servers
+        assert f"Namespace {NS}" in cluster.client.get("/ui").text
+
+        # Deleting a server is held in both, with the same summary.
+        (loop.folder / "other-mcpserver.yaml").unlink()
+        emu.delete_object("mcpservers", NS, "other")
+        local_held = wait_for("a held delete in the folder", local.pending, timeout=WAIT_S)
+        cluster_held = wait_for("a held delete in the namespace", cluster.pending, timeout=WAIT_S)
+        assert [s for _, s in local_held] == [s for _, s in cluster_held] == ["plan: delete McpServer/other"]
+        plan = cluster.client.get("/ui/plan").text
+        assert 'data-key="McpServer/other"' in plan and "server-deletes" in plan.split('id="plan-held"')[1]
+        # Held: the resource keeps its finalizer and what it owns.
+        obj = emu.get("mcpservers", NS, "other")
+        assert obj is not None and obj["metadata"].get("deletionTimestamp")
+        assert emu.get("deployments", NS, "mcp-other") is not None
+        assert cluster.resources() == local.resources() == want
+
+        # A reader may look, not answer.
+        reader = Board(url, READER_TOKEN)
+        refused = reader.answer(cluster_held[0][0], "approve", "")
+        assert refused.status_code == 403 and "no approve scope" in refused.text
+
+        assert cluster.answer(cluster_held[0][0], "approve", "retired").status_code == 303
+        until(emu, "McpServer other to be gone", lambda: emu.get("mcpservers", NS, "other") is None, timeout=WAIT_S)
+        assert emu.get("deployments", NS, "mcp-other") is None
+        gone = {k: v for k, v in want.items() if k != "McpServer/other"}
+        assert wait_for("the namespace's dashboard to drop it", lambda: _settled(cluster, gone), timeout=WAIT_S)
+        assert local.answer(local_held[0][0], "approve", "retired").status_code == 303
+        assert wait_for("the folder's dashboard to drop it", lambda: _settled(local, gone), timeout=WAIT_S)
+        audit = cluster.client.get("/ui/audit").text
+        assert "ui:dashboard" in audit and "approval-approved" in audit
+
+
+def test_the_namespace_dashboard_refuses_strangers(operator: tuple[EmulatorThread, str]) -> None:
+    _, url = operator
+    base = url.removesuffix("/ui")
+    with httpx.Client(base_url=base, timeout=30) as client:
+        assert client.get("/ui").status_code == 401
+        wrong = client.post("/ui/login", data={"token": "x" * 40}, headers={"Origin": base})
+        assert wrong.status_code == 401 and "set-cookie" not in wrong.headers
+        foreign = client.post("/ui/login", data={"token": TOKEN}, headers={"Origin": "http://evil.example"})
+        assert foreign.status_code == 403 and "set-cookie" not in foreign.headers
+        assert client.get("/ui", headers={"Host": "evil.example"}).status_code == 421
+        assert client.get("/metrics").status_code == 404
+        big = client.post("/ui/login", content=b"token=" + b"x" * 70_000, headers={
+            "Origin": base, "content-type": "application/x-www-form-urlencoded"})
+        assert big.status_code == 413
