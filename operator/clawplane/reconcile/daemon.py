@@ -46,7 +46,7 @@ from clawplane.reconcile.engine import Engine, InvalidFolderError
 from clawplane.reconcile.extensions import FileChanges, SupervisorContext, SupervisorService
 from clawplane.reconcile.holding import hold_back
 from clawplane.reconcile.localbackend import LocalBackend, open_local_backend
-from clawplane.reconcile.loop import DEFAULT_RESYNC_S, ReconcileLoop
+from clawplane.reconcile.loop import DEFAULT_RESYNC_S, LoopState, ReconcileLoop
 from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
 from clawplane.reconcile.modelproviders import resolver_reader
 from clawplane.reconcile.oversight import Oversight
@@ -100,6 +100,8 @@ class PagesContext:
     backend: LocalBackend
     shutdown: anyio.Event
     """Set when the supervisor stops: long-lived streams end then."""
+    loop: LoopState | None = None
+    """The reconcile loop's state as it is now (``loop.json`` is written only after each pass)."""
 
 
 def live_reports(backend: LocalBackend) -> dict[str, dict[str, Any]]:
@@ -431,7 +433,7 @@ async def _supervise(
                     loop_ref.append(loop)
                     oversight.on_answer = lambda _answered: loop.trigger("approval")
                 if options.pages is not None:
-                    pages = PagesContext(ws, db, oversight, backend, shutdown)
+                    pages = PagesContext(ws, db, oversight, backend, shutdown, loop.state)
                     backend.supervisor.serve_pages(options.pages(pages))
                 metrics_url = ""
                 if options.metrics_port is not None:

@@ -113,7 +113,9 @@ class LocalSource(Source):
         return endpoint.base_url if endpoint else ""
 
     def loop(self) -> dict[str, Any]:
-        """The loop's last word, from ``loop.json``."""
+        """The loop's state now: a page refreshed on a pass's event sees that pass, not the one before."""
+        if self.ctx.loop is not None:
+            return self.ctx.loop.to_dict()
         return read_loop_status(self.ws) or {}
 
     def plan(self) -> dict[str, Any]:

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -22,48 +20,9 @@ from ruamel.yaml import YAML
 from tests.integration.engine.conftest import Cli, processes_under
 from tests.integration.runloop.conftest import Loop, wait_for
 from tests.integration.ui.conftest import csrf_of
+from tests.k8s.dashboard_run import NS, OBJECTS, READER_TOKEN, TOKEN, WAIT_S, dashboard_operator, in_namespace
 from tests.k8s.emulator import EmulatorThread
-from tests.k8s.operator_run import OperatorRun, install_crds, until
-
-from clawplane.k8s.dashboard import DashboardOptions
-
-NS = "demo"
-SERVER_PY = Path(__file__).resolve().parents[2] / "fixtures" / "servers" / "normal_server.py"
-TOKEN = "ui-token-for-the-emulator-test-0123456789"
-READER_TOKEN = "ui-reader-token-for-the-emulator-test-0123"
-# A pass and a pod start take a few seconds here; a loaded 2-core machine gets a minute.
-WAIT_S = 60.0
-
-
-def _server(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "clawplane.dev/v1alpha1",
-        "kind": "McpServer",
-        "metadata": {"name": name},
-        "spec": {"transport": "stdio", "command": sys.executable, "args": [str(SERVER_PY)]},
-    }
-
-
-OBJECTS = [
-    _server("notes"),
-    _server("other"),
-    {
-        "apiVersion": "clawplane.dev/v1alpha1",
-        "kind": "Agent",
-        "metadata": {"name": "bot"},
-        "spec": {"description": "helps"},  # every enabled server: deleting one leaves it valid
-    },
-    {
-        "apiVersion": "clawplane.dev/v1alpha1",
-        "kind": "Gateway",
-        "metadata": {"name": "default"},
-        "spec": {"approvals": {"rules": [{"name": "server-deletes", "kinds": ["McpServer"], "actions": ["delete"]}]}},
-    },
-]
-
-
-def _in_namespace(obj: dict[str, Any]) -> dict[str, Any]:
-    return {**obj, "metadata": {**obj["metadata"], "namespace": NS}}
+from tests.k8s.operator_run import until
 
 
 class Board:
@@ -100,26 +59,8 @@ def _settled(board: Board, want: dict[str, str]) -> dict[str, str] | None:
 @pytest.fixture
 def operator(emulator: EmulatorThread, tmp_path: Path) -> Iterator[tuple[EmulatorThread, str]]:
     """The emulator with a kubelet and an operator serving namespace ``demo``'s dashboard."""
-    emulator.setup_cluster(NS)
-    install_crds(emulator)
-    kubelet = emulator.start_kubelet(tmp_path / "pods")
-    tokens = tmp_path / "tokens"
-    tokens.mkdir(mode=0o700)
-    (tokens / "ui").write_text(TOKEN + "\n")
-    (tokens / "reader").write_text(READER_TOKEN + "\n")
-    urls: list[str] = []
-    options = DashboardOptions(
-        NS, tokens / "ui", tokens / "reader", port=0, on_listening=urls.append
-    )
-    assert emulator.kubeconfig is not None
-    run = OperatorRun(
-        emulator.kubeconfig, tmp_path / "state", routes=kubelet.resolve, namespaces=(NS,), dashboard=options
-    ).start()
-    try:
-        url = wait_for("the dashboard to listen", lambda: urls[0] if urls else None, timeout=WAIT_S)
+    with dashboard_operator(emulator, tmp_path) as url:
         yield emulator, url
-    finally:
-        run.stop()
 
 
 @contextlib.contextmanager
@@ -149,7 +90,7 @@ def test_the_namespace_dashboard_shows_what_the_folder_dashboard_shows(
 ) -> None:
     emu, url = operator
     for obj in OBJECTS:
-        emu.apply_object(_in_namespace(obj))
+        emu.apply_object(in_namespace(obj))
     want = {f"{o['kind']}/{o['metadata']['name']}": "Ready" for o in OBJECTS}
     cluster = Board(url, TOKEN)
     with _local_folder(tmp_path) as (loop, local_url, local_token):
