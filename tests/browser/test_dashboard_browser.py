@@ -261,3 +261,34 @@ def test_a_form_posted_from_a_foreign_origin_is_refused(
     assert foreign.status == 403
     page.goto(dashboard.base + "/ui")
     expect(page.get_by_role("heading", name="Overview")).to_be_visible()
+
+
+def test_a_held_tool_call_is_answered_in_the_browser(dashboard: Dashboard, page: object, shots: Path) -> None:  # noqa: F811
+    import anyio
+    from playwright.sync_api import Page, expect
+    from tests.fixtures.servers.helpers import authed
+    from tests.integration.ui.test_tool_approvals_page import GATED
+
+    assert isinstance(page, Page)
+    (dashboard.loop.folder / "gated.yaml").write_text(GATED)
+    _log_in(page, dashboard)
+    expect(page.locator('[data-phase-of="McpServer/gated"]')).to_have_text("Ready", timeout=WAIT_MS)
+    results: list[str] = []
+
+    async def call() -> None:
+        async with authed(f"{dashboard.base}/mcp/gated", token=dashboard.token("openclaw")) as mcp:
+            result = await mcp.call_tool("write_note", {"title": "plan", "api_token": CANARY})
+            results.append("\n".join(getattr(c, "text", "") for c in result.content))
+
+    caller = threading.Thread(target=anyio.run, args=(call,), daemon=True)
+    caller.start()
+    _nav(page, "Approvals")
+    held = page.locator("section.approval", has_text="write_note")
+    expect(held.locator(".tool-arguments")).to_contain_text('"api_token": "<redacted>"', timeout=WAIT_MS)
+    expect(held.locator(".tool-call")).to_contain_text("gated")
+    assert CANARY not in page.content()
+    page.screenshot(path=str(shots / "approvals-tool-call.png"), full_page=True)
+    held.get_by_label("Reason").fill("fine")
+    held.get_by_role("button", name="Approve").click()
+    caller.join(timeout=WAIT_MS / 1000)
+    assert results == ["wrote plan"]

@@ -137,7 +137,7 @@ class NamespaceReconciler:
         self.approvals: ApprovalQueue = self.oversight.approvals
         self.passes = 0
         self.last: dict[str, Any] = {}
-        """The last pass as the local loop's ``loop.json`` has it (folderValid, diagnostics, last, ...)."""
+        """The last pass as the local loop's ``loop.json`` has it (folderValid, diagnostics, ...)."""
         self.sources = AppliedSources()
         """What the last pass applied: held actions keep their resources as they were."""
         self._approved: dict[str, Cond] = {}
@@ -189,7 +189,7 @@ class NamespaceReconciler:
             "folderValid": not result.diagnostics,
             "diagnostics": list(result.diagnostics),
             "reconciles": self.passes,
-            "last": {"at": utcnow(), "result": outcome, "reason": "pass"},
+            "lastReconcile": {"at": utcnow(), "result": outcome, "reason": "pass"},
             "errors": errors,
             "held": held,
         }

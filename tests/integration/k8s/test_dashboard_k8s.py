@@ -99,7 +99,8 @@ def test_the_namespace_dashboard_shows_what_the_folder_dashboard_shows(
         assert wait_for("the namespace's dashboard to show every resource Ready", lambda: _settled(cluster, want), timeout=WAIT_S)
         agent = cluster.client.get("/ui/agents/bot").text
         assert "notes__" in agent and "other__" in agent  # the merged tool catalog of both servers
-        assert f"Namespace {NS}" in cluster.client.get("/ui").text
+        overview = cluster.client.get("/ui").text
+        assert f"Namespace {NS}" in overview and re.search(r'id="last-reconcile">applied at \d{4}-', overview)
 
         # Deleting a server is held in both, with the same summary.
         (loop.folder / "other-mcpserver.yaml").unlink()
