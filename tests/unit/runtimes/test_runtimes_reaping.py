@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 import psutil
+import pytest
 
 from clawplane.runtimes import reaping
 
@@ -36,3 +38,35 @@ def test_exited_children_nobody_waits_for_are_reaped() -> None:
 
     assert reaping.reap_orphans(keep=others) == [child.pid]
     assert not reaping.exists(proc)
+
+
+def test_a_tree_is_found_without_reading_the_whole_process_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    # psutil finds children by reading every process's stat: per server per liveness check, that
+    # is quadratic in a supervisor's servers. The kernel's per-task children lists are not.
+    if not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"):
+        pytest.skip("this kernel does not list children in /proc")
+    tree = subprocess.Popen(["sh", "-c", "sleep 60 & sleep 60 & wait"], start_new_session=True)
+    try:
+        expected = wait_for_children(tree.pid, 2)
+
+        def whole_table(*_args: object, **_kwargs: object) -> None:
+            raise AssertionError("the whole process table was read")
+
+        monkeypatch.setattr(psutil, "_ppid_map", whole_table)
+        monkeypatch.setattr(psutil, "process_iter", whole_table)
+        assert {p.pid for p in reaping.tree_of(tree.pid)} == expected
+        assert tree.pid in {p.pid for p in reaping.children()}
+        assert {p.pid for p in reaping.tree_of(os.getpid())} >= {tree.pid, *expected}
+    finally:
+        os.killpg(tree.pid, 9)
+        tree.wait()
+
+
+def wait_for_children(pid: int, count: int) -> set[int]:
+    """The children of ``pid`` once it has ``count`` (the shell forks them after it starts)."""
+    for _ in range(600):
+        found = {p.pid for p in psutil.Process(pid).children()}
+        if len(found) >= count:
+            return found
+        time.sleep(0.05)
+    raise AssertionError(f"{pid} never had {count} children")
