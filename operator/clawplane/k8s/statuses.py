@@ -188,7 +188,8 @@ def _carry(prior: list[dict[str, Any]], now: list[dict[str, Any]]) -> list[dict[
 def with_condition(status: dict[str, Any], cr: dict[str, Any], approved: Cond | None) -> dict[str, Any]:
     """``status`` with the resource's ``Approved`` condition: this pass's, else an earlier True one.
 
-    A held resource the plan never applied has no record yet: its phase says it waits.
+    A held resource the plan never applied (a held create) is ``Held``: accepted, and neither
+    programmed nor ready, for the reason its request gives.
     """
     prior = next((c for c in (cr.get("status") or {}).get("conditions") or () if c.get("type") == "Approved"),
                  None)  # fmt: skip
@@ -200,10 +201,15 @@ def with_condition(status: dict[str, Any], cr: dict[str, Any], approved: Cond | 
     before = [c for c in (cr.get("status") or {}).get("conditions") or () if c.get("type") == "Approved"]
     fresh = merge(before, [approved], generation=generation)[0]
     conditions = [c for c in status.get("conditions") or () if c.get("type") != "Approved"]
-    out = {**status, "conditions": [*conditions, fresh]}
-    if not approved.status and out.get("phase") in ("Invalid", "Pending", None):
-        out["phase"], out["message"] = "Held", approved.message
-    return out
+    if not approved.status and "configHash" not in status:
+        # Never applied (a held create): valid, and not programmed because it waits, not "Invalid".
+        held = [Cond("Accepted", True, "Valid"), Cond("Programmed", False, approved.reason, approved.message),
+                Cond("Ready", False, approved.reason, approved.message)]  # fmt: skip
+        conditions = [c for c in conditions if c.get("type") not in {h.type for h in held}]
+        prior = list((cr.get("status") or {}).get("conditions") or ())
+        conditions = [*merge(prior, held, generation=generation), *conditions]
+        return {**status, "phase": "Held", "message": approved.message, "conditions": [*conditions, fresh]}
+    return {**status, "conditions": [*conditions, fresh]}
 
 
 def status_patch(current: dict[str, Any] | None, wanted: dict[str, Any]) -> dict[str, Any] | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from clawplane.k8s.materialize import Problem
-from clawplane.k8s.statuses import build_status, status_patch
+from clawplane.k8s.statuses import build_status, status_patch, with_condition
+from clawplane.reconcile.conditions import Cond
 from clawplane.state import ResourceRecord, ToolRecord
 
 
@@ -105,3 +106,16 @@ def test_transition_times_survive_and_equal_status_needs_no_patch() -> None:
     )
     assert status_patch(first, again) is None
     assert status_patch({"message": "old", **first}, again) == {"message": None}
+
+
+def test_a_held_create_is_accepted_and_waits_rather_than_invalid() -> None:
+    never = build_status(cr(1), None, problem=None, accepted_generation=1, secret_problems=[], tools=[])
+    waiting = Cond("Approved", False, "AwaitingApproval", "create McpServer/a waits for approval apr-1")
+    s = with_condition(never, cr(1), waiting)
+    conds = {c["type"]: (c["status"], c["reason"]) for c in s["conditions"]}
+    assert s["phase"] == "Held" and s["message"] == waiting.message
+    assert conds["Accepted"] == ("True", "Valid") and conds["Approved"] == ("False", "AwaitingApproval")
+    assert conds["Programmed"] == conds["Ready"] == ("False", "AwaitingApproval")
+    running = with_condition(build_status(cr(9), record(), problem=None, accepted_generation=9,
+                                          secret_problems=[], tools=TOOLS), cr(9), waiting)  # fmt: skip
+    assert running["phase"] == "Ready" and {c["type"]: c["status"] for c in running["conditions"]}["Approved"] == "False"
