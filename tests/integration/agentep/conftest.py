@@ -41,6 +41,13 @@ spec:
 ---
 apiVersion: clawplane.dev/v1alpha1
 kind: McpServer
+metadata: {{name: waits}}
+spec:
+  command: {python}
+  args: [{proxy}]
+---
+apiVersion: clawplane.dev/v1alpha1
+kind: McpServer
 metadata: {{name: other}}
 spec:
   command: {python}
@@ -50,7 +57,7 @@ apiVersion: clawplane.dev/v1alpha1
 kind: Agent
 metadata: {{name: alpha}}
 spec:
-  mcpServers: [fix, conf, moving]
+  mcpServers: [fix, conf, moving, waits]
   tools:
     deny: [conf__test_audio_content, conf__json_schema_2020_12_tool]
 ---
@@ -68,6 +75,7 @@ def write_folder(folder: Path) -> None:
         python=json.dumps(sys.executable),
         normal=json.dumps(script("normal")),
         changing=json.dumps(script("changing")),
+        proxy=json.dumps(script("proxy")),
         conformance=json.dumps(conformance.fixture_stdio_argv()[1]),
     )
     (folder / "resources.yaml").write_text(text)

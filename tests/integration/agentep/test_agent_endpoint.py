@@ -103,6 +103,37 @@ async def test_calls_reach_the_right_backend_with_progress_logging_and_errors(
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_a_servers_error_data_reaches_the_client(agents: tuple[Path, Cli], mode: str) -> None:
+    folder, cli = agents
+    async with agent_client(folder, cli, "alpha", mode=mode) as client:
+        with pytest.raises(MCPError) as raised:
+            await client.call_tool("waits__fail_with_data", {"message": "carried"})
+    assert (raised.value.code, raised.value.message) == (-32050, "carried")
+    assert raised.value.data == {"detail": "kept", "n": 7}
+
+
+async def test_a_cancelled_call_is_cancelled_upstream(agents: tuple[Path, Cli]) -> None:
+    folder, cli = agents
+    started = anyio.Event()
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        started.set()
+
+    async with agent_client(folder, cli, "alpha", mode="legacy") as client:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: client.call_tool("waits__hold", {}, progress_callback=on_progress))
+            with anyio.fail_after(START_TIMEOUT):
+                await started.wait()  # the server is running the call
+            tg.cancel_scope.cancel()  # the client sends notifications/cancelled
+        # It reaches the server when the endpoint leaves the call's link: wait until it has.
+        with anyio.fail_after(START_TIMEOUT):
+            while "cancelled" not in _text(await client.call_tool("waits__recall", {})):
+                await anyio.sleep(0.05)
+        # The session's own process (perClient) saw exactly this one cancellation.
+        assert _text(await client.call_tool("waits__recall", {})) == '["cancelled"]'
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_utility_tools_resources_and_prompts_are_merged_under_the_prefixes(
     agents: tuple[Path, Cli], mode: str
 ) -> None:
