@@ -122,8 +122,21 @@ async def bare_writes(url: str, n: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=500)
+    parser.add_argument("--failover", action="store_true", help="Leader failover time instead (k8s_ha.py).")
+    parser.add_argument(
+        "--sharded", type=int, metavar="N", help="N McpServers, 20 namespaces: two shards vs one (k8s_ha.py)."
+    )
     args = parser.parse_args()
     os.environ.setdefault("NO_COLOR", "1")
+    if args.failover or args.sharded:
+        from bench import k8s_ha
+
+        with tempfile.TemporaryDirectory(prefix="clawplane-k8s-ha-bench-") as ha_tmp:
+            if args.failover:
+                k8s_ha.failover(Path(ha_tmp))
+            if args.sharded:
+                k8s_ha.sharded(Path(ha_tmp), args.sharded)
+        return
     with (
         tempfile.TemporaryDirectory(prefix="clawplane-k8s-bench-") as tmp,
         EmulatorThread(namespaces=[NS, "baseline"]) as emu,

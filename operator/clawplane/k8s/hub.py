@@ -117,6 +117,8 @@ class Hub:
     metrics: LoopMetrics | None = None
     on_new_namespace: Callable[[str], None] | None = None
     """Called once per namespace when its worker starts (to watch its Secrets)."""
+    admits: Callable[[str], bool] = lambda _namespace: True
+    """Whether this operator reconciles the namespace (``--namespace-selector``); others get no pass."""
     workers: dict[str, Worker] = field(default_factory=dict)
     _tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
@@ -131,13 +133,24 @@ class Hub:
         return worker
 
     def poke(self, namespace: str) -> int:
-        """Request a pass of ``namespace``."""
+        """Request a pass of ``namespace`` (0, and nothing, when another shard owns it)."""
+        if not self.admits(namespace):
+            return 0
         return self.worker(namespace).poke()
 
     def poke_known(self, namespace: str) -> None:
         """Request a pass only if clawplane already manages resources there."""
-        if namespace in self.workers:
+        if namespace in self.workers and self.admits(namespace):
             self.workers[namespace].poke()
+
+    def forget(self, namespace: str) -> None:
+        """Stop the namespace's worker (another shard owns it now); a later poke starts afresh."""
+        worker = self.workers.pop(namespace, None)
+        task = self._tasks.pop(namespace, None)
+        if task is not None:
+            task.cancel()
+            if worker is not None:
+                task.add_done_callback(lambda _: worker.reconciler.close())
 
     def referenced_secrets(self, namespace: str) -> set[str] | None:
         """The Secrets the namespace's resources referenced in its last pass (None before the first)."""

@@ -60,6 +60,13 @@ def parser() -> argparse.ArgumentParser:
         "-n", "--namespace", action="append", default=[], help="Watch this namespace (repeatable)."
     )
     run.add_argument(
+        "--namespace-selector",
+        default=None,
+        metavar="SELECTOR",
+        help="Reconcile only namespaces whose labels match this label selector (e.g. clawplane.dev/shard=a), "
+        "so several operator deployments split the cluster; each needs its own --leader-election-id.",
+    )
+    run.add_argument(
         "--state-dir", type=Path, default=Path(os.environ.get("CLAWPLANE_STATE_DIR", "/var/lib/clawplane"))
     )
     run.add_argument(
@@ -225,6 +232,10 @@ def _election(args: argparse.Namespace) -> ElectionSettings | None:
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and run the operator until it is stopped."""
     args = parser().parse_args(argv)
+    if args.namespace_selector is not None and args.namespace:
+        raise SystemExit("clawplane k8s: --namespace-selector chooses among all namespaces; drop -n")
+    if args.namespace_selector is not None and not args.namespace_selector.strip():
+        raise SystemExit("clawplane k8s: --namespace-selector is empty; give a selector such as shard=a")
     # Imported here: kopf and the engine are heavy, and `--help` should stay instant.
     from clawplane.k8s.runner import RunOptions, UiOptions, run_operator
 
@@ -232,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
         bridge_ingress_from=tuple(_ingress(args.bridge_ingress_from)),
         skills_mount_path=args.skills_mount_path,
         namespaces=tuple(args.namespace),
+        namespace_selector=args.namespace_selector,
         state_dir=args.state_dir,
         bridge_image=args.bridge_image,
         metrics_port=args.metrics_port,

@@ -10,6 +10,7 @@ With ``dashboard`` set, one namespace's dashboard is served from start-up to cle
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from clawplane.k8s.hub import Hub
 from clawplane.k8s.kubeapi import KubeApi
 from clawplane.k8s.kubeconfig import Connection, load_connection
 from clawplane.k8s.reconciler import CRD_KINDS, ClusterSettings, NamespaceReconciler
+from clawplane.k8s.shards import NamespaceSelection
 from clawplane.k8s.watches import OwnWrites, Watches
 from clawplane.reconcile.metrics import LoopMetrics
 
@@ -47,6 +49,8 @@ class OperatorConfig:
     """Asked before every write of the reconciler (leader election: a reason refuses it)."""
     dashboard: DashboardOptions | None = None
     """Serve the dashboard of one namespace (None: no dashboard)."""
+    namespace_selector: str | None = None
+    """Reconcile only namespaces with these labels (sharding); None: every watched namespace."""
 
 
 @dataclass
@@ -58,6 +62,12 @@ class _State:
     dashboard: asyncio.Task[None] | None = None
     dashboard_stop: asyncio.Event = field(default_factory=asyncio.Event)
     seen: dict[tuple[str, str, str], tuple[Any, ...]] = field(default_factory=dict)
+    selection: NamespaceSelection | None = None
+    selecting: asyncio.Task[None] | None = None
+
+    def admits(self, namespace: str | None) -> bool:
+        """Whether this operator's shard holds ``namespace``."""
+        return bool(namespace) and (self.selection is None or namespace in self.selection)
 
 
 def _fingerprint(body: Any) -> tuple[Any, ...]:
@@ -72,9 +82,20 @@ def _fingerprint(body: Any) -> tuple[Any, ...]:
     )
 
 
-def configure(settings: kopf.OperatorSettings) -> None:
+def finalizer(namespace_selector: str | None = None) -> str:
+    """The finalizer this operator puts on resources: one per shard.
+
+    kopf removes its finalizer from resources its deletion handler does not match, so shards
+    sharing one name would take each other's off, over and over.
+    """
+    if not namespace_selector:
+        return FINALIZER
+    return f"{FINALIZER}-{hashlib.sha256(namespace_selector.encode()).hexdigest()[:10]}"
+
+
+def configure(settings: kopf.OperatorSettings, namespace_selector: str | None = None) -> None:
     """kopf settings: our finalizer, progress kept in annotations (``.status`` is ours alone)."""
-    settings.persistence.finalizer = FINALIZER
+    settings.persistence.finalizer = finalizer(namespace_selector)
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="clawplane.dev")
     settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
         prefix="clawplane.dev", key="last-handled-configuration"
@@ -105,7 +126,7 @@ def build_registry(config: OperatorConfig) -> kopf.OperatorRegistry:
 
     @kopf.on.startup(registry=registry)
     async def startup(settings: kopf.OperatorSettings, **_: Any) -> None:
-        configure(settings)
+        configure(settings, config.namespace_selector)
         logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per API call drowns the log
         state.api = KubeApi(config.connection(), write_fence=config.write_fence)
         api = state.api
@@ -116,6 +137,8 @@ def build_registry(config: OperatorConfig) -> kopf.OperatorRegistry:
             api, hub.poke_known, own, namespaces=config.namespaces, referenced=hub.referenced_secrets
         )
         hub.on_new_namespace = state.watches.manage
+        if config.namespace_selector:
+            await _select(state, hub, api, config.namespace_selector)
         state.watches.start()
         state.resync = asyncio.create_task(hub.resync(config.resync_interval))
         if config.dashboard is not None:
@@ -130,6 +153,8 @@ def build_registry(config: OperatorConfig) -> kopf.OperatorRegistry:
         if state.dashboard is not None:
             state.dashboard_stop.set()
             await asyncio.gather(state.dashboard, return_exceptions=True)
+        if state.selecting is not None:
+            state.selecting.cancel()
         if state.resync is not None:
             state.resync.cancel()
         if state.watches is not None:
@@ -149,6 +174,31 @@ def build_registry(config: OperatorConfig) -> kopf.OperatorRegistry:
     return registry
 
 
+SELECTION_TIMEOUT = 60.0
+
+
+async def _select(state: _State, hub: Hub, api: KubeApi, selector: str) -> None:
+    """Start the namespace selection and wait for its first list (kopf's watches start after this)."""
+
+    def added(namespace: str) -> None:
+        hub.poke(namespace)
+
+    selection = NamespaceSelection(selector, on_added=added, on_removed=hub.forget)
+    state.selection = selection
+    hub.admits = state.admits
+    state.selecting = asyncio.create_task(selection.run(api), name="clawplane-namespace-selection")
+    # Until the list is in, every namespace would look foreign, and kopf would drop our finalizers.
+    listed = asyncio.create_task(selection.listed.wait())
+    await asyncio.wait(
+        {listed, state.selecting}, timeout=SELECTION_TIMEOUT, return_when=asyncio.FIRST_COMPLETED
+    )
+    if not selection.listed.is_set():
+        listed.cancel()
+        failed = state.selecting.exception() if state.selecting.done() else None
+        cause = f": {failed}" if failed is not None else f" within {SELECTION_TIMEOUT:.0f}s"
+        raise kopf.PermanentError(f"cannot list the namespaces of --namespace-selector {selector!r}{cause}")
+
+
 def _register_kind(
     registry: kopf.OperatorRegistry,
     group: str,
@@ -159,7 +209,7 @@ def _register_kind(
 ) -> None:
     @kopf.on.event(group, version, plural, registry=registry, id="changed")
     async def changed(type: str, body: Any, namespace: str | None, name: str, **_: Any) -> None:
-        if not namespace:
+        if not namespace or not state.admits(namespace):
             return
         key = (plural, namespace, name)
         if type == "DELETED":
@@ -173,7 +223,15 @@ def _register_kind(
 
     # An explicit id: kopf keeps a retried handler's progress in an annotation named after it,
     # and the default one (``_register_kind.<locals>.deleted``) is not a valid annotation name.
-    @kopf.on.delete(group, version, plural, registry=registry, id="cleanup")
+    # The filter also decides the finalizer: a shard puts it only on the resources it reconciles.
+    @kopf.on.delete(
+        group,
+        version,
+        plural,
+        registry=registry,
+        id="cleanup",
+        when=lambda namespace, **_: state.admits(namespace),
+    )
     async def deleted(body: Any, namespace: str | None, name: str, **_: Any) -> None:
         if not namespace:
             return

@@ -19,16 +19,18 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import httpx
 import kopf
 from prometheus_client import Gauge
 
 from clawplane.k8s.dashboard import GENERATED_UI_TOKEN_FILE, DashboardOptions, dashboard_tokens
 from clawplane.k8s.election import ElectionSettings, LeaderElector
-from clawplane.k8s.kubeapi import KubeApi
+from clawplane.k8s.kubeapi import ApiError, KubeApi
 from clawplane.k8s.kubeconfig import KubeConfigError, load_connection
 from clawplane.k8s.metricsauth import FileToken, MetricsAuthError, generated_token_file, metrics_guard
 from clawplane.k8s.operator import OperatorConfig, build_registry
 from clawplane.k8s.reconciler import DEFAULT_SKILLS_MOUNT_PATH, ClusterSettings
+from clawplane.k8s.shards import NAMESPACES
 from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
 
 log = logging.getLogger("clawplane.k8s")
@@ -65,6 +67,8 @@ class RunOptions:
     skills_mount_path: str = DEFAULT_SKILLS_MOUNT_PATH
     election: ElectionSettings | None = None
     """Leader election on a Lease; None runs unelected (exactly one replica)."""
+    namespace_selector: str | None = None
+    """Reconcile only the namespaces with these labels (sharding)."""
     metrics_bind: str = "127.0.0.1"
     metrics_token_file: Path | None = None
     """The token ``/metrics`` requires; None: one generated into the state dir."""
@@ -87,6 +91,7 @@ def operator_config(options: RunOptions) -> OperatorConfig:
         connection=partial(load_connection, options.kubeconfig),
         namespaces=options.namespaces,
         dashboard=_dashboard(options),
+        namespace_selector=options.namespace_selector,
     )
 
 
@@ -134,6 +139,14 @@ def run_operator(options: RunOptions) -> int:
     except (KubeConfigError, OSError, MetricsAuthError) as exc:
         print(f"clawplane k8s: {exc}", file=sys.stderr, flush=True)
         return 2
+    if options.namespace_selector:
+        problem = asyncio.run(_selector_problem(options))
+        if problem is not None:
+            print(
+                f"clawplane k8s: --namespace-selector {options.namespace_selector!r}: {problem}",
+                file=sys.stderr,
+            )
+            return 2
     kopf.configure(log_format=kopf.LogFormat.JSON if options.log_format == "json" else kopf.LogFormat.FULL)
     logging.getLogger("clawplane").setLevel(logging.INFO)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per API call drowns the log
@@ -163,6 +176,20 @@ def run_operator(options: RunOptions) -> int:
     finally:
         if metrics_server is not None:
             metrics_server.stop()
+
+
+async def _selector_problem(options: RunOptions) -> str | None:
+    """Why the API server refuses the selector (a malformed one is a 400), or None."""
+    api = KubeApi(load_connection(options.kubeconfig))
+    try:
+        await api.list(NAMESPACES, None, labels=options.namespace_selector)
+    except ApiError as exc:
+        return str(exc) if exc.status == 400 else None  # other failures: kopf's own retries apply
+    except httpx.HTTPError:
+        return None
+    finally:
+        await api.aclose()
+    return None
 
 
 def _kopf_arguments(options: RunOptions, config: OperatorConfig) -> dict[str, Any]:

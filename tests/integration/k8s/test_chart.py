@@ -362,3 +362,16 @@ def test_metrics_token_from_an_existing_secret_and_a_loopback_bind() -> None:
     extra = container(render({"metrics": {"allowedHosts": ["clawplane-metrics.ops.svc"]}}))["args"]
     hosts = [extra[i + 1] for i, a in enumerate(extra) if a == "--metrics-allowed-host"]
     assert hosts == ["$(POD_IP)", "localhost", "127.0.0.1", "clawplane-metrics.ops.svc"]
+
+
+def test_a_shard_reconciles_the_namespaces_its_selector_chooses() -> None:
+    values = {"namespaceSelector": "clawplane.dev/shard=a", "leaderElection": {"leaseName": "clawplane-shard-a"}}
+    docs = render(values)
+    args = container(docs)["args"]
+    assert args[:3] == ["k8s", "run", "--all-namespaces"]
+    assert arg(args, "--namespace-selector") == "clawplane.dev/shard=a"
+    assert arg(args, "--leader-election-id") == "clawplane-shard-a"
+    assert one(docs, "ClusterRole")  # it lists namespaces and reconciles any that match
+    assert "--namespace-selector" not in container(render())["args"]
+    with pytest.raises(helm.HelmRenderError, match="leave watchNamespaces empty"):
+        render({"namespaceSelector": "shard=a", "watchNamespaces": ["team-a"]})
