@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import time
 
 import psutil
 
@@ -109,14 +110,27 @@ def tree_of(pid: int) -> list[psutil.Process]:
     return found
 
 
+GROUP_SCAN_TTL_S = 0.25
+"""How old a scan of the process table may be to answer ``group_members`` for a live group."""
+_groups: tuple[float, dict[int, list[psutil.Process]]] | None = None
+
+
 def group_members(pgid: int) -> list[psutil.Process]:
-    """Every process in process group ``pgid`` (a scan of the process table)."""
-    members = []
-    for proc in psutil.process_iter():
-        with contextlib.suppress(psutil.Error, OSError):
-            if os.getpgid(proc.pid) == pgid:
-                members.append(proc)
-    return members
+    """Every process in process group ``pgid`` (a scan of the process table).
+
+    There is no per-group listing, so this reads every process. A thousand servers torn down
+    together would each scan it, quadratic in the servers; one scan at most ``GROUP_SCAN_TTL_S``
+    old answers for every group it found, and a group it did not find is scanned for afresh.
+    """
+    global _groups
+    now = time.monotonic()
+    if _groups is None or now - _groups[0] > GROUP_SCAN_TTL_S or pgid not in _groups[1]:
+        table: dict[int, list[psutil.Process]] = {}
+        for proc in psutil.process_iter():
+            with contextlib.suppress(psutil.Error, OSError):
+                table.setdefault(os.getpgid(proc.pid), []).append(proc)
+        _groups = (time.monotonic(), table)
+    return [proc for proc in _groups[1].get(pgid, ()) if exists(proc)]
 
 
 def exists(proc: psutil.Process) -> bool:

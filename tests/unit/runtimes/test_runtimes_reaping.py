@@ -70,3 +70,35 @@ def wait_for_children(pid: int, count: int) -> set[int]:
             return found
         time.sleep(0.05)
     raise AssertionError(f"{pid} never had {count} children")
+
+
+def test_group_lookups_share_one_scan_of_the_process_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    scans: list[int] = []
+    real = psutil.process_iter
+
+    def counting(*args: object, **kwargs: object) -> object:
+        scans.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(psutil, "process_iter", counting)
+    monkeypatch.setattr(reaping, "GROUP_SCAN_TTL_S", 3600.0)  # no scan ages out during the test
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    first = subprocess.Popen(sleeper, start_new_session=True)
+    try:
+        assert [p.pid for p in reaping.group_members(first.pid)] == [first.pid]
+        assert [p.pid for p in reaping.group_members(first.pid)] == [first.pid]
+        assert len(scans) == 1  # a thousand servers' teardowns do not each read the whole table
+        second = subprocess.Popen(sleeper, start_new_session=True)
+        try:  # a group the last scan did not see is looked for afresh
+            assert [p.pid for p in reaping.group_members(second.pid)] == [second.pid]
+            assert len(scans) == 2
+        finally:
+            second.kill()
+            second.wait()
+        first.kill()
+        first.wait()
+        assert reaping.group_members(first.pid) == []  # gone members are not answered from the scan
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
