@@ -16,18 +16,26 @@ import os
 import signal
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import anyio
 import typer
 
 from clawplane.cli.console import EXIT_INVALID, EXIT_USAGE, err
 from clawplane.models import SessionMode
-from clawplane.models.mcpserver import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TTL_MS
+from clawplane.models.mcpserver import (
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TTL_MS,
+    ToolApproval,
+    ToolFilter,
+)
 
 if TYPE_CHECKING:
-    from clawplane.models.mcpserver import ToolApproval
+    from pydantic import BaseModel
+
     from clawplane.runtimes import BridgeOptions, Endpoint, RuntimeStatus
+
+_M = TypeVar("_M", bound="BaseModel")
 
 CONTEXT_SETTINGS = {"allow_interspersed_args": False}
 """Everything after the command (or ``--``) belongs to the child, not to the bridge."""
@@ -65,15 +73,22 @@ def _read_token(path: Path) -> str:
 
 
 def _tool_approval(text: str) -> ToolApproval:
+    return _json_option(ToolApproval, text, "--tool-approval", "toolApproval")
+
+
+def _tool_filter(text: str) -> ToolFilter:
+    return _json_option(ToolFilter, text, "--tool-filter", "toolFilter")
+
+
+def _json_option(model: type[_M], text: str, flag: str, field: str) -> _M:
+    """A JSON option parsed as the McpServer field it carries, or a usage error naming the problem."""
     from pydantic import ValidationError
 
-    from clawplane.models.mcpserver import ToolApproval
-
     try:
-        return ToolApproval.model_validate_json(text)
+        return model.model_validate_json(text)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
-        raise _fail(f"--tool-approval is not a toolApproval object: {problems}") from None
+        raise _fail(f"{flag} is not a {field} object: {problems}") from None
 
 
 def _address(text: str, default_port: int | None, flag: str) -> tuple[str, int]:
@@ -125,6 +140,10 @@ def bridge(
         str | None,
         typer.Option("--tool-approval", help="toolApproval JSON: the calls it holds are refused."),
     ] = None,
+    tool_filter: Annotated[
+        str | None,
+        typer.Option("--tool-filter", help="toolFilter JSON: the tools it hides are not listed and refused."),
+    ] = None,
     log_level: Annotated[str, typer.Option("--log-level", help="debug, info, warning or error.")] = "warning",
     advertise: Annotated[
         str | None,
@@ -164,6 +183,7 @@ def bridge(
             "--allow-unauthenticated serves without one, on loopback only"
         )
     gated = _tool_approval(tool_approval) if tool_approval is not None else None
+    hidden = _tool_filter(tool_filter) if tool_filter is not None else None
     from clawplane.reconcile.logs import configure_logging
 
     configure_logging("text", level=getattr(logging, log_level.upper()))
@@ -178,6 +198,7 @@ def bridge(
         max_sessions=max_sessions,
         session_idle_ttl_ms=session_idle_ttl_ms,
         tool_approval=gated,
+        tool_filter=hidden,
         advertise=None if advertise is None else _address(advertise, port, "--advertise"),
         peers=tuple(_address(p, None, "--peer") for p in peer or ()),
         peers_dns=peers_dns.strip() or None if peers_dns else None,

@@ -158,6 +158,8 @@ def _bridge_argv(name: str, namespace: str, spec: McpServerSpec) -> list[str]:
     argv += ["--max-sessions", str(spec.max_sessions), "--session-idle-ttl-ms", str(spec.session_idle_ttl_ms)]
     if spec.tool_approval is not None:  # no approval queue in the pod: the bridge refuses held calls
         argv += ["--tool-approval", spec.tool_approval.model_dump_json(by_alias=True)]
+    if spec.tool_filter is not None:  # hidden tools stay hidden and uncallable behind the pod too
+        argv += ["--tool-filter", spec.tool_filter.model_dump_json(by_alias=True, exclude_none=True)]
     if spec.replicas > 1:
         # Each replica tags the session ids it issues with its pod IP; the others forward to it.
         argv += ["--advertise", "$(POD_IP)", "--peers-dns", f"{peers_service_name(name)}.{namespace}.svc"]

@@ -21,7 +21,12 @@ import anyio
 from starlette.types import ASGIApp
 
 from clawplane.models import McpServerSpec, SessionMode
-from clawplane.models.mcpserver import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TTL_MS, ToolApproval
+from clawplane.models.mcpserver import (
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TTL_MS,
+    ToolApproval,
+    ToolFilter,
+)
 from clawplane.runtimes import reaping
 from clawplane.runtimes.childwatch import watch_children_with_pidfds
 from clawplane.runtimes.proxy import Endpoint, Principal, RequestGuard, TokenTable, bind
@@ -51,6 +56,8 @@ class BridgeOptions:
     session_idle_ttl_ms: int = DEFAULT_SESSION_IDLE_TTL_MS
     tool_approval: ToolApproval | None = None
     """The server's ``toolApproval``: the bridge has no approval queue, so it refuses those calls."""
+    tool_filter: ToolFilter | None = None
+    """The server's ``toolFilter``: hidden tools are left out of ``tools/list`` and refused."""
     settings: RuntimeSettings = field(default_factory=RuntimeSettings)
     advertise: tuple[str, int] | None = None
     """This replica's address as its peers reach it; with peers, session ids carry its tag."""
@@ -138,6 +145,7 @@ async def run_bridge(
         max_sessions=options.max_sessions,
         session_idle_ttl_ms=options.session_idle_ttl_ms,
         tool_approval=options.tool_approval,
+        tool_filter=options.tool_filter,
     )
     settings = replace(options.settings, max_restarts=0, inherit_environment=True)
     sock = bind(options.host, options.port)  # before anything starts: a busy port fails fast and plainly

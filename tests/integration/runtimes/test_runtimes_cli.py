@@ -148,6 +148,30 @@ async def test_bridge_exits_with_the_child_exit_code() -> None:
     assert code == 7
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_bridge_hides_and_refuses_what_its_tool_filter_filters(mode: str) -> None:
+    # Kubernetes bridge pods get the McpServer's toolFilter this way: hidden there too.
+    hidden = json.dumps({"exclude": ["slow", "env"]})
+    async with (
+        bridge_process(sys.executable, script("normal"), args=["--tool-filter", hidden]) as (_, url),
+        authed(url, mode=mode) as client,
+    ):
+        names = {t.name for t in (await client.list_tools()).tools}
+        with pytest.raises(MCPError, match="Unknown tool: env"):
+            await client.call_tool("env", {"name": "PATH"})
+        echo = text(await client.call_tool("echo", {"message": "shown"}))
+    assert "echo" in names and not names & {"slow", "env"}
+    assert echo == "echo: shown"
+
+
+def test_bridge_refuses_a_malformed_tool_filter() -> None:
+    proc = _bridge("--port", "0", "--tool-filter", '{"include": []}', "--", "true",
+                   env={"CLAWPLANE_BRIDGE_TOKEN": "t" * 43})  # fmt: skip
+    assert proc.returncode == 2
+    assert "--tool-filter is not a toolFilter object: include:" in proc.stderr
+
+
 def test_bridge_without_a_command_is_a_usage_error() -> None:
     proc = subprocess.run([*CLAWPLANE, "bridge"], capture_output=True, text=True, timeout=60, env=os.environ)
     assert proc.returncode == 2

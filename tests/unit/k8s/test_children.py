@@ -46,6 +46,18 @@ def test_plain_names_stay_readable() -> None:
     assert dns_label("mcp", "Time") != "mcp-time"  # two names must never share a child
 
 
+def test_bridge_pods_hide_what_the_tool_filter_hides() -> None:
+    filtered = spec(toolFilter={"include": ["get_*"], "exclude": ["get_secret"]})
+    argv = server_deployment("time", "ns", filtered, owner=OWNER, image="img", config_hash="h")["spec"][
+        "template"
+    ]["spec"]["containers"][0]["command"]
+    flag = argv.index("--tool-filter")
+    assert argv[flag + 1] == '{"include":["get_*"],"exclude":["get_secret"]}'
+    assert argv.index("--") > flag
+    plain = server_deployment("time", "ns", spec(), owner=OWNER, image="img", config_hash="h")
+    assert "--tool-filter" not in plain["spec"]["template"]["spec"]["containers"][0]["command"]
+
+
 def test_deployment_runs_the_bridge_around_the_command() -> None:
     dep = server_deployment("time", "ns", spec(), owner=OWNER, image="img:1", config_hash="h1")
     container = dep["spec"]["template"]["spec"]["containers"][0]
