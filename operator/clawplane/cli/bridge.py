@@ -95,8 +95,11 @@ def _address(text: str, default_port: int | None, flag: str) -> tuple[str, int]:
     """``HOST[:PORT]`` (``[v6]:PORT`` for IPv6) as (host, port)."""
     from urllib.parse import urlsplit
 
+    text = text.strip()
+    if text.count(":") > 1 and not text.startswith("["):
+        text = f"[{text}]"  # a bare IPv6 address, as $(POD_IP) is on an IPv6 cluster
     try:
-        parts = urlsplit(f"//{text.strip()}")
+        parts = urlsplit(f"//{text}")
         host, port = parts.hostname, parts.port
     except ValueError as exc:
         raise _fail(f"{flag} {text!r} is not HOST:PORT ({exc})") from None

@@ -20,10 +20,12 @@ import anyio
 import httpx2
 import psutil
 import pytest
+import typer
 from mcp.shared.exceptions import MCPError
 from starlette.types import Receive, Scope, Send
 from tests.fixtures.servers.helpers import TOKEN, authed, bridge_process, script
 
+from clawplane.cli.bridge import _address
 from clawplane.runtimes.proxy import bind
 from clawplane.runtimes.proxy.listener import serve_app
 from clawplane.runtimes.proxy.replicas import PeerSet, replica_tag
@@ -212,3 +214,12 @@ async def test_peers_from_dns_are_the_names_addresses_and_nothing_else() -> None
         await PeerSet(port=8080, dns_name="no-such-name.invalid").lookup(replica_tag("10.0.0.1", 8080))
         is None
     )
+
+
+def test_replica_addresses_parse_ipv4_ipv6_and_refuse_a_missing_port() -> None:
+    assert _address("10.1.2.3", 8080, "--advertise") == ("10.1.2.3", 8080)
+    assert _address("fd00::7", 8080, "--advertise") == ("fd00::7", 8080)  # $(POD_IP) on an IPv6 cluster
+    assert _address("[fd00::7]:9000", None, "--peer") == ("fd00::7", 9000)
+    with pytest.raises(typer.Exit):
+        _address("10.1.2.3", None, "--peer")
+    assert replica_tag("FD00::7", 8080) == replica_tag("[fd00::7]", 8080)
