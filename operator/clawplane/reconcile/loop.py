@@ -231,14 +231,17 @@ class ReconcileLoop:
                     log.exception("reconcile failed")
                     result = "error"
                 elapsed = time.monotonic() - started
+                self.state.degrade("events", events.failure)
+                # Recorded before "pass finished" goes out: a reader woken by that event (the
+                # dashboard, MCP subscribers) must find loop.json and metrics already saying so.
+                try:
+                    self._record(rid, reason, result, elapsed)
+                except Exception:  # metrics or status must not end the loop either
+                    log.exception("recording the reconcile failed")
                 if not (quiet and result == "unchanged"):
                     events.publish(EventType.PASS_FINISHED, "", id=rid, reason=reason, result=result,
                                    seconds=round(elapsed, 3))  # fmt: skip
             self.state.degrade("events", events.failure)
-            try:
-                self._record(rid, reason, result, elapsed)
-            except Exception:  # metrics or status must not end the loop either
-                log.exception("recording the reconcile failed")
             self._schedule_retry()
         return result
 
