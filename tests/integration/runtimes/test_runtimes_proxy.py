@@ -16,6 +16,7 @@ from tests.fixtures.servers.helpers import FAST, START_TIMEOUT, TOKEN, authed, g
 
 from clawplane.models import McpServerSpec
 from clawplane.runtimes import Phase, RuntimeStatus, Supervisor
+from clawplane.runtimes.proxy import Principal, RequestGuard, TokenTable
 
 pytestmark = pytest.mark.anyio
 
@@ -250,6 +251,33 @@ async def test_a_crash_of_the_primary_process_is_survived_by_modern_clients(tmp_
     assert healthy.status_code == 200 and healthy.json()["servers"] == {"crashy": "ready"}
     assert missing.status_code == 404
     assert echo.content[0].text == "echo: again"  # type: ignore[union-attr]
+
+
+async def test_health_names_only_the_servers_the_token_reaches(tmp_path: Path) -> None:
+    narrow, agent = "clawplane_narrow-token-0123456789", "clawplane_agent-token-0123456789"
+    tokens = TokenTable.of({
+        TOKEN: Principal("all"),
+        narrow: Principal("client:x", servers=frozenset({"one"})),
+        agent: Principal("agent:coder", servers=frozenset()),
+    })  # fmt: skip
+    async with Supervisor(settings=FAST) as supervisor:
+        await start(supervisor, "one", stdio_spec("normal"), tmp_path)
+        await start(supervisor, "two", stdio_spec("normal"), tmp_path)
+        endpoint = await supervisor.expose(RequestGuard("127.0.0.1", tokens))
+        async with httpx.AsyncClient() as http:
+            bodies = {
+                who: (await http.get(endpoint.health_url, headers=headers)).json()
+                for who, headers in {
+                    "all": {"Authorization": f"Bearer {TOKEN}"},
+                    "narrow": {"Authorization": f"Bearer {narrow}"},
+                    "agent": {"Authorization": f"Bearer {agent}"},
+                    "anonymous": {},
+                }.items()
+            }
+    assert bodies["all"]["servers"] == {"one": "ready", "two": "ready"}
+    assert bodies["narrow"]["servers"] == {"one": "ready"} and set(bodies["narrow"]["sessions"]) <= {"one"}
+    assert bodies["agent"]["servers"] == {} and bodies["agent"]["sessions"] == {}
+    assert bodies["anonymous"] == {"status": "ok"}
 
 
 async def test_remote_servers_are_not_exposed(tmp_path: Path) -> None:

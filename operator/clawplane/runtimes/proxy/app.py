@@ -4,8 +4,8 @@ mounted at path prefixes (``routes``: the control plane).
 
 Every request first passes the guard's Host/Origin check, ``/healthz`` included. MCP
 requests then need a bearer token that reaches the named server (401/403 otherwise);
-``/healthz`` answers everyone with ``ok``/``unavailable`` only, and with every server's
-phase when the caller sends a valid token. Bodies over 4 MiB are refused with 413 before
+``/healthz`` answers everyone with ``ok``/``unavailable`` only, and with the phase of each
+server the caller's token reaches. Bodies over 4 MiB are refused with 413 before
 anything reads them, as the SDK's servers do.
 """
 
@@ -136,9 +136,11 @@ class ProxyApp:
         phases = dict(self.directory.health())
         ok = bool(phases) and all(phase == "ready" for phase in phases.values())
         body: dict[str, object] = {"status": "ok" if ok else "unavailable"}
-        if self.guard.principal(scope) is not None:
-            body["servers"] = phases
-            body["sessions"] = self.session_counts()
+        principal = self.guard.principal(scope)
+        if principal is not None:  # only the servers this token reaches: names are not for everyone
+            body["servers"] = {name: phase for name, phase in phases.items() if principal.may_reach(name)}
+            sessions = self.session_counts()
+            body["sessions"] = {name: count for name, count in sessions.items() if principal.may_reach(name)}
         await reply(send, 200 if ok else 503, body)
 
     async def close(self) -> None:
