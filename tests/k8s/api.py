@@ -15,7 +15,7 @@ import contextlib
 import copy
 import threading
 import warnings
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -48,6 +48,9 @@ JSON = dict[str, Any]
 T = TypeVar("T")
 NAMESPACES = kmock.resource("", "v1", "namespaces")
 MAX_REQUEST_BYTES = 3 * 1024 * 1024
+
+
+_VERBS = {"GET": "get", "POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
 
 @dataclass
@@ -91,6 +94,7 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
     _teardowns: dict[str, asyncio.Task[None]] = attrs.field(factory=dict, init=False)
     _watch_log: list[tuple[str, str | None, str | None]] = attrs.field(factory=list, init=False)
     _partitioned: set[str] = attrs.field(factory=set, init=False)
+    _tally: Counter[tuple[str, str, str | None]] = attrs.field(factory=Counter, init=False)
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -132,6 +136,15 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
             and (namespace is None or w.namespace == namespace)
             and (name is None or w.name == name)
         ]
+
+    def request_tally(self) -> Counter[tuple[str, str, str | None]]:
+        """How many resource requests came, by ``(verb, plural, subresource)``; verbs as RBAC names them.
+
+        ``get``, ``list``, ``watch``, ``create``, ``update``, ``patch``, ``delete``; a dry run is
+        ``dryrun-<verb>``. Rejected requests count too (they cost a round trip all the same).
+        """
+        with self._guard:
+            return Counter(self._tally)
 
     def watches(self) -> list[tuple[str, str | None, str | None]]:
         """``(plural, namespace or None, labelSelector or None)`` of every watch opened (the last 1000)."""
@@ -245,6 +258,7 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
             status = o.ApiError(503, "ServiceUnavailable", "the server is unreachable (partitioned)").status()
             return aiohttp.web.json_response(status, status=503)
         self._record_write(request)
+        self._count(request)
         # Skip KubernetesEmulator._handle: its object bookkeeping is replaced by _serve_resource.
         return await kmock.RawHandler._handle(self, request)
 
@@ -278,6 +292,19 @@ class Emulator(StrictWrites, OpenApiMixin, DiscoveryMixin, kmock.KubernetesEmula
         )
         with self._guard:
             self._write_log.append(record)
+
+    def _count(self, request: rendering.Request) -> None:
+        if not self._is_resource_request(request):
+            return
+        assert request.resource is not None
+        method = str(request.method.value).upper()
+        verb = _VERBS.get(method, method.lower())
+        if method == "GET" and request.name is None:
+            verb = "watch" if request.params.get("watch") in ("true", "1") else "list"
+        if request.params.get("dryRun"):
+            verb = f"dryrun-{verb}"
+        with self._guard:
+            self._tally[(verb, str(request.resource.plural), request.subresource)] += 1
 
     def _take_injection(self, plural: str, verb: str) -> bool:
         with self._guard:

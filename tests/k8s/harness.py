@@ -8,6 +8,7 @@ import copy
 import socket
 import threading
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from types import TracebackType
@@ -259,6 +260,10 @@ class EmulatorThread:
     def writes(self, resource_plural: str, namespace: str | None = None, name: str | None = None) -> Writes:
         """See ``Emulator.writes``."""
         return self.emulator.writes(resource_plural, namespace, name)
+
+    def request_tally(self) -> Counter[tuple[str, str, str | None]]:
+        """See ``Emulator.request_tally``."""
+        return self.emulator.request_tally()
 
     def watches(self) -> list[tuple[str, str | None, str | None]]:
         """See ``Emulator.watches``."""

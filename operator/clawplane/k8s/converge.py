@@ -23,8 +23,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from clawplane.k8s.children import GROUP, MANAGED_BY, Owner, spec_hash
 from clawplane.k8s.events import EventRecorder
 from clawplane.k8s.kubeapi import CONFLICT_RETRIES, ApiError, Kind, KubeApi
@@ -257,17 +255,11 @@ class ChildWriter:
             "namespace": self.namespace,
             "uid": meta.get("uid"),
         }
-        try:
-            await self.events.record(owner, reason=reason, action=action, note=note, related=related)
-        except httpx.HTTPError as exc:
-            log.warning("%s: could not post an Event: %s", self.namespace, exc)
+        self.events.record(owner, reason=reason, action=action, note=note, related=related)
 
     async def rejected_event(self, owner: Owner, problem: ChildProblem) -> None:
         """A Warning Event for a child that could not be written."""
         if self.events is not None:
-            try:
-                await self.events.record(
-                    owner, reason=problem.reason, action="Reconcile", note=problem.message, warning=True
-                )
-            except httpx.HTTPError as exc:
-                log.warning("%s: could not post an Event: %s", self.namespace, exc)
+            self.events.record(
+                owner, reason=problem.reason, action="Reconcile", note=problem.message, warning=True
+            )

@@ -21,6 +21,8 @@ log = logging.getLogger("clawplane.k8s")
 COALESCE_SECONDS = 0.2
 BACKOFF_BASE = 1.0
 BACKOFF_MAX = 60.0
+EVENT_DRAIN_SECONDS = 2.0
+"""At shutdown, how long queued Events may still be posted (best effort, as ever)."""
 
 
 @dataclass
@@ -170,6 +172,7 @@ class Hub:
             task.cancel()
         await asyncio.gather(*self._tasks.values(), return_exceptions=True)
         for worker in self.workers.values():
+            await worker.reconciler.events.aclose(EVENT_DRAIN_SECONDS)
             worker.reconciler.close()
         self._tasks.clear()
         self.workers.clear()

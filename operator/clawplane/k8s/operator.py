@@ -82,6 +82,22 @@ def _fingerprint(body: Any) -> tuple[Any, ...]:
     )
 
 
+class NoDiffBase(kopf.DiffBaseStorage):
+    """kopf keeps no "last handled" copy of each resource: nothing of ours reads one.
+
+    The handlers are ``on.event`` (which compares a fingerprint in memory) and ``on.delete``
+    (found by the deletion mark), so a stored diff base would only cost one more PATCH of
+    every new resource, and a watch event for it, before the first pass can settle.
+    """
+
+    def fetch(self, *, body: kopf.Body) -> kopf.BodyEssence | None:
+        """Never a stored essence (kopf then sees creations, for which nothing is registered)."""
+        return None
+
+    def store(self, *, body: kopf.Body, patch: kopf.Patch, essence: kopf.BodyEssence) -> None:
+        """Store nothing: the patch stays empty."""
+
+
 def finalizer(namespace_selector: str | None = None) -> str:
     """The finalizer this operator puts on resources: one per shard.
 
@@ -97,9 +113,7 @@ def configure(settings: kopf.OperatorSettings, namespace_selector: str | None = 
     """kopf settings: our finalizer, progress kept in annotations (``.status`` is ours alone)."""
     settings.persistence.finalizer = finalizer(namespace_selector)
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage(prefix="clawplane.dev")
-    settings.persistence.diffbase_storage = kopf.AnnotationsDiffBaseStorage(
-        prefix="clawplane.dev", key="last-handled-configuration"
-    )
+    settings.persistence.diffbase_storage = NoDiffBase()
     settings.posting.level = logging.WARNING
     settings.watching.server_timeout = 300
     settings.networking.error_backoffs = [1, 2, 5, 10]

@@ -91,8 +91,15 @@ def test_drift_on_children_is_repaired_promptly(cluster: Cluster) -> None:
     # A deleted ConfigMap comes back on the watch event, not at the next resync (an hour here).
     cluster.emu.delete_object("configmaps", NS, "clawplane-agent-bot")
     until(cluster.emu, "the agent ConfigMap recreated", lambda: cluster.get("configmaps", "clawplane-agent-bot"), timeout=20)
-    notes = [e["note"] for e in events_about(cluster, "McpServer", "notes") if e["reason"] == "Updated"]
-    assert any("spec.template.spec.containers[0].image" in n for n in notes), notes
+    until(  # Events are posted in the background: wait for it, do not race it
+        cluster.emu,
+        "an Updated Event naming the image",
+        lambda: any(
+            "spec.template.spec.containers[0].image" in e["note"]
+            for e in events_about(cluster, "McpServer", "notes")
+            if e["reason"] == "Updated"
+        ),
+    )
 
 
 def test_a_foreign_config_map_is_a_conflict_and_is_never_touched(cluster: Cluster) -> None:
@@ -107,8 +114,12 @@ def test_a_foreign_config_map_is_a_conflict_and_is_never_touched(cluster: Cluste
     stored = cluster.get("configmaps", "clawplane-agent-mine")
     assert stored is not None and stored["data"] == {"mine": "keep"} and "ownerReferences" not in stored["metadata"]
     assert {verb for verb, _, _ in cluster.emu.writes("configmaps", NS, "clawplane-agent-mine")} <= {"POST"}
-    warnings = [e for e in events_about(cluster, "Agent", "mine") if e["type"] == "Warning"]
-    assert warnings and warnings[0]["reason"] == "Conflict"
+    warnings = until(
+        cluster.emu,
+        "a Warning Event",
+        lambda: [e for e in events_about(cluster, "Agent", "mine") if e["type"] == "Warning"],
+    )
+    assert warnings[0]["reason"] == "Conflict"
 
     cluster.emu.delete_object("agents", NS, "mine")
     until(cluster.emu, "Agent mine gone", lambda: cluster.get("agents", "mine") is None)
@@ -152,21 +163,30 @@ def test_a_refused_child_reports_the_api_servers_own_error(cluster: Cluster) -> 
     accepted = next(c for c in greedy["status"]["conditions"] if c["type"] == "Accepted")
     assert accepted["status"] == "True"  # the spec is valid; the cluster refused what it implies
     cluster.ready("notes")
-    warnings = [e for e in events_about(cluster, "McpServer", "greedy") if e["type"] == "Warning"]
-    assert warnings and warnings[0]["reason"] == "ChildRejected" and "memory limit" in warnings[0]["note"]
+    warnings = until(
+        cluster.emu,
+        "a Warning Event",
+        lambda: [e for e in events_about(cluster, "McpServer", "greedy") if e["type"] == "Warning"],
+    )
+    assert warnings[0]["reason"] == "ChildRejected" and "memory limit" in warnings[0]["note"]
 
 
 def test_events_name_every_child_created(cluster: Cluster) -> None:
     apply_all(cluster, secret("x"), server(), agent(["notes"]), GATEWAY)
     cluster.ready("notes")
     until(cluster.emu, "gateway ConfigMap", lambda: cluster.get("configmaps", "clawplane-gateway-default"))
-    created = {
-        (e["related"]["kind"], e["related"]["name"])
-        for e in cluster.emu.list("events.events.k8s.io", NS)
-        if e["reason"] == "Created" and e["reportingController"] == "clawplane.dev/operator"
-    }
-    assert {("Deployment", "mcp-notes"), ("Service", "mcp-notes"), ("ConfigMap", "clawplane-agent-bot")} <= created
-    assert ("ConfigMap", "clawplane-gateway-default") in created
+    wanted = {("Deployment", "mcp-notes"), ("Service", "mcp-notes"), ("ConfigMap", "clawplane-agent-bot")}
+    wanted |= {("Secret", "mcp-notes-token"), ("NetworkPolicy", "mcp-notes")}
+    wanted |= {("ConfigMap", "clawplane-gateway-default")}
+
+    def created() -> set[tuple[str, str]]:
+        return {
+            (e["related"]["kind"], e["related"]["name"])
+            for e in cluster.emu.list("events.events.k8s.io", NS)
+            if e["reason"] == "Created" and e["reportingController"] == "clawplane.dev/operator"
+        }
+
+    until(cluster.emu, "a Created Event for every child", lambda: wanted <= created())  # posted in the background
 
 
 def test_status_matches_the_cluster(cluster: Cluster) -> None:

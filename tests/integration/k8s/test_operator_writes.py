@@ -1,0 +1,72 @@
+"""What creating McpServers costs the API server, counted in writes (a regression catch without timing).
+
+Each new server needs its four children (token Secret, Deployment, Service, NetworkPolicy),
+a "Created" Event for each, one status write and kopf's finalizer: ten writes. Anything
+beyond that (a diff-base annotation, a status written twice, a child written back) makes every
+large apply slower, and bench/k8s_bench.py would only show it as a ratio on a loaded machine.
+No kubelet runs here: the servers stay Starting, which is Programmed (children written).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.k8s.cluster import NS
+from tests.k8s.emulator import EmulatorThread
+from tests.k8s.operator_run import OperatorRun, install_crds, is_true, until
+
+SERVERS = 20
+CHILDREN = ("secrets", "deployments", "services", "networkpolicies")
+WRITES_PER_SERVER = {
+    **{("POST", kind, None): 1 for kind in CHILDREN},
+    ("POST", "events", None): len(CHILDREN),
+    ("PATCH", "mcpservers", "status"): 1,
+    ("PATCH", "mcpservers", None): 1,  # kopf's finalizer
+}
+
+
+def plain_server(i: int) -> dict[str, object]:
+    return {
+        "apiVersion": "clawplane.dev/v1alpha1",
+        "kind": "McpServer",
+        "metadata": {"name": f"srv-{i:02d}", "namespace": NS},
+        "spec": {"transport": "stdio", "command": "uvx", "args": [f"server-{i}"], "env": {"N": str(i)}},
+    }
+
+
+@pytest.fixture
+def operator(emulator: EmulatorThread, tmp_path: Path) -> Iterator[OperatorRun]:
+    emulator.setup_cluster(NS)
+    install_crds(emulator)
+    assert emulator.kubeconfig is not None
+    with OperatorRun(emulator.kubeconfig, tmp_path / "state", namespaces=(NS,)) as op:
+        yield op
+
+
+def test_creating_servers_costs_ten_writes_each_and_a_settled_pass_none(
+    emulator: EmulatorThread, operator: OperatorRun
+) -> None:
+    emulator.clear_writes()
+    for i in range(SERVERS):
+        emulator.apply_object(plain_server(i))
+    until(
+        emulator,
+        f"all {SERVERS} McpServers Programmed",
+        lambda: sum(is_true(o, "Programmed") for o in emulator.list("mcpservers", NS)) == SERVERS,
+    )
+    until(  # Events are posted in the background, after the statuses
+        emulator,
+        "every child's Created Event",
+        lambda: len(emulator.list("events.events.k8s.io", NS)) >= SERVERS * len(CHILDREN),
+    )
+    settled = operator.passes()
+    writes = Counter((w.verb, w.plural, w.subresource) for w in emulator.write_log())
+    budget = Counter({key: SERVERS * count for key, count in WRITES_PER_SERVER.items()})
+    assert writes - budget == Counter(), f"writes beyond the budget: {writes - budget} (all: {writes})"
+    assert all(writes[("POST", kind, None)] == SERVERS for kind in CHILDREN), writes
+
+    operator.wait_pass(settled)  # the servers are not ready, so passes keep coming: they must write nothing
+    assert Counter((w.verb, w.plural, w.subresource) for w in emulator.write_log()) == writes
