@@ -9,6 +9,9 @@ Secret, a Deployment, a Service and a NetworkPolicy, as the operator writes them
 any controller must do; the ratio against the Deployment + Service pair alone is printed
 too. The emulator runs no pods, so the servers stay Starting; discovery is measured by
 bench/converge_bench.py. Polling here is measurement, not synchronisation.
+
+``K8S_BENCH_OPERATOR_ARGS`` adds arguments to ``clawplane k8s run`` (e.g. ``--no-leader-elect``);
+``K8S_BENCH_KEEP_LOG=PATH`` keeps the operator's log there.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ servers are probed from the operator process, with Secret references resolved in
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hashlib
@@ -82,6 +83,9 @@ class KubeBackend:
         Runs every pass (``report`` never answers for a hosted server), so drift is repaired
         level-based; tools are listed again only when the pod behind the Service changed.
         """
+        # A settled server needs no I/O here, so a pass over hundreds of them would hold the event
+        # loop to the end: kopf, the watches and the leader Lease renewal get their turn per server.
+        await asyncio.sleep(0)
         owner = self.owners[name]
         token = self._token(name)
         try:
