@@ -19,6 +19,7 @@ import yaml
 from tests.k8s import objects as o
 from tests.k8s.api import NAMESPACES, Emulator
 from tests.k8s.wire import Target, WriteRecord
+from tests.support.patience import CONDITION_S
 
 if TYPE_CHECKING:
     from tests.k8s.kubelet import Kubelet
@@ -29,7 +30,7 @@ JSON = dict[str, Any]
 Objects = list[JSON]
 Versions = list[JSON | None]
 Writes = list[tuple[str, str, str | None]]
-START_TIMEOUT = 20.0
+START_TIMEOUT = 60.0
 STOP_TIMEOUT = 10.0
 KUBELET_STOP_TIMEOUT = 60.0
 """Each pod gets 10 s for SIGTERM, then SIGKILL; several pods stop one after another."""
@@ -247,7 +248,7 @@ class EmulatorThread:
         """DELETE semantics (finalizers honoured); None if there was nothing to delete."""
         return self.call(lambda: self._delete(plural, namespace, name))
 
-    def wait_for(self, predicate: Callable[[], T | None], timeout: float = 10.0) -> T:
+    def wait_for(self, predicate: Callable[[], T | None], timeout: float = CONDITION_S) -> T:
         """Wait until ``predicate()`` (run on the emulator's loop after each change) is truthy."""
         return self.run(self.emulator.wait_for(predicate, timeout), timeout + STOP_TIMEOUT)
 

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from kopf.testing import KopfRunner
 from ruamel.yaml import YAML
+from tests.support.patience import CONDITION_S
 
 from clawplane.k8s.dashboard import DashboardOptions
 from clawplane.k8s.kubeconfig import load_connection
@@ -29,7 +30,7 @@ CRD_DIR = ROOT / "manifests" / "crds"
 T = TypeVar("T")
 
 
-def wait_for(what: str, probe: Callable[[], T | None], *, timeout: float = 30.0) -> T:
+def wait_for(what: str, probe: Callable[[], T | None], *, timeout: float = CONDITION_S) -> T:
     """Poll ``probe`` (HTTP, subprocesses, counters: things with no event to await) until truthy."""
     deadline = time.monotonic() + timeout
     last: T | None = None
@@ -41,7 +42,7 @@ def wait_for(what: str, probe: Callable[[], T | None], *, timeout: float = 30.0)
     raise AssertionError(f"timed out after {timeout}s waiting for {what}; last: {last!r}")
 
 
-def until(emu: Any, what: str, probe: Callable[[], T | None], *, timeout: float = 30.0) -> T:
+def until(emu: Any, what: str, probe: Callable[[], T | None], *, timeout: float = CONDITION_S) -> T:
     """Wait for ``probe`` (reading only the emulator) to be truthy; re-checked on every store change."""
     try:
         result: T = emu.wait_for(probe, timeout)
@@ -122,7 +123,7 @@ class OperatorRun:
             total += value or 0.0
         return int(total)
 
-    def wait_pass(self, after: int, timeout: float = 30.0) -> int:
+    def wait_pass(self, after: int, timeout: float = CONDITION_S) -> int:
         """Wait until a pass numbered beyond ``after`` finished; returns the new count."""
         return wait_for(
             f"a reconcile pass after #{after}",

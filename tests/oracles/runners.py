@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.support.patience import ORACLE_CALL_S
+
 
 @dataclass
 class OracleRunner:
@@ -18,7 +20,7 @@ class OracleRunner:
     argv: list[str]
     env: dict[str, str]
     cwd: Path
-    timeout: float = 90.0
+    timeout: float = ORACLE_CALL_S
 
     def run(
         self,

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import pytest
 from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.integration.engine.conftest import ROOT, Cli, processes_under
+from tests.support.patience import CONDITION_S
 
 T = TypeVar("T")
 
@@ -31,7 +32,7 @@ spec:
 """
 
 
-def wait_for(what: str, probe: Callable[[], T | None], *, timeout: float = 30.0, interval: float = 0.1) -> T:
+def wait_for(what: str, probe: Callable[[], T | None], *, timeout: float = CONDITION_S, interval: float = 0.1) -> T:
     """Poll ``probe`` until it returns something truthy (files and HTTP have no event to await)."""
     deadline = time.monotonic() + timeout
     last: T | None = None
@@ -88,7 +89,7 @@ class Loop:
     def reconciles(self) -> int:
         return int(self.loop_status().get("reconciles", 0))
 
-    def wait_settled(self, *, after: int = 0, timeout: float = 30.0) -> dict[str, Any]:
+    def wait_settled(self, *, after: int = 0, timeout: float = CONDITION_S) -> dict[str, Any]:
         """Wait until a pass after the ``after``-th ended in sync and no newer one is pending."""
 
         def settled() -> dict[str, Any] | None:
