@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from tests.fixtures.servers.helpers import FAST, script
+from tests.fixtures.servers.helpers import FAST, START_TIMEOUT, script
 from tests.oracles.runners import OpenClawOracle
 
 from clawplane.models import McpServerSpec
@@ -31,13 +31,18 @@ SERVERS: dict[str, dict[str, Any]] = {
 }
 
 
+# Both sides get the same generous start budget: OpenClaw's default (5 s) is shorter than a
+# Python server's start on a busy machine, and a timeout would make the reports differ.
+PATIENT = {"connectionTimeoutMs": int(START_TIMEOUT * 1000)}
+
+
 def openclaw_config() -> dict[str, Any]:
-    return {"mcp": {"servers": {n: {"command": sys.executable, **s} for n, s in SERVERS.items()}}}
+    return {"mcp": {"servers": {n: {"command": sys.executable, **PATIENT, **s} for n, s in SERVERS.items()}}}
 
 
 def clawplane_probe(tmp_path: Path) -> dict[str, Any]:
     targets = [
-        ProbeTarget(name=n, spec=McpServerSpec(command=sys.executable, **s), base_dir=tmp_path)
+        ProbeTarget(name=n, spec=McpServerSpec(command=sys.executable, **PATIENT, **s), base_dir=tmp_path)
         for n, s in SERVERS.items()
     ]
     report = anyio.run(lambda: probe_servers(targets, settings=FAST))
