@@ -49,8 +49,11 @@ demo-steps:
 oracles: ## Install the third-party oracles (OpenClaw, Codex, MCP peers) into a cache
 	bash tests/oracles/install.sh
 
-# One xdist worker per core (tests share no ports, folders or state); the 25 slowest are listed.
-PYTEST_ARGS ?= -n auto --dist worksteal --durations=25
+# One xdist worker per core plus one (tests share no ports, folders or state): with one per core
+# a third of the CPU sat idle while tests waited on the processes they drive. The 25 slowest
+# are listed.
+WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
+PYTEST_ARGS ?= -n $(WORKERS) --dist worksteal --durations=25
 
 # tests/browser drive Debian's Chromium through Playwright (Playwright's own download cannot work offline).
 browser: ## Install Chromium for the browser tests when it is missing
