@@ -81,7 +81,8 @@ def test_probe_one_name_in_text_form(tmp_path: Path) -> None:
 def test_probe_reports_a_failing_server_and_exits_1(tmp_path: Path) -> None:
     folder = write_servers(
         tmp_path / "decl",
-        {"hang": fixture("hanging", connectionTimeoutMs=1000), "normal": fixture("normal")},
+        # 5 s: the fixture must get as far as saying why it hangs (past its SDK import) on a busy machine.
+        {"hang": fixture("hanging", connectionTimeoutMs=5000), "normal": fixture("normal")},
     )
     proc = probe(str(folder), "--json")
     doc = json.loads(proc.stdout)
@@ -92,7 +93,7 @@ def test_probe_reports_a_failing_server_and_exits_1(tmp_path: Path) -> None:
             "serverName": "hang",
             "safeServerName": "hang",
             "launchSummary": f"{sys.executable} {script('hanging')}",
-            "message": 'MCP server "hang" timed out: did not complete initialize within 1s',
+            "message": 'MCP server "hang" timed out: did not complete initialize within 5s',
             "stderr": ["hanging on server/discover"],  # what the server said, beyond OpenClaw's shape
         }
     ]
