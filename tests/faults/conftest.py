@@ -241,7 +241,11 @@ class World:
         return proc
 
     def environ_of(self, pid: int) -> dict[str, str]:
-        raw = Path(f"/proc/{pid}/environ").read_bytes()
+        """The environment of ``pid``; empty once it has exited (status can name a pid that just did)."""
+        try:
+            raw = Path(f"/proc/{pid}/environ").read_bytes()
+        except (ProcessLookupError, FileNotFoundError):
+            return {}
         pairs = [item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item]
         return {k.decode(): v.decode() for k, v in pairs}
 
