@@ -41,13 +41,12 @@ from clawplane.events import Event
 from clawplane.mcpserve.tools import READ, TOOLS, Caller, ToolDef
 from clawplane.reconcile.queries import FolderQueries, QueryError
 from clawplane.runtimes import Principal
+from clawplane.runtimes.proxy import PRINCIPAL_SCOPE_KEY
 
 __all__ = ["EVENT_META_KEY", "PRINCIPAL_SCOPE_KEY", "ControlPlaneServer"]
 
 logger = logging.getLogger(__name__)
 
-PRINCIPAL_SCOPE_KEY: Final = "clawplane.principal"
-"""Where the HTTP route puts the caller's principal in the ASGI scope."""
 EVENT_META_KEY: Final = "dev.clawplane/event"
 REFRESH_S: Final = 0.5
 STATUS, PLAN, EVENTS = "clawplane://status", "clawplane://plan", "clawplane://events"
