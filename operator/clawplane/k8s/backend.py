@@ -187,12 +187,12 @@ class KubeBackend:
         return routed or url
 
     async def begin_pass(self) -> None:
-        """Read the namespace's managed workloads once, instead of once per server."""
+        """Read the namespace's managed workloads once (from the watches' cache), not once per server."""
         self.problems = {}
         for kind in (DEPLOYMENTS, SERVICES, SECRETS, NETWORK_POLICIES):
-            found = await self.api.list(kind, self.namespace, labels=SERVER_LABEL)
+            found = await self.writer.existing(kind, label=SERVER_LABEL)
             self._seen[kind.plural] = {o["metadata"]["name"]: o for o in found}
-        self._pods = await self.api.list(PODS, self.namespace, labels=SERVER_LABEL)
+        self._pods = await self.writer.existing(PODS, label=SERVER_LABEL)
 
     async def _converge(self, kind: Kind, wanted: dict[str, Any], owner: Owner) -> dict[str, Any]:
         name = wanted["metadata"]["name"]

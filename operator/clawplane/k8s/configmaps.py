@@ -17,7 +17,6 @@ from typing import Any
 from clawplane.k8s.children import (
     AGENT_LABEL,
     GATEWAY_LABEL,
-    MANAGED_BY,
     TOKEN_KEY,
     Owner,
     config_map,
@@ -125,7 +124,7 @@ async def sync_config_maps(
     back as last published (``last_good``, which every successful write updates).
     """
     out = Published()
-    existing = await writer.api.list(CONFIGMAPS, writer.namespace, labels=_managed_selector())
+    existing = await writer.existing(CONFIGMAPS)
     by_name = {cm["metadata"]["name"]: cm for cm in existing}
     published = last_good if last_good is not None else {}
     for name in sorted(frozen):
@@ -191,10 +190,6 @@ def _secret_env(out_dir: Path, openclaw: str) -> list[dict[str, Any]]:
             ref = {"name": token_secret_name(server), "key": TOKEN_KEY}
             env.append({"name": wanted, "valueFrom": {"secretKeyRef": ref}})
     return sorted(env, key=lambda e: str(e["name"]))
-
-
-def _managed_selector() -> str:
-    return ",".join(f"{k}={v}" for k, v in MANAGED_BY.items())
 
 
 def _fit(data: dict[str, str], name: str) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from clawplane.k8s.childcache import ChildCache
 from clawplane.k8s.children import GROUP, MANAGED_BY, Owner, spec_hash
 from clawplane.k8s.events import EventRecorder
 from clawplane.k8s.kubeapi import CONFLICT_RETRIES, ApiError, Kind, KubeApi
@@ -81,10 +82,15 @@ def conflict_message(kind: Kind, current: JSON, owner: Owner) -> str:
 
 
 def project(obj: JSON, wanted: JSON) -> JSON:
-    """The parts of ``obj`` the operator decides: top-level fields, its labels and annotations, owner."""
+    """The parts of ``obj`` the operator decides: top-level fields, its labels and annotations, owner.
+
+    The result shares the fields' values with ``obj`` (nothing mutates either; only the template's
+    metadata, which it narrows, is copied): a settled pass projects every child, and deep copies of
+    them all were most of its CPU time.
+    """
     meta = obj.get("metadata") or {}
     wanted_meta = wanted.get("metadata") or {}
-    out: JSON = {k: copy.deepcopy(v) for k, v in obj.items() if k not in _SKIPPED_TOP}
+    out: JSON = {k: v for k, v in obj.items() if k not in _SKIPPED_TOP}
     out["labels"] = {k: (meta.get("labels") or {}).get(k) for k in wanted_meta.get("labels") or {}}
     out["annotations"] = {
         k: (meta.get("annotations") or {}).get(k) for k in wanted_meta.get("annotations") or {}
@@ -94,11 +100,15 @@ def project(obj: JSON, wanted: JSON) -> JSON:
         for r in meta.get("ownerReferences") or []
         if r.get("controller")
     )
-    template_meta = ((out.get("spec") or {}).get("template") or {}).get("metadata")
-    if isinstance(template_meta, dict):
+    spec = out.get("spec")
+    template = spec.get("template") if isinstance(spec, dict) else None
+    template_meta = template.get("metadata") if isinstance(template, dict) else None
+    if isinstance(spec, dict) and isinstance(template, dict) and isinstance(template_meta, dict):
         wanted_template = ((wanted.get("spec") or {}).get("template") or {}).get("metadata") or {}
         keys = (wanted_template.get("annotations") or {}).keys()
-        template_meta["annotations"] = {k: (template_meta.get("annotations") or {}).get(k) for k in keys}
+        narrowed = {k: (template_meta.get("annotations") or {}).get(k) for k in keys}
+        narrowed_meta = {**template_meta, "annotations": narrowed}
+        out["spec"] = {**spec, "template": {**template, "metadata": narrowed_meta}}
     return out
 
 
@@ -128,6 +138,8 @@ class ChildWriter:
     own: OwnWrites = field(default_factory=OwnWrites)
     events: EventRecorder | None = None
     redact: Callable[[str], str] = lambda text: text
+    cache: ChildCache | None = None
+    """The watch-fed children (``existing`` reads them); every write of ours goes in as answered."""
     _reference: dict[tuple[str, str], tuple[str | None, JSON]] = field(default_factory=dict)
 
     async def converge(self, kind: Kind, wanted: JSON, current: JSON | None, owner: Owner) -> JSON:
@@ -162,6 +174,22 @@ class ChildWriter:
         # Someone keeps writing it between our reads: a transient failure, retried with backoff.
         raise ApiError(409, "Conflict", f"{kind.kind} {self.namespace}/{name} kept changing during the pass")
 
+    async def existing(self, kind: Kind, *, label: str | None = None) -> list[JSON]:
+        """The namespace's managed objects of ``kind`` (with ``label`` set): from the cache, else listed.
+
+        ``label`` None: those with clawplane's managed-by label, which every child of ours carries.
+        """
+        cached = self.cache.objects(kind, self.namespace, label=label) if self.cache is not None else None
+        if cached is not None:
+            return cached
+        selector = label or ",".join(f"{k}={v}" for k, v in MANAGED_BY.items())
+        return await self.api.list(kind, self.namespace, labels=selector)
+
+    def _wrote(self, kind: Kind, obj: JSON) -> None:
+        self.own.add(kind, obj)
+        if self.cache is not None:
+            self.cache.wrote(kind, obj)
+
     async def delete(self, kind: Kind, name: str, owner: Owner) -> bool:
         """Delete a child if it is ours; a foreign object of that name is left alone."""
         current = await self.api.get(kind, self.namespace, name)
@@ -178,6 +206,8 @@ class ChildWriter:
             return False
         self._reference.pop((kind.plural, name), None)
         deleted = await self.api.delete(kind, self.namespace, name)
+        if self.cache is not None:
+            self.cache.deleted(kind, self.namespace, name)
         if deleted:
             await self._event(owner, kind, current, "Deleted", "Delete", f"deleted {kind.kind} {name}")
         return deleted
@@ -189,7 +219,7 @@ class ChildWriter:
             if exc.status == 409:
                 return None
             raise self._rejected(kind, wanted, exc) from None
-        self.own.add(kind, created)
+        self._wrote(kind, created)
         self._reference[(kind.plural, wanted["metadata"]["name"])] = (
             spec_hash(wanted),
             project(created, wanted),
@@ -229,7 +259,7 @@ class ChildWriter:
             if exc.status == 409:
                 return None
             raise self._rejected(kind, wanted, exc) from None
-        self.own.add(kind, stored)
+        self._wrote(kind, stored)
         self._reference[(kind.plural, wanted["metadata"]["name"])] = (
             spec_hash(wanted),
             project(stored, wanted),

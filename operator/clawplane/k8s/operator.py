@@ -19,6 +19,7 @@ from typing import Any
 import kopf
 
 from clawplane.k8s.approvals import APPROVE_ANNOTATION, REJECT_ANNOTATION
+from clawplane.k8s.childcache import ChildCache
 from clawplane.k8s.children import RESTART_ANNOTATION
 from clawplane.k8s.dashboard import DashboardOptions, serve_dashboard
 from clawplane.k8s.hub import Hub
@@ -145,10 +146,18 @@ def build_registry(config: OperatorConfig) -> kopf.OperatorRegistry:
         state.api = KubeApi(config.connection(), write_fence=config.write_fence)
         api = state.api
         own = OwnWrites()
-        hub = Hub(lambda ns: NamespaceReconciler(api, ns, config.settings, own=own), config.metrics)
+        cache = ChildCache()
+        hub = Hub(
+            lambda ns: NamespaceReconciler(api, ns, config.settings, own=own, cache=cache), config.metrics
+        )
         state.hub = hub
         state.watches = Watches(
-            api, hub.poke_known, own, namespaces=config.namespaces, referenced=hub.referenced_secrets
+            api,
+            hub.poke_known,
+            own,
+            namespaces=config.namespaces,
+            referenced=hub.referenced_secrets,
+            cache=cache,
         )
         hub.on_new_namespace = state.watches.manage
         if config.namespace_selector:

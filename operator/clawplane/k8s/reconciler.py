@@ -23,6 +23,7 @@ from clawplane.desired import DesiredState
 from clawplane.events import EventType
 from clawplane.k8s.approvals import answer_annotations, approval_conditions
 from clawplane.k8s.backend import KubeBackend
+from clawplane.k8s.childcache import ChildCache
 from clawplane.k8s.children import RESTART_ANNOTATION, Owner
 from clawplane.k8s.configmaps import (
     agent_config_map_name,
@@ -113,7 +114,13 @@ class NamespaceReconciler:
     """Keeps one namespace converged; each ``reconcile()`` is a full, idempotent pass."""
 
     def __init__(
-        self, api: KubeApi, namespace: str, settings: ClusterSettings, *, own: OwnWrites | None = None
+        self,
+        api: KubeApi,
+        namespace: str,
+        settings: ClusterSettings,
+        *,
+        own: OwnWrites | None = None,
+        cache: ChildCache | None = None,
     ) -> None:
         root = settings.state_dir / "namespaces" / namespace
         self.api = api
@@ -145,7 +152,7 @@ class NamespaceReconciler:
         """``Approved`` by resource key, from the last pass's hold decision."""
         self._refused_answers: set[str] = set()
         self.events = EventRecorder(api, namespace)
-        self.writer = ChildWriter(api, namespace, own or OwnWrites(), self.events)
+        self.writer = ChildWriter(api, namespace, own or OwnWrites(), self.events, cache=cache)
         self.backend = KubeBackend(
             api,
             namespace,

@@ -20,11 +20,13 @@ from typing import Any
 
 import httpx
 
-from clawplane.k8s.children import MANAGED_BY
+from clawplane.k8s.childcache import ChildCache
+from clawplane.k8s.children import MANAGED_BY, SERVER_LABEL
 from clawplane.k8s.kubeapi import (
     CONFIGMAPS,
     DEPLOYMENTS,
     NETWORK_POLICIES,
+    PODS,
     SECRETS,
     SERVICES,
     ApiError,
@@ -79,30 +81,43 @@ async def watch_forever(
     on_event: Callable[[str, dict[str, Any]], None],
     *,
     labels: str | None = None,
+    cache: ChildCache | None = None,
 ) -> None:
-    """List, then watch from the list's version; start over on 410 Gone; retry with backoff on errors."""
+    """List, then watch from the list's version; start over on 410 Gone; retry with backoff on errors.
+
+    With ``cache``, the list and every event are kept there before ``on_event`` hears of them, so a
+    pass the event asks for reads the object as the event has it.
+    """
     failures = 0
     version: str | None = None
     while True:
         try:
             if version is None:
-                _, version = await api.list_versioned(kind, namespace, labels=labels)
+                items, version = await api.list_versioned(kind, namespace, labels=labels)
+                if cache is not None:
+                    cache.listed(kind, namespace, items, version)
             async for event in api.watch(kind, namespace, resource_version=version, labels=labels):
                 failures = 0
                 obj = event.get("object") or {}
                 if event.get("type") == "ERROR":
                     if obj.get("code") == 410:  # compacted away: list again
                         version = None
+                        if cache is not None:
+                            cache.lost(kind, namespace)
                         break
                     raise ApiError(
                         int(obj.get("code") or 500), str(obj.get("reason")), str(obj.get("message"))
                     )
                 version = str((obj.get("metadata") or {}).get("resourceVersion") or version)
                 if event.get("type") != "BOOKMARK":
+                    if cache is not None:
+                        cache.event(kind, str(event.get("type")), obj)
                     on_event(str(event.get("type")), obj)
         except asyncio.CancelledError:
             raise
         except (httpx.HTTPError, ApiError, ValueError) as exc:
+            if cache is not None:  # events may be lost until the next list: passes list for themselves
+                cache.lost(kind, namespace)
             delay = RETRY_SECONDS[min(failures, len(RETRY_SECONDS) - 1)]
             failures += 1
             log.warning(
@@ -127,6 +142,8 @@ class Watches:
     """The watched namespaces; empty: cluster-wide (one watch per child kind)."""
     referenced: Callable[[str], set[str] | None] = lambda _ns: None
     """The Secrets a namespace's resources reference (None: not known yet, so any change counts)."""
+    cache: ChildCache | None = None
+    """Kept by the child watches (and a watch of the servers' pods) for the passes to read."""
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _secret_watches: dict[str, asyncio.Task[None]] = field(default_factory=dict)
 
@@ -138,9 +155,24 @@ class Watches:
                 self._tasks.append(
                     asyncio.create_task(
                         watch_forever(
-                            self.api, kind, scope, self._child_event(kind), labels=MANAGED_SELECTOR
+                            self.api,
+                            kind,
+                            scope,
+                            self._child_event(kind),
+                            labels=MANAGED_SELECTOR,
+                            cache=self.cache,
                         ),
                         name=f"clawplane-watch-{kind.plural}",
+                    )
+                )
+            if self.cache is not None:
+                # Pods are the kubelet's, not ours: a restart (its count is in the status) asks for a pass.
+                self._tasks.append(
+                    asyncio.create_task(
+                        watch_forever(
+                            self.api, PODS, scope, self._pod_event, labels=SERVER_LABEL, cache=self.cache
+                        ),
+                        name="clawplane-watch-pods",
                     )
                 )
 
@@ -168,6 +200,11 @@ class Watches:
                 self.poke(namespace)
 
         return handle
+
+    def _pod_event(self, event: str, obj: dict[str, Any]) -> None:
+        namespace = (obj.get("metadata") or {}).get("namespace")
+        if namespace:
+            self.poke(namespace)
 
     def _secret_event(self, namespace: str) -> Callable[[str, dict[str, Any]], None]:
         def handle(event: str, obj: dict[str, Any]) -> None:

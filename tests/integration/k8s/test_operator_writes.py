@@ -18,8 +18,12 @@ from tests.k8s.cluster import NS
 from tests.k8s.emulator import EmulatorThread
 from tests.k8s.operator_run import OperatorRun, install_crds, is_true, until
 
+from clawplane.models import KINDS
+
 SERVERS = 20
 CHILDREN = ("secrets", "deployments", "services", "networkpolicies")
+CHILD_READS = (*CHILDREN, "configmaps", "pods")
+CR_PLURALS = tuple(cls.PLURAL for cls in KINDS.values())
 WRITES_PER_SERVER = {
     **{("POST", kind, None): 1 for kind in CHILDREN},
     ("POST", "events", None): len(CHILDREN),
@@ -70,3 +74,37 @@ def test_creating_servers_costs_ten_writes_each_and_a_settled_pass_none(
 
     operator.wait_pass(settled)  # the servers are not ready, so passes keep coming: they must write nothing
     assert Counter((w.verb, w.plural, w.subresource) for w in emulator.write_log()) == writes
+
+
+def test_a_settled_pass_reads_the_children_from_the_watches_not_the_api(
+    emulator: EmulatorThread, operator: OperatorRun
+) -> None:
+    """Per pass, only the custom resources are listed: children and pods come from the watches' cache.
+
+    Listing the six child kinds every pass sent every child of the namespace over the wire and
+    through the JSON parser again, settled or not: with 500 servers, thousands of objects a pass.
+    """
+    for i in range(SERVERS):
+        emulator.apply_object(plain_server(i))
+    until(
+        emulator,
+        f"all {SERVERS} McpServers Programmed",
+        lambda: sum(is_true(o, "Programmed") for o in emulator.list("mcpservers", NS)) == SERVERS,
+    )
+    until(
+        emulator,
+        "every child's Created Event",
+        lambda: len(emulator.list("events.events.k8s.io", NS)) >= SERVERS * len(CHILDREN),
+    )
+    before = emulator.request_tally()
+    settled = operator.passes()
+    after = operator.wait_pass(settled)  # unready servers: passes keep coming (with backoff)
+    during = emulator.request_tally() - before
+    # A pass that began before ``before`` may still end in the window: allow one more pass's lists.
+    passes = after - settled + 1
+    child_reads = {k: v for k, v in during.items() if k[1] in CHILD_READS and k[0] in ("list", "get")}
+    assert child_reads == {}, f"a settled pass read children from the API: {child_reads} (all: {during})"
+    cr_lists = sum(v for k, v in during.items() if k[0] == "list" and k[1] in CR_PLURALS)
+    assert cr_lists <= len(CR_PLURALS) * passes, during
+    others = {k: v for k, v in during.items() if k[1] not in CR_PLURALS and k[0] != "watch"}
+    assert others == {}, f"a settled pass made other requests: {others}"
