@@ -29,7 +29,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.k8s_bench import peak_rss_mb  # noqa: E402
+from bench.k8s_bench import STATUS_WRITES, peak_rss_mb  # noqa: E402
 from tests.integration.k8s.test_leader_election import Operator  # noqa: E402
 from tests.k8s.emulator import EmulatorThread  # noqa: E402
 from tests.k8s.operator_run import install_crds  # noqa: E402
@@ -192,11 +192,17 @@ def _fleet(tmp: Path, n: int, shards: int) -> dict[str, Any]:
                 raise
         procs = [psutil.Process(op.proc.pid) for op in ops]
         cpu0 = [sum(p.cpu_times()[:2]) for p in procs]
+        tally0 = emu.request_tally()
         start = time.monotonic()
         for i in range(n):
             emu.apply_object(_server(namespaces[i % NAMESPACE_COUNT], f"srv-{i:04d}"))
-        # Listing every namespace is work for the emulator's thread: poll it gently.
-        _until(f"{n} Programmed", lambda: _programmed(emu, namespaces) >= n, 3600, every=0.5)
+
+        def done() -> bool:
+            # Listing every namespace is work for the emulator's thread: only once n statuses came.
+            written = emu.request_tally()[STATUS_WRITES] - tally0[STATUS_WRITES]
+            return written >= n and _programmed(emu, namespaces) >= n
+
+        _until(f"{n} Programmed", done, 3600, every=0.5)
         seconds = time.monotonic() - start  # from the first apply
         cpu = [sum(p.cpu_times()[:2]) - c for p, c in zip(procs, cpu0, strict=True)]
         peak = [peak_rss_mb(op.proc.pid) for op in ops]
