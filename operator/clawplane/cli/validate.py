@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import enum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from clawplane.cli.console import EXIT_INVALID, EXIT_OK, out, print_diagnostic
-from clawplane.diagnostics import Diagnostics, Severity, format_github, format_json, summary_line
-from clawplane.validation import ValidationResult, validate_paths
+from clawplane.cli.validating import OutputFormat, run_validate
 
-
-class OutputFormat(enum.StrEnum):
-    """How diagnostics are printed."""
-
-    TEXT = "text"
-    JSON = "json"
-    GITHUB = "github"
+__all__ = ["validate"]
 
 
 def validate(
@@ -33,28 +24,4 @@ def validate(
     ] = False,
 ) -> None:
     """Validate resources: exit 0 when valid, 1 when invalid (or warnings with --strict)."""
-    result = validate_paths(paths)
-    emit(result, output=output, quiet=quiet, strict=strict)
-    failed = result.diagnostics.has_errors or (strict and bool(result.diagnostics.warnings))
-    raise typer.Exit(EXIT_INVALID if failed else EXIT_OK)
-
-
-def emit(
-    result: ValidationResult, *, output: OutputFormat, quiet: bool = False, strict: bool = False
-) -> None:
-    """Print a validation result in the chosen format; ``quiet`` text is what fails the run only."""
-    diags: Diagnostics = result.diagnostics
-    files, resources = len(result.files), len(result.resources)
-    if output is OutputFormat.JSON:
-        out.print(format_json(diags, files=files, resources=resources), markup=False)
-        return
-    if output is OutputFormat.GITHUB:
-        for d in diags.sorted():
-            out.print(format_github(d), markup=False)
-        return
-    for d in diags.sorted():
-        if not quiet or d.severity is Severity.ERROR or (strict and d.severity is Severity.WARNING):
-            print_diagnostic(out, d)
-    if not quiet:
-        line = summary_line(diags, files=files, resources=resources)
-        out.print(("invalid: " if diags.has_errors else "valid: ") + line, markup=False)
+    raise typer.Exit(run_validate(paths, output=output, strict=strict, quiet=quiet))
