@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 from ruamel.yaml.nodes import MappingNode
 
@@ -70,17 +71,21 @@ def extract_block(normalized: str) -> tuple[str, str] | None:
     return tail[: closing.start()], tail[closing.end():]
 
 
-def parse_skill_frontmatter(content: str) -> dict[str, str]:
-    """The frontmatter as strings; raises ``FrontmatterError`` where OpenClaw would."""
+def parse_skill_frontmatter(content: str, json_values: dict[str, Any] | None = None) -> dict[str, str]:
+    """The frontmatter as strings; raises ``FrontmatterError`` where OpenClaw would.
+
+    ``json_values``, when given, receives the parsed value of each key whose string is
+    one-line JSON text read on the fast path (see ``parse_simple_block``).
+    """
     try:
-        return _parse(content)
+        return _parse(content, json_values)
     except RecursionError:
         # OpenClaw's parser runs out of stack on deeply nested values too; the exact depth
         # differs (V8's stack versus Python's recursion limit) but either way it is rejected.
         raise FrontmatterError("RESOURCE_EXHAUSTION", "Maximum call stack size exceeded") from None
 
 
-def _parse(content: str) -> dict[str, str]:
+def _parse(content: str, json_values: dict[str, Any] | None) -> dict[str, str]:
     normalized = normalize_content(content)
     extracted = extract_block(normalized)
     if extracted is None:
@@ -90,7 +95,7 @@ def _parse(content: str) -> dict[str, str]:
     block = extracted[0]
     if not block:
         return {}
-    simple = parse_simple_block(block)
+    simple = parse_simple_block(block, json_values)
     if simple is not None:
         return simple
     fallback = parse_line_frontmatter(block)

@@ -15,6 +15,7 @@ import json
 import os
 import stat as stat_mod
 from dataclasses import dataclass
+from typing import Any
 
 from clawplane.diagnostics import Diagnostic
 from clawplane.naming import js_trim
@@ -45,12 +46,13 @@ class _Parsed:
 def _parse_content(raw: bytes) -> _Parsed:
     content = raw.decode("utf-8", errors="replace")
     digest = hashlib.sha256(content.encode("utf-8", "surrogatepass")).hexdigest()
+    json_values: dict[str, Any] = {}
     try:
-        frontmatter = parse_skill_frontmatter(content)
+        frontmatter = parse_skill_frontmatter(content, json_values)
     except FrontmatterError as exc:
         return _Parsed(None, str(exc), None, Invocation(), digest)
-    return _Parsed(frontmatter, None, parse_manifest(frontmatter), parse_invocation(frontmatter),
-                   digest)
+    manifest = parse_manifest(frontmatter, json_values)
+    return _Parsed(frontmatter, None, manifest, parse_invocation(frontmatter), digest)
 
 
 def load_candidate(facts: PathFacts, candidate: Candidate, source: Source, max_bytes: int,

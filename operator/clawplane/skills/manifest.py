@@ -88,12 +88,19 @@ def parse_invocation(frontmatter: dict[str, str]) -> Invocation:
     )
 
 
-def manifest_block(frontmatter: dict[str, str]) -> dict[str, Any] | list[Any] | None:
-    """The ``openclaw`` (or legacy ``clawdbot``) object inside ``metadata``, if any."""
+def manifest_block(
+    frontmatter: dict[str, str], json_values: dict[str, Any] | None = None
+) -> dict[str, Any] | list[Any] | None:
+    """The ``openclaw`` (or legacy ``clawdbot``) object inside ``metadata``, if any.
+
+    ``json_values`` holds what the frontmatter reader already parsed (``json.loads`` of the
+    same text), so the ``metadata`` text is not parsed twice.
+    """
     raw = frontmatter.get("metadata")
     if not raw:
         return None
-    parsed = _parse_json_or_json5(raw)
+    known = json_values or {}
+    parsed = known["metadata"] if "metadata" in known else _parse_json_or_json5(raw)
     if not isinstance(parsed, dict):
         return None
     for key in MANIFEST_KEYS:
@@ -120,9 +127,9 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(name)
 
 
-def parse_manifest(frontmatter: dict[str, str]) -> Manifest | None:
+def parse_manifest(frontmatter: dict[str, str], json_values: dict[str, Any] | None = None) -> Manifest | None:
     """The skill's manifest, or ``None`` when ``metadata`` has no OpenClaw block."""
-    block = manifest_block(frontmatter)
+    block = manifest_block(frontmatter, json_values)
     if block is None:
         return None
     obj: dict[str, Any] = block if isinstance(block, dict) else {}

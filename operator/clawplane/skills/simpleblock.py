@@ -40,9 +40,15 @@ class _NotSimple(Exception):
     pass
 
 
-def parse_simple_block(block: str) -> dict[str, str] | None:
-    """The frontmatter strings for a simple block, or ``None`` when YAML must decide."""
+def parse_simple_block(block: str, json_values: dict[str, Any] | None = None) -> dict[str, str] | None:
+    """The frontmatter strings for a simple block, or ``None`` when YAML must decide.
+
+    A key whose string is its one-line JSON text verbatim gets the parsed value in
+    ``json_values`` too (what ``json.loads`` of that string gives), so that the manifest
+    reader need not parse the same ``metadata`` text a second time.
+    """
     result: dict[str, str] = {}
+    parsed_json: dict[str, Any] = {}
     try:
         for line in block.split("\n"):
             if not line or line.startswith("#"):
@@ -51,21 +57,23 @@ def parse_simple_block(block: str) -> dict[str, str] | None:
             if match is None or match.group(1) in _KEYWORDS or match.group(1) in result:
                 return None
             key, raw = match.group(1), match.group(2).rstrip(" ")
-            value = _value(raw)
+            value = _value(raw, key, parsed_json)
             if value is not None:
                 result[key] = value
     except _NotSimple:
         return None
+    if json_values is not None and result:
+        json_values.update(parsed_json)
     return result or None
 
 
-def _value(raw: str) -> str | None:
+def _value(raw: str, key: str, parsed_json: dict[str, Any]) -> str | None:
     """The frontmatter string for one value (``None`` drops the key, as YAML null does)."""
     if "\t" in raw:
         raise _NotSimple
     first = raw[0]
     if first in "{[":
-        return _json_value(raw)
+        return _json_value(raw, key, parsed_json)
     if first == '"':
         try:
             text = json.loads(raw)
@@ -90,7 +98,7 @@ _UNSAFE_QUOTED = re.compile("[^\\x20-\\x7e\\xa0-\\ud7ff\\ue000-\\ufffd\\U0001000
                             "|\\u2028|\\u2029")
 
 
-def _json_value(raw: str) -> str:
+def _json_value(raw: str, key: str, parsed_json: dict[str, Any]) -> str:
     """A one-line JSON object or array, read as the YAML flow collection it also is."""
     if _UNSAFE_QUOTED.search(raw):
         raise _NotSimple
@@ -101,7 +109,11 @@ def _json_value(raw: str) -> str:
     if not isinstance(parsed, dict | list):
         raise _NotSimple
     # On a line whose value contains ":", OpenClaw keeps the raw text; else YAML's JSON form.
-    return raw if ":" in raw else json_stringify(parsed)
+    if ":" not in raw:
+        return json_stringify(parsed)
+    # Keys are unique (checked above), so this is exactly what json.loads(raw) gives.
+    parsed_json[key] = parsed
+    return raw
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
