@@ -10,7 +10,6 @@ With ``dashboard`` set, one namespace's dashboard is served from start-up to cle
 from __future__ import annotations
 
 import asyncio
-import copy
 import hashlib
 import logging
 from collections.abc import Callable
@@ -22,7 +21,6 @@ import kopf
 from clawplane.k8s.approvals import APPROVE_ANNOTATION, REJECT_ANNOTATION
 from clawplane.k8s.childcache import ChildCache
 from clawplane.k8s.children import RESTART_ANNOTATION
-from clawplane.k8s.crindex import ResourceIndex, index_id
 from clawplane.k8s.dashboard import DashboardOptions, serve_dashboard
 from clawplane.k8s.hub import Hub
 from clawplane.k8s.kubeapi import KubeApi
@@ -67,9 +65,6 @@ class _State:
     seen: dict[tuple[str, str, str], tuple[Any, ...]] = field(default_factory=dict)
     selection: NamespaceSelection | None = None
     selecting: asyncio.Task[None] | None = None
-    resources: ResourceIndex = field(
-        default_factory=lambda: ResourceIndex(tuple(kind.plural for kind in CRD_KINDS.values()))
-    )
 
     def admits(self, namespace: str | None) -> bool:
         """Whether this operator's shard holds ``namespace``."""
@@ -153,10 +148,7 @@ def build_registry(config: OperatorConfig) -> kopf.OperatorRegistry:
         own = OwnWrites()
         cache = ChildCache()
         hub = Hub(
-            lambda ns: NamespaceReconciler(
-                api, ns, config.settings, own=own, cache=cache, resources=state.resources
-            ),
-            config.metrics,
+            lambda ns: NamespaceReconciler(api, ns, config.settings, own=own, cache=cache), config.metrics
         )
         state.hub = hub
         state.watches = Watches(
@@ -238,14 +230,8 @@ def _register_kind(
     state: _State,
     hub: Callable[[], Hub],
 ) -> None:
-    # Every namespace, not only this shard's: a namespace that moves here must be complete at once.
-    @kopf.index(group, version, plural, registry=registry, id=index_id(plural))
-    def by_namespace(body: Any, namespace: str | None, **_: Any) -> dict[str, Any]:
-        return {namespace: copy.deepcopy(dict(body))} if namespace else {}
-
     @kopf.on.event(group, version, plural, registry=registry, id="changed")
-    async def changed(type: str, body: Any, namespace: str | None, name: str, **kwargs: Any) -> None:
-        state.resources.track(kwargs)  # kopf runs handlers only once every kind is indexed
+    async def changed(type: str, body: Any, namespace: str | None, name: str, **_: Any) -> None:
         if not namespace or not state.admits(namespace):
             return
         key = (plural, namespace, name)

@@ -33,7 +33,6 @@ from clawplane.k8s.configmaps import (
     wanted_config_maps,
 )
 from clawplane.k8s.converge import ChildProblem, ChildWriter
-from clawplane.k8s.crindex import ResourceIndex
 from clawplane.k8s.events import EventRecorder
 from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
 from clawplane.k8s.materialize import Materialized, Materializer, key_of
@@ -122,11 +121,8 @@ class NamespaceReconciler:
         *,
         own: OwnWrites | None = None,
         cache: ChildCache | None = None,
-        resources: ResourceIndex | None = None,
     ) -> None:
         root = settings.state_dir / "namespaces" / namespace
-        self.resources = resources
-        """kopf's index of the custom resources (None, or not handed over yet: passes list them)."""
         self.api = api
         self.namespace = namespace
         self.settings = settings
@@ -264,9 +260,6 @@ class NamespaceReconciler:
         return result
 
     async def _list(self) -> list[dict[str, Any]]:
-        indexed = self.resources.objects(self.namespace) if self.resources is not None else None
-        if indexed is not None:
-            return indexed
         crs: list[dict[str, Any]] = []
         for kind in CRD_KINDS.values():
             crs.extend(await self.api.list(kind, self.namespace))
@@ -404,12 +397,13 @@ class NamespaceReconciler:
         async def write(cr: dict[str, Any], patch: dict[str, Any]) -> bool:
             async with limit:
                 try:
-                    kind = CRD_KINDS[cr["kind"]]
-                    stored = await self.api.patch(
-                        kind, self.namespace, cr["metadata"]["name"], {"status": patch}, sub="status"
+                    await self.api.patch(
+                        CRD_KINDS[cr["kind"]],
+                        self.namespace,
+                        cr["metadata"]["name"],
+                        {"status": patch},
+                        sub="status",
                     )
-                    if self.resources is not None:
-                        self.resources.wrote(kind.plural, stored)
                 except ApiError as exc:
                     if exc.status != 404:  # deleted meanwhile: nothing to report on
                         raise

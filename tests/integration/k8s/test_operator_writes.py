@@ -79,12 +79,10 @@ def test_creating_servers_costs_ten_writes_each_and_a_settled_pass_none(
 def test_a_settled_pass_reads_the_children_from_the_watches_not_the_api(
     emulator: EmulatorThread, operator: OperatorRun
 ) -> None:
-    """A pass reads nothing from the API: children and pods come from the watches' cache, the
-    custom resources from kopf's index.
+    """Per pass, only the custom resources are listed: children and pods come from the watches' cache.
 
-    Listing the six child kinds and the six custom resource kinds every pass sent the whole
-    namespace over the wire and through the JSON parser again, settled or not: with 500 servers,
-    thousands of objects a pass.
+    Listing the six child kinds every pass sent every child of the namespace over the wire and
+    through the JSON parser again, settled or not: with 500 servers, thousands of objects a pass.
     """
     for i in range(SERVERS):
         emulator.apply_object(plain_server(i))
@@ -102,10 +100,11 @@ def test_a_settled_pass_reads_the_children_from_the_watches_not_the_api(
     settled = operator.passes()
     after = operator.wait_pass(settled)  # unready servers: passes keep coming (with backoff)
     during = emulator.request_tally() - before
-    assert after > settled
+    # A pass that began before ``before`` may still end in the window: allow one more pass's lists.
+    passes = after - settled + 1
     child_reads = {k: v for k, v in during.items() if k[1] in CHILD_READS and k[0] in ("list", "get")}
     assert child_reads == {}, f"a settled pass read children from the API: {child_reads} (all: {during})"
-    cr_reads = {k: v for k, v in during.items() if k[1] in CR_PLURALS and k[0] in ("list", "get")}
-    assert cr_reads == {}, f"a settled pass read custom resources from the API: {cr_reads}"
-    others = {k: v for k, v in during.items() if k[0] != "watch"}
+    cr_lists = sum(v for k, v in during.items() if k[0] == "list" and k[1] in CR_PLURALS)
+    assert cr_lists <= len(CR_PLURALS) * passes, during
+    others = {k: v for k, v in during.items() if k[1] not in CR_PLURALS and k[0] != "watch"}
     assert others == {}, f"a settled pass made other requests: {others}"
