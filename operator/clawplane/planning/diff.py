@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepdiff import DeepDiff
-
 from clawplane.planning.plan import FieldChange
 
 
@@ -18,6 +16,10 @@ def _path(parts: list[Any]) -> str:
 
 def field_changes(before: dict[str, Any], after: dict[str, Any]) -> list[FieldChange]:
     """Added, removed and changed fields from ``before`` to ``after``, in path order."""
+    # Imported here: deepdiff pulls in numpy (~70 ms), and most commands (status, down, run's
+    # start-up) import the planner without ever diffing a changed resource.
+    from deepdiff import DeepDiff
+
     diff = DeepDiff(before, after, verbose_level=2, ignore_order=False)
     out: list[FieldChange] = []
     for kind, op in (

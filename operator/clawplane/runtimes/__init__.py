@@ -25,33 +25,76 @@ Public API (everything the reconcile engine and the CLI need; no SDK types leak 
 - ``RequestGuard``, ``TokenTable``, ``Principal``, ``Endpoint``, ``PortInUseError`` — who may
   call a listener, and where it listens.
 - The errors in ``clawplane.runtimes.errors``.
+
+The names resolve on first use (PEP 562): importing ``clawplane.runtimes.catalog`` or reading
+``RuntimeSettings`` must not load the MCP SDK, the proxy and the supervisor, which would add
+~0.4 s to every CLI command that only reads status.
 """
 
-from clawplane.runtimes.catalog import ToolEntry, ToolKind
-from clawplane.runtimes.errors import (
-    ConnectTimeoutError,
-    ListingError,
-    McpRuntimeError,
-    RequestFailedError,
-    RequestTimeoutError,
-    ServerPausedError,
-    ServerUnavailableError,
-    StartError,
-    UnknownServerError,
-)
-from clawplane.runtimes.probe import ProbeReport, ProbeTarget, probe_servers
-from clawplane.runtimes.proxy import (
-    Endpoint,
-    PortInUseError,
-    Principal,
-    RequestGuard,
-    TokenTable,
-    token_digest,
-)
-from clawplane.runtimes.settings import RuntimeSettings
-from clawplane.runtimes.standalone import BridgeOptions, BridgeOutcome, run_bridge
-from clawplane.runtimes.status import EventKind, Phase, RuntimeEvent, RuntimeStatus, ToolResult
-from clawplane.runtimes.supervisor import Supervisor
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from clawplane.runtimes.catalog import ToolEntry, ToolKind
+    from clawplane.runtimes.errors import (
+        ConnectTimeoutError,
+        ListingError,
+        McpRuntimeError,
+        RequestFailedError,
+        RequestTimeoutError,
+        ServerPausedError,
+        ServerUnavailableError,
+        StartError,
+        UnknownServerError,
+    )
+    from clawplane.runtimes.probe import ProbeReport, ProbeTarget, probe_servers
+    from clawplane.runtimes.proxy import (
+        Endpoint,
+        PortInUseError,
+        Principal,
+        RequestGuard,
+        TokenTable,
+        token_digest,
+    )
+    from clawplane.runtimes.settings import RuntimeSettings
+    from clawplane.runtimes.standalone import BridgeOptions, BridgeOutcome, run_bridge
+    from clawplane.runtimes.status import EventKind, Phase, RuntimeEvent, RuntimeStatus, ToolResult
+    from clawplane.runtimes.supervisor import Supervisor
+
+_HOMES: dict[str, str] = {
+    "BridgeOptions": "clawplane.runtimes.standalone",
+    "BridgeOutcome": "clawplane.runtimes.standalone",
+    "ConnectTimeoutError": "clawplane.runtimes.errors",
+    "Endpoint": "clawplane.runtimes.proxy",
+    "EventKind": "clawplane.runtimes.status",
+    "ListingError": "clawplane.runtimes.errors",
+    "McpRuntimeError": "clawplane.runtimes.errors",
+    "Phase": "clawplane.runtimes.status",
+    "PortInUseError": "clawplane.runtimes.proxy",
+    "Principal": "clawplane.runtimes.proxy",
+    "ProbeReport": "clawplane.runtimes.probe",
+    "ProbeTarget": "clawplane.runtimes.probe",
+    "RequestFailedError": "clawplane.runtimes.errors",
+    "RequestGuard": "clawplane.runtimes.proxy",
+    "RequestTimeoutError": "clawplane.runtimes.errors",
+    "RuntimeEvent": "clawplane.runtimes.status",
+    "RuntimeSettings": "clawplane.runtimes.settings",
+    "RuntimeStatus": "clawplane.runtimes.status",
+    "ServerPausedError": "clawplane.runtimes.errors",
+    "ServerUnavailableError": "clawplane.runtimes.errors",
+    "StartError": "clawplane.runtimes.errors",
+    "Supervisor": "clawplane.runtimes.supervisor",
+    "TokenTable": "clawplane.runtimes.proxy",
+    "ToolEntry": "clawplane.runtimes.catalog",
+    "ToolKind": "clawplane.runtimes.catalog",
+    "ToolResult": "clawplane.runtimes.status",
+    "UnknownServerError": "clawplane.runtimes.errors",
+    "probe_servers": "clawplane.runtimes.probe",
+    "run_bridge": "clawplane.runtimes.standalone",
+    "token_digest": "clawplane.runtimes.proxy",
+}
 
 __all__ = [
     "BridgeOptions",
@@ -85,3 +128,18 @@ __all__ = [
     "run_bridge",
     "token_digest",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module that defines a public name when it is first read."""
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names, loaded or not."""
+    return sorted(set(globals()) | set(_HOMES))
