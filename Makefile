@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.clawplane-installed
 
-.PHONY: help setup demo demo-steps test lint oracles browser schema bench clean
+.PHONY: help setup demo demo-steps test durations lint oracles browser schema bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -50,10 +50,11 @@ oracles: ## Install the third-party oracles (OpenClaw, Codex, MCP peers) into a 
 	bash tests/oracles/install.sh
 
 # One xdist worker per core plus one (tests share no ports, folders or state): with one per core
-# a third of the CPU sat idle while tests waited on the processes they drive. The 25 slowest
-# are listed.
+# a third of the CPU sat idle while tests waited on the processes they drive. Whole files go to
+# workers, longest first (tests/support/schedule.py), so the run does not end on one slow file.
+# The 25 slowest tests are listed.
 WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
-PYTEST_ARGS ?= -n $(WORKERS) --dist worksteal --durations=25
+PYTEST_ARGS ?= -n $(WORKERS) --dist loadfile --durations=25
 
 # tests/browser drive Debian's Chromium through Playwright (Playwright's own download cannot work offline).
 browser: ## Install Chromium for the browser tests when it is missing
@@ -61,6 +62,9 @@ browser: ## Install Chromium for the browser tests when it is missing
 
 test: setup oracles browser ## Set up, then run the whole test suite (unit, integration, compat, lint)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+durations: setup oracles browser ## Run the suite and re-record each test file's seconds (the run order)
+	CLAWPLANE_RECORD_DURATIONS=tests/support/durations.json $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup ## Run ruff, mypy --strict and import-linter only
 	$(BIN)/ruff check operator tests bench
