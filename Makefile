@@ -54,16 +54,23 @@ oracles: ## Install the third-party oracles (OpenClaw, Codex, MCP peers) into a 
 # workers, longest first (tests/support/schedule.py), so the run does not end on one slow file.
 # The 25 slowest tests are listed.
 WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
-PYTEST_ARGS ?= -n $(WORKERS) --dist loadfile --durations=25
+PYTEST_ARGS ?= -n $(WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 # tests/browser drive Debian's Chromium through Playwright (Playwright's own download cannot work offline).
 browser: ## Install Chromium for the browser tests when it is missing
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; }
 
+# The suite starts ~1,000 Python processes (CLIs, supervisors, fixture servers). An editable install
+# leaves our sources uncompiled and PYTHONDONTWRITEBYTECODE (set in many CI images) stops Python
+# caching them, so each process would compile them again: compile once, as pip does for packages.
+COMPILE := $(BIN)/python -m compileall -q -j 0 operator tests examples >/dev/null
+
 test: setup oracles browser ## Set up, then run the whole test suite (unit, integration, compat, lint)
+	$(COMPILE)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 durations: setup oracles browser ## Run the suite and re-record each test file's seconds (the run order)
+	$(COMPILE)
 	CLAWPLANE_RECORD_DURATIONS=tests/support/durations.json $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 lint: setup ## Run ruff, mypy --strict and import-linter only

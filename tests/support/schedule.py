@@ -3,8 +3,9 @@
 ``tests/support/durations.json`` holds each test file's measured seconds (setup + call + teardown
 of its tests) from a full run; files not in it count as ``UNKNOWN_S``.
 ``pytest_collection_modifyitems`` orders the files by that, longest first, keeping each file's
-tests together and in their own order, and ``make test`` uses xdist's ``--dist loadfile``, which
-hands whole files to workers in that order: the slow OpenClaw and supervisor files start at once,
+tests together and in their own order, and ``make test`` uses xdist's ``--dist loadfile --no-loadscope-reorder``
+(without the flag xdist re-sorts files by their number of tests), which hands whole files to
+workers in that order: the slow OpenClaw and supervisor files start at once,
 short unit files fill the end, and a file's module-scoped fixtures are set up once. The file is a
 scheduling hint, never a limit: a stale or missing entry changes only the order.
 ``make durations`` re-measures it.
@@ -23,8 +24,6 @@ DURATIONS = Path(__file__).with_name("durations.json")
 RECORD_ENV = "CLAWPLANE_RECORD_DURATIONS"
 UNKNOWN_S = 5.0
 """A new file's guess: above the median file, below the slow ones."""
-KEEP_S = 1.0
-"""Shorter files are left out: their order among themselves does not matter."""
 
 
 def known() -> dict[str, float]:
@@ -66,7 +65,7 @@ class Recorder:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(session.config, "workerinput"):
             return  # a worker: the controller has every report and writes the file
-        kept = {k: round(v, 1) for k, v in sorted(self.seconds.items()) if v >= KEEP_S}
+        kept = {k: round(v, 1) for k, v in sorted(self.seconds.items())}
         self.target.write_text(json.dumps(kept, indent=0, sort_keys=True) + "\n", encoding="utf-8")
 
 
