@@ -50,10 +50,8 @@ def operator(emulator: EmulatorThread, tmp_path: Path) -> Iterator[OperatorRun]:
         yield op
 
 
-def test_creating_servers_costs_ten_writes_each_and_a_settled_pass_none(
-    emulator: EmulatorThread, operator: OperatorRun
-) -> None:
-    emulator.clear_writes()
+def _create_and_settle(emulator: EmulatorThread) -> None:
+    """Create the servers and wait until all are Programmed and every child's Event is posted."""
     for i in range(SERVERS):
         emulator.apply_object(plain_server(i))
     until(
@@ -66,6 +64,13 @@ def test_creating_servers_costs_ten_writes_each_and_a_settled_pass_none(
         "every child's Created Event",
         lambda: len(emulator.list("events.events.k8s.io", NS)) >= SERVERS * len(CHILDREN),
     )
+
+
+def test_creating_servers_costs_ten_writes_each_and_a_settled_pass_none(
+    emulator: EmulatorThread, operator: OperatorRun
+) -> None:
+    emulator.clear_writes()
+    _create_and_settle(emulator)
     settled = operator.passes()
     writes = Counter((w.verb, w.plural, w.subresource) for w in emulator.write_log())
     budget = Counter({key: SERVERS * count for key, count in WRITES_PER_SERVER.items()})
@@ -84,18 +89,7 @@ def test_a_settled_pass_reads_the_children_from_the_watches_not_the_api(
     Listing the six child kinds every pass sent every child of the namespace over the wire and
     through the JSON parser again, settled or not: with 500 servers, thousands of objects a pass.
     """
-    for i in range(SERVERS):
-        emulator.apply_object(plain_server(i))
-    until(
-        emulator,
-        f"all {SERVERS} McpServers Programmed",
-        lambda: sum(is_true(o, "Programmed") for o in emulator.list("mcpservers", NS)) == SERVERS,
-    )
-    until(
-        emulator,
-        "every child's Created Event",
-        lambda: len(emulator.list("events.events.k8s.io", NS)) >= SERVERS * len(CHILDREN),
-    )
+    _create_and_settle(emulator)
     before = emulator.request_tally()
     settled = operator.passes()
     after = operator.wait_pass(settled)  # unready servers: passes keep coming (with backoff)
