@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -201,6 +202,10 @@ class World:
         return result.snapshot, [*problems, *result.diagnostics]
 
     def openclaw(self, agent_id: str) -> OracleRun:
+        # OpenClaw's SQLite state (plugin index and config-health caches, nothing skills read)
+        # goes between rounds: once it exists, each start reads it through ~8 helper processes
+        # (3x the CPU of a first run). The managed skills dir beside it stays.
+        shutil.rmtree(self.state / "state", ignore_errors=True)
         config = self.state / "openclaw.json"
         config.write_text(json.dumps(self.openclaw_config(), indent=2), encoding="utf-8")
         env = self.oracle_env()
