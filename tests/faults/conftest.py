@@ -32,6 +32,7 @@ from typing import Any, TypeVar
 import psutil
 import pytest
 from tests.integration.runloop.conftest import wait_for as poll
+from tests.support.peek import status_document
 
 from clawplane.secrets import secret_forms
 
@@ -196,6 +197,19 @@ class World:
     def resources(self) -> dict[str, dict[str, Any]]:
         return {r["key"]: r for r in self.status()["resources"]}
 
+    def observed(self) -> dict[str, dict[str, Any]]:
+        """``resources()`` read in this process, for polls (see ``tests.support.peek``).
+
+        Through a mount namespace, or where the command would fail, it is the command.
+        """
+        doc = status_document(self.folder) if not self.prefix else None
+        if doc is None:
+            return self.resources()
+        text = json.dumps(doc)
+        if not self.outputs or self.outputs[-1] != text:
+            self.outputs.append(text)  # what status would print is checked for canaries too
+        return {r["key"]: r for r in doc["resources"]}
+
     def seen(self, path: Path) -> Path:
         """``path`` as the commands see it (through the mount namespace, when there is one)."""
         return Path(f"{self.view}{path}") if self.view is not None else path
@@ -253,7 +267,7 @@ class World:
         """Wait until ``status`` shows each server Ready with a live pid of this world."""
 
         def ready() -> dict[str, dict[str, Any]] | None:
-            found = self.resources()
+            found = self.observed()
             servers = self.servers()
             for name in names:
                 r = found.get(f"McpServer/{name}")
@@ -275,8 +289,12 @@ class World:
         assert set(servers) == pids, f"server processes {sorted(servers)} but status shows {sorted(pids)}"
         sup = self.supervisor()
         assert running == [] or sup is not None, "servers should run but no supervisor does"
-        status = self.status()
+        status = self.status()  # the command itself, as a user runs it
         assert status["supervisor"]["running"] == (sup is not None), status["supervisor"]
+        shown = {r["key"]: r for r in status["resources"]}
+        for n in running:
+            r = shown.get(f"McpServer/{n}", {})
+            assert (r.get("phase"), r.get("pid")) == ("Ready", resources[f"McpServer/{n}"]["pid"]), r
         for pid in pids:
             assert pid in servers
         self.check_orphans(allowed=set(pids), supervisor=sup.pid if sup is not None else None)

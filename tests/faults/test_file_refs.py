@@ -26,7 +26,7 @@ def test_a_fifo_or_dev_zero_reference_fails_that_server_only(world: World) -> No
     world.wait_ready(["fine"])
     errors = wait_for(
         "both references to be refused",
-        lambda: (found := world.resources())
+        lambda: (found := world.observed())
         and all(found.get(f"McpServer/{n}", {}).get("lastError") for n in ("fifo-user", "zero-user"))
         and found,
     )

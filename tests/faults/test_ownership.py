@@ -56,7 +56,7 @@ def test_no_watch_supervisor_tracks_restarts_so_a_second_apply_never_runs_two_co
     kill9(psutil.Process(first))
     restarted = wait_for(
         "the restart to be recorded",
-        lambda: (pid := world.resources()["McpServer/one"].get("pid")) not in (None, first) and pid,
+        lambda: (pid := world.observed()["McpServer/one"].get("pid")) not in (None, first) and pid,
     )
     assert restarted in world.servers()
     kill9(wait_for("the supervisor", world.supervisor))
@@ -74,7 +74,7 @@ def test_a_crash_looping_server_leaks_no_setsid_grandchildren(world: World, cgro
     world.wait_ready(["steady"])
 
     def restarted_a_few_times() -> bool:
-        r = world.resources().get("McpServer/looper", {})
+        r = world.observed().get("McpServer/looper", {})
         return int(r.get("restarts") or 0) >= 3
 
     wait_for("the crash loop", restarted_a_few_times)
@@ -82,7 +82,7 @@ def test_a_crash_looping_server_leaks_no_setsid_grandchildren(world: World, cgro
     # The steady server's grandchild, plus at most the one of the looper's current attempt.
     assert len(grandchildren) <= 2, [p.cmdline() for p in grandchildren]
     (world.folder / "looper.yaml").unlink()
-    wait_for("the looper to be deleted", lambda: "McpServer/looper" not in world.resources())
+    wait_for("the looper to be deleted", lambda: "McpServer/looper" not in world.observed())
     steady = world.wait_ready(["steady"])["McpServer/steady"]["pid"]
     world.check_orphans(allowed={steady})
     world.ok("down", str(world.folder))

@@ -30,7 +30,7 @@ def test_secrets_in_every_encoding_stay_out_of_status_state_logs_and_probes(worl
     world.wait_ready(["fine"])
 
     def failed() -> dict[str, object] | None:
-        found = world.resources()
+        found = world.observed()
         remote, leaky = found.get("McpServer/remote", {}), found.get("McpServer/leaky", {})
         return found if remote.get("lastError") and leaky.get("restarts") else None
 

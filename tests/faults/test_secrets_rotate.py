@@ -83,7 +83,7 @@ def test_run_rotates_through_the_gateways_env_file_and_referenced_files(world: W
     world.secret_file("secrets.env", f"ROT_TOKEN={second}\n")
 
     def rotated() -> dict[str, object] | None:
-        r = world.resources()["McpServer/env-user"]
+        r = world.observed()["McpServer/env-user"]
         return r if r.get("phase") == "Ready" and r.get("pid") not in (None, env_pid) else None
 
     new_pid = wait_for("the env-file rotation", rotated)["pid"]

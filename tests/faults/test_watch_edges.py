@@ -87,7 +87,7 @@ def test_a_file_cut_at_a_document_boundary_deletes_nothing(world: World) -> None
     after = {r["key"]: r["pid"] for r in world.wait_ready(["one", "two"]).values() if r.get("pid")}
     assert after == pids, "a half-written file deleted and recreated a server"
     path.write_text(server_doc("one", world.tag))  # a real delete still happens, once settled
-    wait_for("two to be deleted", lambda: "McpServer/two" not in world.resources())
+    wait_for("two to be deleted", lambda: "McpServer/two" not in world.observed())
     world.finish(["one"])
 
 
@@ -98,7 +98,7 @@ def test_a_stopped_idle_server_is_detected_and_restarted(world: World) -> None:
     os.kill(pid, signal.SIGSTOP)
     restarted = wait_for(
         "a new server process",
-        lambda: (r := world.resources()["McpServer/one"]).get("phase") == "Ready" and r.get("pid") != pid and r,
+        lambda: (r := world.observed()["McpServer/one"]).get("phase") == "Ready" and r.get("pid") != pid and r,
     )
     assert int(restarted.get("restarts") or 0) >= 1
     assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE

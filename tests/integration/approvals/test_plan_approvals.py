@@ -24,7 +24,7 @@ def _pending(loop: Loop) -> list[dict[str, Any]] | None:
 
 
 def _running(loop: Loop, name: str) -> int | None:
-    entry = loop.status().get(f"McpServer/{name}")
+    entry = loop.observed().get(f"McpServer/{name}")
     pid = entry.get("pid") if entry and entry.get("phase") == "Ready" else None
     return pid if pid and psutil.pid_exists(pid) else None
 
@@ -68,7 +68,7 @@ def test_held_deletes_wait_for_an_answer_and_every_answer_is_audited(guarded: Lo
     # Approved: the loop applies the delete at once, and the request is closed as applied.
     approved = cli("approvals", "approve", str(folder), pending["id"], "--reason", "retired")
     assert approved.returncode == 0 and f"{pending['id']}: approved" in approved.stdout
-    wait_for("notes-two to be deleted", lambda: "McpServer/notes-two" not in loop.status(), timeout=60)
+    wait_for("notes-two to be deleted", lambda: "McpServer/notes-two" not in loop.observed(), timeout=60)
     wait_for("the old process to exit", lambda: not psutil.pid_exists(two) or None, timeout=30)
     assert "notes-two" not in _gateway_servers(loop)
     assert wait_for("applied", lambda: _one(loop, pending["id"])["status"] == "applied" or None)

@@ -60,7 +60,7 @@ def test_the_supervisor_watches_the_folder_once(tmp_path: Path) -> None:
         before = loop.reconciles()
         (folder / "servers.yaml").write_text("---\n".join(DISABLED.format(n=n) for n in range(4)))
         loop.wait_settled(after=before)
-        wait_for("the new server", lambda: "McpServer/idle-3" in loop.status())
+        wait_for("the new server", lambda: "McpServer/idle-3" in loop.observed())
         assert len(_inotify_fds(pid)) == 1
         assert not [t for t in _threads(pid) if t.startswith("notify-rs")], _threads(pid)
     finally:

@@ -11,7 +11,7 @@ from tests.integration.runloop.conftest import Loop, http_get, wait_for
 
 
 def _ready_with_new_pid(loop: Loop, key: str, old: int | None) -> int | None:
-    server = loop.status()[key]
+    server = loop.observed()[key]
     if server["phase"] == "Ready" and server.get("pid") not in (None, old):
         return int(server["pid"])
     return None
@@ -91,7 +91,7 @@ def test_an_invalid_folder_tears_nothing_down_and_a_fix_converges(looping: Loop)
     assert looping.pids() == before
 
     (looping.folder / "channels.yaml").unlink()
-    wait_for("the channel to be pruned", lambda: "Channel/team-telegram" not in looping.status())
+    wait_for("the channel to be pruned", lambda: "Channel/team-telegram" not in looping.observed())
     rendered = json.loads((looping.state / "out" / "openclaw.json").read_text())
     assert "telegram" not in rendered.get("channels", {})
     assert looping.pids() == before

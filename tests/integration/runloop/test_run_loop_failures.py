@@ -20,7 +20,7 @@ def test_a_crash_looping_server_is_reported_backing_off_and_others_unaffected(lo
     )
 
     def backing_off() -> dict[str, object] | None:
-        server = looping.status().get("McpServer/crasher")
+        server = looping.observed().get("McpServer/crasher")
         restarts = server.get("restarts") if server else None
         if server and isinstance(restarts, int) and restarts >= 2 and server.get("lastError"):
             return server

@@ -137,7 +137,7 @@ def test_approve_and_reject_held_deletes(dashboard: Dashboard) -> None:
         approval = page.split('id="approval-')[1].split('"')[0]
         answer = client.post(f"/ui/approvals/{approval}", data={"csrf": csrf_of(page), "decision": "approve", "reason": "retired"})
         assert answer.status_code == 303
-        wait_for("doomed-one to go", lambda: "McpServer/doomed-one" not in loop.status())
+        wait_for("doomed-one to go", lambda: "McpServer/doomed-one" not in loop.observed())
         (folder / "doomed-two.yaml").unlink()
         page = wait_for("a held delete of doomed-two", lambda: pending_for("doomed-two"))
         approval = page.split('id="approval-')[1].split('"')[0]
