@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 import psutil
 import pytest
 from tests.integration.runloop.conftest import wait_for as poll
-from tests.support.peek import status_document
+from tests.support.peek import by_key, status_text
 
 from clawplane.secrets import secret_forms
 
@@ -195,20 +195,19 @@ class World:
         return dict(json.loads(self.ok("status", str(self.folder), "--json")))
 
     def resources(self) -> dict[str, dict[str, Any]]:
-        return {r["key"]: r for r in self.status()["resources"]}
+        return by_key(self.status())
 
     def observed(self) -> dict[str, dict[str, Any]]:
         """``resources()`` read in this process, for polls (see ``tests.support.peek``).
 
         Through a mount namespace, or where the command would fail, it is the command.
         """
-        doc = status_document(self.folder) if not self.prefix else None
-        if doc is None:
+        text = status_text(self.folder) if not self.prefix else None
+        if text is None:
             return self.resources()
-        text = json.dumps(doc)
         if not self.outputs or self.outputs[-1] != text:
             self.outputs.append(text)  # what status would print is checked for canaries too
-        return {r["key"]: r for r in doc["resources"]}
+        return by_key(json.loads(text))
 
     def seen(self, path: Path) -> Path:
         """``path`` as the commands see it (through the mount namespace, when there is one)."""
@@ -291,7 +290,7 @@ class World:
         assert running == [] or sup is not None, "servers should run but no supervisor does"
         status = self.status()  # the command itself, as a user runs it
         assert status["supervisor"]["running"] == (sup is not None), status["supervisor"]
-        shown = {r["key"]: r for r in status["resources"]}
+        shown = by_key(status)
         for n in running:
             r = shown.get(f"McpServer/{n}", {})
             assert (r.get("phase"), r.get("pid")) == ("Ready", resources[f"McpServer/{n}"]["pid"]), r

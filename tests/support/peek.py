@@ -20,12 +20,16 @@ from clawplane.reconcile.workspace import Workspace
 from clawplane.state import StateError
 
 
-def status_document(folder: Path, *, state_dir: Path | None = None) -> dict[str, Any] | None:
+def status_text(folder: Path) -> str | None:
     """What ``clawplane status FOLDER --json`` would print now; ``None`` where it would fail."""
-    ws = Workspace.for_folder(folder, state_dir=state_dir)
     try:
-        doc = anyio.run(folder_status, ws)
+        doc = anyio.run(folder_status, Workspace.for_folder(folder))
     except StateError:
         return None
     doc["folder"] = str(folder)
-    return dict(json.loads(json.dumps(doc)))  # exactly the types the command prints
+    return json.dumps(doc)
+
+
+def by_key(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """A status document's resources by key (``McpServer/notes``)."""
+    return {r["key"]: r for r in doc["resources"]}

@@ -16,7 +16,7 @@ import pytest
 from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.integration.engine.conftest import ROOT, Cli, processes_under
 from tests.support.patience import CONDITION_S
-from tests.support.peek import status_document
+from tests.support.peek import by_key, status_text
 
 T = TypeVar("T")
 
@@ -75,13 +75,12 @@ class Loop:
             return {}
 
     def status(self) -> dict[str, dict[str, Any]]:
-        doc = self.cli.json("status", str(self.folder), "--json")
-        return {r["key"]: r for r in doc["resources"]}
+        return by_key(self.cli.json("status", str(self.folder), "--json"))
 
     def observed(self) -> dict[str, dict[str, Any]]:
         """``status()`` read in this process, for polls (see ``tests.support.peek``)."""
-        doc = status_document(self.folder)
-        return {r["key"]: r for r in doc["resources"]} if doc is not None else self.status()
+        text = status_text(self.folder)
+        return by_key(json.loads(text)) if text is not None else self.status()
 
     def pids(self) -> dict[str, int | None]:
         return {k: r.get("pid") for k, r in self.status().items() if k.startswith("McpServer/")}
