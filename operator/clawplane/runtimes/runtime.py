@@ -426,12 +426,11 @@ class ServerRuntime:
         stderr_mark = self.stderr.total_lines
         self._set_phase(Phase.STARTING)
         self._event(EventKind.STARTING)
-        ready_at: float | None = None
         try:
             async with self._start_slot() as release:
                 self._release_slot = release
                 self.admitted.set()
-                ready_at = await self._start_and_serve(session)
+                await self._start_and_serve(session)
         finally:
             process, self._process, self._conn = self._process, None, None
         if process is not None:
@@ -444,14 +443,14 @@ class ServerRuntime:
             # "exited with code 1" says nothing; the server's last words usually say why.
             reason = f"{reason}: {tail[-1]}"
         self._last_error = reason
-        if ready_at is None:
+        if session.ready_at is None:
             self._event(EventKind.START_FAILED, reason, stderr=tail)
             return None
         self._event(EventKind.CRASHED, reason, stderr=tail)
-        return anyio.current_time() - ready_at
+        return anyio.current_time() - session.ready_at
 
-    async def _start_and_serve(self, session: SessionEnd) -> float | None:
-        """Start, become ready, serve until the session ends; returns when it became ready.
+    async def _start_and_serve(self, session: SessionEnd) -> None:
+        """Start, become ready (``session.ready_at``) and serve until the session ends.
 
         Failures are caught where they happen, before they cross a task group (which would
         wrap them in an exception group), and recorded as the session's end.
@@ -470,22 +469,20 @@ class ServerRuntime:
             for warning in launch.warnings:
                 self._event(EventKind.WARNING, warning)
             async with self._open_process(launch, session) as process:
-                return await self._connect_and_serve(launch, process, session)
+                await self._connect_and_serve(launch, process, session)
         except StartError as exc:
             session.end(self._redact_text(str(exc)))
-        return None
 
     async def _connect_and_serve(
         self, launch: Launch, process: ServerProcess | None, session: SessionEnd
-    ) -> float | None:
+    ) -> None:
         async with self._primary_mux(process) as mux:
             # Caught inside the mux's task group, so it is not wrapped in an exception group.
-            return await self._connect(launch, mux, process, session)
+            await self._connect(launch, mux, process, session)
 
     async def _connect(
         self, launch: Launch, mux: Mux | None, process: ServerProcess | None, session: SessionEnd
-    ) -> float | None:
-        ready_at: float | None = None
+    ) -> None:
         try:
             async with open_connection(
                 self._transport(launch, mux),
@@ -496,7 +493,7 @@ class ServerRuntime:
                 redact=self._redact_text,
                 closed=session.over,
             ) as conn:
-                ready_at = await self._serve(conn, launch, session)
+                await self._serve(conn, launch, session)
         except StartError as exc:
             if process is not None:
                 # The handshake usually fails because the process died: say that instead.
@@ -505,13 +502,11 @@ class ServerRuntime:
                 if process.returncode is not None:
                     session.end(f"{exit_text(process.returncode)} during startup")
             session.end(self._redact_text(str(exc)))
-        return ready_at
 
-    async def _serve(self, conn: Connection, launch: Launch, session: SessionEnd) -> float | None:
+    async def _serve(self, conn: Connection, launch: Launch, session: SessionEnd) -> None:
         """Follow changes, list the tools, become ready and serve until the session ends."""
         self._tools_dirty = anyio.Event()
         unsubscribe = self.fanout.subscribe(self._on_change)
-        ready_at: float | None = None
         try:
             async with anyio.create_task_group() as tg:
                 # Listen first, list second: a change in between is then never missed. A
@@ -528,7 +523,7 @@ class ServerRuntime:
                 except (ListingError, RequestFailedError) as exc:
                     session.end(self._redact_text(str(exc)))
                 else:
-                    ready_at = anyio.current_time()
+                    session.ready_at = anyio.current_time()
                     self._become_ready(conn)
                     tg.start_soon(self._refresh_tools, conn)
                     tg.start_soon(self._keep_alive, conn, session)
@@ -538,7 +533,6 @@ class ServerRuntime:
             # The client closes right after this; nobody may read it through ``_conn`` any more.
             self._conn = None
             unsubscribe()
-        return ready_at
 
     def _open_process(
         self, launch: Launch, session: SessionEnd

@@ -47,6 +47,9 @@ class SessionEnd:
         self.over = anyio.Event()
         self.reason: str | None = None
         self.recycled = False
+        self.ready_at: float | None = None
+        """When the session became ready. Kept here, not returned: the exit watcher may cancel
+        the serving code, and a cancelled session that had been ready is a crash, not a failed start."""
 
     def end(self, reason: str, *, recycled: bool = False) -> None:
         """Record ``reason`` (unless one is already recorded) and end the session."""

@@ -220,3 +220,21 @@ async def test_crash_of_a_server_leaves_no_grandchild_behind(tmp_path: Path) -> 
         )
         assert live([first.pid, grandchild]) == []
         assert second.exit_code == -9
+
+
+async def test_an_exit_noticed_before_end_of_output_still_counts_as_a_crash(tmp_path: Path) -> None:
+    # The grandchild keeps the server's stdout open, so only the exit watcher sees the death:
+    # the session it cancels had been ready, and that must not be reported as a failed start.
+    events: list[RuntimeEvent] = []
+    async with Supervisor(settings=FAST, on_event=events.append) as supervisor:
+        await supervisor.ensure("gc", stdio_spec("grandchild"), config_hash="h", base_dir=tmp_path)
+        first = await supervisor.wait_until("gc", ready, timeout=START_TIMEOUT)
+        assert first.pid is not None
+        os.kill(first.pid, signal.SIGKILL)
+        await supervisor.wait_until(
+            "gc", lambda s: ready(s) and s.restarts == first.restarts + 1, timeout=START_TIMEOUT
+        )
+    kinds = [e.kind for e in events]
+    assert EventKind.START_FAILED not in kinds, [(e.kind, e.message) for e in events]
+    crashed = [e.message for e in events if e.kind is EventKind.CRASHED]
+    assert len(crashed) == 1 and crashed[0].startswith("process was killed by signal 9"), crashed
