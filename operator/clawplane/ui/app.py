@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextvars import ContextVar
 from importlib.resources import files
 from typing import Any
 
@@ -32,6 +33,9 @@ from clawplane.ui.sessions import COOKIE, TTL_S, Session, Sessions
 from clawplane.ui.source import LocalSource, Source
 
 __all__ = ["dashboard", "dashboard_of"]
+
+_RENDERED_AFTER: ContextVar[int] = ContextVar("rendered_after", default=0)
+"""The newest event a page being rendered may already show (read before its data)."""
 
 _HEADERS = {
     "content-security-policy": (
@@ -82,7 +86,7 @@ class _Dashboard:
     # -- plumbing -------------------------------------------------------------------------------
 
     def render(self, template: str, status: int = 200, **values: Any) -> HTMLResponse:
-        html = self.env.get_template(template).render(**values)
+        html = self.env.get_template(template).render(events_after=_RENDERED_AFTER.get(), **values)
         return HTMLResponse(html, status, headers=_HEADERS)
 
     def session(self, request: Request) -> Session | None:
@@ -98,6 +102,9 @@ class _Dashboard:
             session = self.session(request)
             if session is None:
                 return self.login_page(401)
+            # Taken before the handler reads the folder: the page's live stream starts here,
+            # so whatever happens while the page loads still reaches it.
+            _RENDERED_AFTER.set(self.src.oversight.events.head())
             return await handler(request, session)
 
         return run
@@ -216,10 +223,8 @@ class _Dashboard:
 
     async def events(self, request: Request, session: Session) -> Response:
         queue = self.src.oversight.events
-        try:
-            cursor = int(request.headers.get("last-event-id", ""))
-        except ValueError:
-            cursor = queue.head()
+        given = request.headers.get("last-event-id") or request.query_params.get("after")
+        cursor = _cursor(given, queue.head())
         sid = request.cookies.get(COOKIE)
 
         async def stream() -> AsyncIterator[str]:
@@ -242,6 +247,15 @@ class _Dashboard:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         await self.router(scope, receive, send)
+
+
+def _cursor(given: str | None, head: int) -> int:
+    """Where a stream starts: after the event the client names (a reconnect's Last-Event-ID,
+    or the page's render point), never beyond the newest; at the newest without one."""
+    try:
+        return max(0, min(int(given or ""), head))
+    except ValueError:
+        return head
 
 
 def _sse(event: Event) -> str:

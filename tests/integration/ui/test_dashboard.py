@@ -124,6 +124,30 @@ def test_events_stream_a_phase_change(dashboard: Dashboard) -> None:
         assert "McpServer/late" in client.get("/ui").text
 
 
+def test_the_stream_starts_where_the_page_was_rendered(dashboard: Dashboard) -> None:
+    # What happens between a page's render and its EventSource connecting must still reach
+    # it: on a busy machine a server can start and become Ready in that window.
+    folder = dashboard.loop.folder
+    with dashboard.login() as client:
+        page = client.get("/ui").text
+        after = int(page.split('data-events-after="')[1].split('"')[0])
+        (folder / "late.yaml").write_text((folder / "doomed-one.yaml").read_text().replace("doomed-one", "late"))
+        wait_for("late to be Ready", lambda: dashboard.loop.observed().get("McpServer/late", {}).get("phase") == "Ready")
+        seen: list[dict[str, object]] = []
+        with client.stream("GET", f"/ui/events?after={after}", timeout=60) as stream:
+            for line in stream.iter_lines():
+                if line.startswith(": keep-alive"):
+                    break  # the backlog is over
+                if line.startswith("data: "):
+                    seen.append(json.loads(line[6:]))
+                    if seen[-1].get("subject") == "McpServer/late" and seen[-1].get("phase") == "Ready":
+                        break
+        assert any(e.get("subject") == "McpServer/late" and e.get("phase") == "Ready" for e in seen), seen
+        # A cursor from the future (an old tab after the state was reset) starts at the newest.
+        with client.stream("GET", "/ui/events?after=99999999", timeout=60) as stream:
+            assert stream.status_code == 200
+
+
 def test_approve_and_reject_held_deletes(dashboard: Dashboard) -> None:
     folder, loop = dashboard.loop.folder, dashboard.loop
 

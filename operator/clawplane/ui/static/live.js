@@ -29,7 +29,10 @@
       .then(function () { busy = false; if (again) { again = false; refresh(); } });
   }
 
-  var source = new EventSource("/ui/events");
+  // From the moment the page was rendered: events while it loaded are not lost. A reconnect
+  // sends Last-Event-ID, which the server prefers.
+  var after = document.body.getAttribute("data-events-after") || "";
+  var source = new EventSource("/ui/events" + (/^[0-9]+$/.test(after) ? "?after=" + after : ""));
   source.onopen = function () { badge.textContent = "live"; };
   source.onerror = function () { badge.textContent = "reconnecting"; };
   source.onmessage = function (message) {
