@@ -110,7 +110,8 @@ def openclaw(tmp_path: Path) -> OpenClawOracle:
     require_oracle("openclaw")
     argv = locate.openclaw_cmd()
     skills_argv = locate.openclaw_skills_cmd()
-    assert argv is not None and skills_argv is not None
+    batch_argv = locate.openclaw_batch_cmd()
+    assert argv is not None and skills_argv is not None and batch_argv is not None
     root = tmp_path / "openclaw"
     home = root / "home"
     config = root / "openclaw.json"
@@ -125,6 +126,7 @@ def openclaw(tmp_path: Path) -> OpenClawOracle:
         home=home,
         config_path=config,
         skills_argv=skills_argv,
+        batch_argv=batch_argv,
     )
 
 

@@ -15,11 +15,9 @@ it ("an MCP server needs a command (stdio) or a url") and writes nothing.
 from __future__ import annotations
 
 import json
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import pytest
 from tests.oracles.runners import OpenClawOracle
 from typer.testing import CliRunner
 
@@ -95,10 +93,6 @@ OPS: list[tuple[str, ...]] = [
 ]
 
 
-def _openclaw(oc: OpenClawOracle, op: tuple[str, ...]) -> int:
-    return oc.run("mcp", *op).returncode
-
-
 def _clawplane(folder: Path, op: tuple[str, ...]) -> int:
     verb, *rest = op
     return runner.invoke(app, ["mcp", verb, str(folder), *rest]).exit_code
@@ -111,33 +105,37 @@ def _clawplane_json(folder: Path, *args: str) -> Any:
     return json.loads(result.output)
 
 
-@pytest.mark.oracle_calls(len(OPS) + 6)
 def test_same_edits_same_servers(openclaw: OpenClawOracle, tmp_path: Path) -> None:
     openclaw.write_config({})
     folder = tmp_path / "resources"
     folder.mkdir()
-    for op in OPS:
-        assert (_openclaw(openclaw, op) == 0) == (_clawplane(folder, op) == 0), op
+    expected = ["docs", "remote", "odd", "stdio"]
+    # One OpenClaw process runs the whole sequence (tests/oracles/openclaw_batch.mjs).
+    results = openclaw.batch(
+        [
+            *(("mcp", *op) for op in OPS),
+            ("mcp", "list", "--json"),
+            *(("mcp", "show", name, "--json") for name in expected),
+            ("mcp", "show", "notes", "--json"),
+        ]
+    )
+    edits, (listed, *shown, missing) = results[: len(OPS)], results[len(OPS) :]
+    for op, theirs in zip(OPS, edits, strict=True):
+        assert (theirs.returncode == 0) == (_clawplane(folder, op) == 0), op
 
-    theirs = openclaw.json("mcp", "list", "--json")
     ours = _clawplane_json(folder, "list")
-    assert list(theirs) == list(ours) == ["docs", "remote", "odd", "stdio"]
-    # The reads change nothing, so they run side by side (each is a separate OpenClaw start).
-    with ThreadPoolExecutor(max_workers=len(theirs) + 1) as pool:
-        shows = {name: pool.submit(openclaw.json, "mcp", "show", name, "--json") for name in theirs}
-        missing = pool.submit(openclaw.run, "mcp", "show", "notes", "--json")
-    for name, shown in ((n, f.result()) for n, f in shows.items()):
-        mine = _clawplane_json(folder, "show", name)
-        assert mine == shown, name
-        assert list(mine) == list(shown), name  # same key order (new canonical keys appended)
+    assert list(json.loads(listed.stdout)) == list(ours) == expected
+    for name, theirs in zip(expected, shown, strict=True):
+        mine, stored = _clawplane_json(folder, "show", name), json.loads(theirs.stdout)
+        assert mine == stored, name
+        assert list(mine) == list(stored), name  # same key order (new canonical keys appended)
     assert ours["docs"]["transport"] == "streamable-http" and "type" not in ours["docs"]
     assert ours["odd"] == {"url": URL, "cwd": "/a"}
 
-    assert missing.result().returncode == 1
+    assert missing.returncode == 1
     assert runner.invoke(app, ["mcp", "show", str(folder), "notes", "--json"]).exit_code == 1
 
 
-@pytest.mark.oracle_calls(8)
 def test_unknown_type_is_kept_and_ignored_like_openclaw(openclaw: OpenClawOracle, tmp_path: Path) -> None:
     openclaw.write_config({})
     folder = tmp_path / "resources"
@@ -146,24 +144,31 @@ def test_unknown_type_is_kept_and_ignored_like_openclaw(openclaw: OpenClawOracle
         "weird-stdio": {"command": "node", "type": "weird"},
         "weird-remote": {"url": URL, "type": "Weird"},
     }
+    bad_transport = json.dumps({"url": URL, "transport": "weird"})  # transport is checked by both
+    alone = json.dumps({"type": "weird"})
+    calls: list[tuple[str, ...]] = []
     for name, server in servers.items():
-        assert _openclaw(openclaw, ("set", name, json.dumps(server))) == 0
+        calls += [("mcp", "set", name, json.dumps(server)), ("mcp", "show", name, "--json")]
+    calls += [("mcp", "status", "--json"), ("mcp", "set", "bad", bad_transport), ("mcp", "set", "alone", alone)]
+    results = openclaw.batch(calls)
+    for i, (name, server) in enumerate(servers.items()):
+        set_, show = results[2 * i], results[2 * i + 1]
+        assert set_.returncode == 0, set_.stderr
         result = runner.invoke(app, ["mcp", "set", str(folder), name, json.dumps(server)])
         assert result.exit_code == 0, result.output
         assert "warning[mcp.unknown-type]" in result.output
-        assert _clawplane_json(folder, "show", name) == openclaw.json("mcp", "show", name, "--json") == server
-    status = {s["name"]: s["transport"] for s in openclaw.json("mcp", "status", "--json")["servers"]}
+        assert _clawplane_json(folder, "show", name) == json.loads(show.stdout) == server
+    status_run, bad_run, alone_run = results[-3:]
+    status = {s["name"]: s["transport"] for s in json.loads(status_run.stdout)["servers"]}
     assert status == {"weird-stdio": "stdio", "weird-remote": "sse"}
     loaded = validate_paths([folder])
     assert not loaded.diagnostics.has_errors
     ours = {r.resource.name: r.resource.spec.effective_transport for r in loaded.of_kind("McpServer")}
     assert ours == status
 
-    bad_transport = json.dumps({"url": URL, "transport": "weird"})  # transport is checked by both
-    assert _openclaw(openclaw, ("set", "bad", bad_transport)) == 1
+    assert bad_run.returncode == 1
     assert runner.invoke(app, ["mcp", "set", str(folder), "bad", bad_transport]).exit_code == 1
 
-    alone = json.dumps({"type": "weird"})
-    assert _openclaw(openclaw, ("set", "alone", alone)) == 0  # stored, skipped at run time
+    assert alone_run.returncode == 0  # stored, skipped at run time
     result = runner.invoke(app, ["mcp", "set", str(folder), "alone", alone])
     assert result.exit_code == 1 and "needs a command (stdio) or a url" in result.output

@@ -27,7 +27,6 @@ EDITS: list[tuple[str, ...]] = [
 ]
 
 
-@pytest.mark.oracle_calls(len(EDITS) + 1)
 def test_tool_filter_edits_match_openclaw(openclaw: OpenClawOracle, tmp_path: Path) -> None:
     openclaw.write_config({"mcp": {"servers": SERVERS}})
     folder = tmp_path / "resources"
@@ -37,20 +36,20 @@ def test_tool_filter_edits_match_openclaw(openclaw: OpenClawOracle, tmp_path: Pa
     (folder / "mcp-servers.yaml").write_text(
         "# team servers\n" + (folder / "mcp-servers.yaml").read_text(encoding="utf-8"), encoding="utf-8"
     )
+    # One OpenClaw process (tests/oracles/openclaw_batch.mjs): each edit, then `mcp show` of
+    # every server, so the stored objects are compared after every step.
+    shows = [("mcp", "show", server, "--json") for server in SERVERS]
+    results = iter(openclaw.batch([c for name, *opts in EDITS for c in [("mcp", "tools", name, *opts), *shows]]))
     for name, *options in EDITS:
-        theirs = openclaw.run("mcp", "tools", name, *options)
+        theirs = next(results)
         ours = runner.invoke(app, ["mcp", "tools", str(folder), name, *options])
         assert (theirs.returncode == 0) == (ours.exit_code == 0), (name, options, ours.output)
         if theirs.returncode == 0:
             assert ours.output.startswith(f'Updated MCP tool selection for "{name}" in ')
         else:
             assert theirs.stderr.strip().splitlines()[-1].split(" in ")[0] in ours.output
-        # `mcp show` prints the stored object; reading the file saves an OpenClaw start per check.
-        stored = json.loads(openclaw.config_path.read_text(encoding="utf-8"))["mcp"]["servers"]
         for server in SERVERS:
+            stored = json.loads(next(results).stdout)
             shown = runner.invoke(app, ["mcp", "show", str(folder), server, "--json"])
-            assert json.loads(shown.output) == stored[server], (name, options)
-    assert json.loads(
-        runner.invoke(app, ["mcp", "show", str(folder), "n", "--json"]).output
-    ) == openclaw.json("mcp", "show", "n", "--json")
+            assert json.loads(shown.output) == stored, (name, options, server)
     assert (folder / "mcp-servers.yaml").read_text(encoding="utf-8").startswith("# team servers\n")

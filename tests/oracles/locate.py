@@ -22,6 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 INSTALL_SH = HERE / "install.sh"
 SKILLS_SCRIPT = HERE / "openclaw_skills.mjs"
+BATCH_SCRIPT = HERE / "openclaw_batch.mjs"
 INSTALL_HINT = "run tests/oracles/install.sh"
 
 TOOLS = ("node24", "openclaw", "codex", "server-everything", "inspector", "conformance", "claude", "gemini",
@@ -216,6 +217,12 @@ def openclaw_skills_cmd() -> list[str] | None:
     """``[node24, openclaw_skills.mjs]``: the skills-prompt oracle (see that script)."""
     node = _cmd("openclaw")
     return [node[0], str(SKILLS_SCRIPT)] if node else None
+
+
+def openclaw_batch_cmd() -> list[str] | None:
+    """``[node24, openclaw_batch.mjs]``: many CLI calls in one OpenClaw process (see that script)."""
+    node = _cmd("openclaw")
+    return [node[0], str(BATCH_SCRIPT)] if node else None
 
 
 def codex_cmd() -> list[str] | None:

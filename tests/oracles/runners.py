@@ -78,6 +78,7 @@ class OpenClawOracle(OracleRunner):
     home: Path = field(default_factory=Path)
     config_path: Path = field(default_factory=Path)
     skills_argv: list[str] = field(default_factory=list)
+    batch_argv: list[str] = field(default_factory=list)
     fresh_state: bool = True
     """Give each CLI call an empty ``OPENCLAW_STATE_DIR`` (see ``call_env``)."""
     _calls: Iterator[int] = field(default_factory=lambda: itertools.count(1), repr=False)
@@ -98,6 +99,37 @@ class OpenClawOracle(OracleRunner):
         # next() on a count is atomic, so calls from a thread pool get distinct dirs.
         state = Path(self.env["OPENCLAW_STATE_DIR"]).with_name(f"state-call-{next(self._calls)}")
         return {**env, "OPENCLAW_STATE_DIR": str(state)}
+
+    def batch(
+        self, calls: Sequence[Sequence[str]], *, env: Mapping[str, str] | None = None
+    ) -> list[subprocess.CompletedProcess[str]]:
+        """Run CLI calls in order in one OpenClaw process (tests/oracles/openclaw_batch.mjs).
+
+        Each result is what ``run`` would return for that call; use it where the sequence of
+        outcomes is under test rather than how the CLI process starts. Each call gets its own
+        state dir (``call_env``), like ``run``.
+        """
+        spec = self.cwd / f"batch-{next(self._calls)}.json"
+        spec.write_text(
+            json.dumps({"calls": [{"args": list(c), "env": dict(self.call_env(env or {}))} for c in calls]}),
+            encoding="utf-8",
+        )
+        proc = subprocess.run(
+            [*self.batch_argv, str(spec)],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=self.cwd,
+            # A hang guard: the first call pays OpenClaw's start, each later one a fraction of it.
+            timeout=self.timeout * (1 + len(calls) / 10),
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise AssertionError(f"openclaw_batch.mjs exited {proc.returncode}\n--- stderr\n{proc.stderr}")
+        return [
+            subprocess.CompletedProcess([*self.argv, *r["args"]], r["returncode"], r["stdout"], r["stderr"])
+            for r in json.loads(proc.stdout)
+        ]
 
     def write_config(self, config: Mapping[str, Any] | str, path: Path | None = None) -> Path:
         """Write a JSON(5) config (dict or text) and make it the active one."""

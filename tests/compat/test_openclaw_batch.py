@@ -1,0 +1,66 @@
+"""tests/oracles/openclaw_batch.mjs answers as the real ``openclaw`` CLI does, call by call.
+
+The compat tests that compare long edit sequences run them through one OpenClaw process
+(``OpenClawOracle.batch``); this checks that harness against separate CLI processes on a
+sequence that covers each way a call can end: success, a handler's own failure
+(``process.exit`` inside a command), a failure reported as JSON, commander rejecting an
+option, and reads after writes. Both sides start from the same files in their own
+directories (OpenClaw compares a config with its own backups, so a shared directory would
+change what it prints); paths are compared with the directory replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from tests.oracles import locate
+from tests.oracles.runners import OpenClawOracle
+
+CALLS: list[tuple[str, ...]] = [
+    ("mcp", "set", "notes", json.dumps({"command": "node", "args": ["s.js"], "env": {"MODE": "dev"}})),
+    ("mcp", "set", "bad", "[1, 2]"),
+    ("mcp", "tools", "notes", "--include", "read_*, list"),
+    ("mcp", "show", "missing", "--json"),
+    ("mcp", "tools", "notes", "--no-such-option"),
+    ("mcp", "list", "--json"),
+]
+
+# Lines OpenClaw prints about how long its own SQLite work took: they depend on load.
+_TIMING_NOTICES = ("[sqlite/transaction] slow",)
+
+
+def _oracle(root: Path, template: OpenClawOracle) -> OpenClawOracle:
+    (root / "work").mkdir(parents=True)
+    oracle = OpenClawOracle(
+        name="openclaw",
+        argv=template.argv,
+        env=locate.openclaw_env(root / "home", root / "openclaw.json", state_dir=root / "state"),
+        cwd=root / "work",
+        home=root / "home",
+        config_path=root / "openclaw.json",
+        skills_argv=template.skills_argv,
+        batch_argv=template.batch_argv,
+    )
+    oracle.write_config({})
+    return oracle
+
+
+def _seen(result: subprocess.CompletedProcess[str], root: Path) -> tuple[int, str, str]:
+    def clean(text: str) -> str:
+        kept = [line for line in text.splitlines() if not line.startswith(_TIMING_NOTICES)]
+        return "\n".join(kept).replace(str(root), "<root>")
+
+    return result.returncode, clean(result.stdout), clean(result.stderr)
+
+
+def test_a_batch_answers_like_separate_cli_processes(openclaw: OpenClawOracle, tmp_path: Path) -> None:
+    cli = _oracle(tmp_path / "cli", openclaw)
+    batch = _oracle(tmp_path / "batch", openclaw)
+    separate = [cli.run(*call) for call in CALLS]
+    together = batch.batch(CALLS)
+    assert [r.returncode for r in separate] == [0, 1, 0, 1, 1, 0]
+    for call, one, many in zip(CALLS, separate, together, strict=True):
+        assert _seen(many, batch.cwd.parent) == _seen(one, cli.cwd.parent), call
+    assert json.loads(batch.config_path.read_text()) == json.loads(cli.config_path.read_text())
