@@ -533,6 +533,10 @@ class ServerRuntime:
             # The client closes right after this; nobody may read it through ``_conn`` any more.
             self._conn = None
             unsubscribe()
+            if self._phase is Phase.READY:
+                # Tearing a stopped or hung process down takes seconds; status must not say
+                # Ready (with no pid once it is killed) while that happens.
+                self._set_phase(Phase.BACKOFF)
 
     def _open_process(
         self, launch: Launch, session: SessionEnd

@@ -238,3 +238,22 @@ async def test_an_exit_noticed_before_end_of_output_still_counts_as_a_crash(tmp_
     assert EventKind.START_FAILED not in kinds, [(e.kind, e.message) for e in events]
     crashed = [e.message for e in events if e.kind is EventKind.CRASHED]
     assert len(crashed) == 1 and crashed[0].startswith("process was killed by signal 9"), crashed
+
+
+async def test_a_session_being_torn_down_is_not_reported_ready(tmp_path: Path) -> None:
+    # A stopped process ignores its closed stdin; with a long grace its teardown takes as long
+    # as the test wants, and status must not say Ready meanwhile (CI saw Ready with no pid).
+    slow = settings(ping_interval=0.2, ping_timeout=0.2, stdin_close_grace=120.0)
+    async with Supervisor(settings=slow) as supervisor:
+        await supervisor.ensure("one", stdio_spec("normal"), config_hash="h", base_dir=tmp_path)
+        first = await supervisor.wait_until("one", ready, timeout=START_TIMEOUT)
+        assert first.pid is not None
+        os.kill(first.pid, signal.SIGSTOP)
+        try:
+            ending = await supervisor.wait_until("one", lambda s: not ready(s), timeout=START_TIMEOUT)
+            assert live([first.pid]) == [first.pid], "the phase changed only after the teardown"
+            assert ending.phase is Phase.BACKOFF and ending.restarts == first.restarts
+        finally:
+            os.kill(first.pid, signal.SIGCONT)  # it reads the closed stdin and exits
+        second = await supervisor.wait_until("one", ready, timeout=START_TIMEOUT)
+    assert second.pid != first.pid and second.restarts == first.restarts + 1
