@@ -51,3 +51,29 @@ def test_a_batch_answers_like_separate_cli_processes(
     for call, one, many in zip(CALLS, separate, together, strict=True):
         assert _seen(many, batch.cwd.parent) == _seen(one, cli.cwd.parent), call
     assert json.loads(batch.config_path.read_text()) == json.loads(cli.config_path.read_text())
+
+
+# Legacy spellings `doctor --fix` rewrites (remote servers only: nothing to spawn), and a
+# validation of the result: doctor and validate end by unwinding with OpenClaw's ExitError.
+LEGACY = {"mcp": {"servers": {
+    "docs": {"type": "sse", "url": "http://127.0.0.1:9/sse", "ssl_verify": False, "timeout": 30},
+    "search": {"type": "HTTP", "url": "http://127.0.0.1:9/mcp", "connect_timeout": 5},
+    "parallel": {"url": "http://127.0.0.1:9/p", "supports_parallel_tool_calls": True, "disabled": True},
+}}}  # fmt: skip
+REPAIR: list[tuple[str, ...]] = [("doctor", "--fix", "--non-interactive"), ("config", "validate", "--json")]
+
+
+def test_doctor_and_validate_in_a_batch_end_as_in_the_cli(
+    openclaw_factory: Callable[[Path], OpenClawOracle], tmp_path: Path
+) -> None:
+    cli, batch = openclaw_factory(tmp_path / "cli"), openclaw_factory(tmp_path / "batch")
+    cli.write_config(LEGACY)
+    batch.write_config(LEGACY)
+    separate = [cli.run(*call) for call in REPAIR]
+    together = batch.batch(REPAIR)
+    assert [r.returncode for r in separate] == [0, 0], [r.stderr for r in separate]
+    for call, one, many in zip(REPAIR, separate, together, strict=True):
+        assert _seen(many, batch.cwd.parent) == _seen(one, cli.cwd.parent), call
+    fixed = json.loads(cli.config_path.read_text())
+    assert fixed != LEGACY  # doctor did rewrite something: the comparison below means something
+    assert json.loads(batch.config_path.read_text()) == fixed

@@ -23,13 +23,14 @@ And the rendered file passes `openclaw config validate` with no error.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.oracles.runners import OpenClawOracle
 from tests.unit.render.build import load_folder
-from tests.unit.render.oracle_checks import openclaw_validate, schema_errors
+from tests.unit.render.oracle_checks import schema_errors
 
 from clawplane.interop import import_openclaw_config, load_openclaw_file
 from clawplane.naming.channelfields import channel_fields
@@ -84,26 +85,43 @@ def _policy(kind: str, block: dict[str, Any], defaults: dict[str, Any]) -> dict[
     return {key: block.get(key, filled.get(key)) for key in POLICY if key in fields}
 
 
-def _doctor_fixed(openclaw: OpenClawOracle, original: dict[str, Any]) -> dict[str, Any]:
-    # Only the mcp section: doctor also probes channels and plugins, which takes minutes offline.
-    target = openclaw.config_path.parent / "original" / "openclaw.json"
+def _mcp_only(openclaw: OpenClawOracle, config: dict[str, Any], name: str) -> Path:
+    # Only the mcp section for doctor and `mcp status`: doctor also probes channels and
+    # plugins (minutes offline), and a whole fleet config makes `mcp status` load plugins.
+    target = openclaw.config_path.parent / name / "openclaw.json"
     target.parent.mkdir(parents=True)
-    target.write_text(json.dumps({"mcp": original.get("mcp", {})}, indent=2), encoding="utf-8")
-    openclaw.use_config(target)
-    proc = openclaw.run("doctor", "--fix", "--non-interactive", timeout=300)
+    target.write_text(json.dumps({"mcp": config.get("mcp", {})}, indent=2), encoding="utf-8")
+    return target
+
+
+def _statuses(proc: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return load_openclaw_file(target)
+    return [{k: v for k, v in s.items() if k != "ok"} for s in json.loads(proc.stdout)["servers"]]
 
 
-def _mcp_status(openclaw: OpenClawOracle, config: dict[str, Any], name: str) -> list[dict[str, Any]]:
-    # Only the mcp section, as for doctor: a whole fleet config makes `mcp status` load plugins.
-    openclaw.write_config({"mcp": config.get("mcp", {})}, openclaw.config_path.parent / "status" / name)
-    doc = openclaw.json("mcp", "status", "--json")
-    return [{k: v for k, v in s.items() if k != "ok"} for s in doc["servers"]]
+def _judge(openclaw: OpenClawOracle, original: dict[str, Any], rendered: dict[str, Any]) -> tuple[Any, ...]:
+    """OpenClaw's verdicts, in one OpenClaw process (each CLI start costs 8-12 CPU-s here).
+
+    `config validate` of the rendered file; `doctor --fix` of the fixture's mcp section (its
+    own canonicalization, written back in place); then `mcp status` of the rendered and of
+    the doctor-fixed mcp sections. Returns (validation, fixed config, the two statuses).
+    """
+    whole = openclaw.write_config(rendered, openclaw.config_path.parent / "rendered.json")
+    fixed = _mcp_only(openclaw, original, "original")
+    status_rendered = _mcp_only(openclaw, rendered, "status-rendered")
+    calls = [
+        (["config", "validate", "--json"], whole),
+        (["doctor", "--fix", "--non-interactive"], fixed),
+        (["mcp", "status", "--json"], status_rendered),
+        (["mcp", "status", "--json"], fixed),
+    ]
+    results = openclaw.batch([c for c, _ in calls], envs=[{"OPENCLAW_CONFIG_PATH": str(p)} for _, p in calls])
+    validate, doctor, got, want = results
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    return json.loads(validate.stdout), load_openclaw_file(fixed), _statuses(got), _statuses(want)
 
 
 @pytest.mark.slow
-@pytest.mark.oracle_calls(4)  # doctor --fix, mcp status twice, config validate
 @pytest.mark.parametrize("name", COMPLETE)
 def test_import_then_render_is_equivalent(openclaw: OpenClawOracle, tmp_path: Path, name: str) -> None:
     fixture = FIXTURES / name
@@ -118,14 +136,13 @@ def test_import_then_render_is_equivalent(openclaw: OpenClawOracle, tmp_path: Pa
     rendered, diagnostics = folder.render(hosted_urls={})
     assert not [d for d in diagnostics if d.is_error], diagnostics
     assert schema_errors(rendered) == []
-    openclaw_validate(openclaw, rendered, name="rendered.json")
+    validation, fixed, got_status, want_status = _judge(openclaw, original, rendered)
+    assert validation.get("valid") is True, json.dumps(validation, indent=2)
 
-    fixed = _doctor_fixed(openclaw, original)
     want_servers = {n: _effective_server(s) for n, s in fixed.get("mcp", {}).get("servers", {}).items()}
     got_servers = {n: _effective_server(s) for n, s in rendered.get("mcp", {}).get("servers", {}).items()}
     assert got_servers == want_servers
-    if want_servers:
-        assert _mcp_status(openclaw, rendered, "rendered.json") == _mcp_status(openclaw, fixed, "fixed.json")
+    assert got_status == want_status
 
     want_agents = {
         agent_id: {k: v for k, v in entry.items() if k != "default"}

@@ -72,7 +72,11 @@ async function runOne(runCli, call, baseEnv) {
     returncode = exitCode ?? process.exitCode ?? 0;
   } catch (error) {
     if (exitCode !== undefined) returncode = exitCode;
-    else {
+    else if (error?.name === "ExitError" && Number.isInteger(error.code)) {
+      // A command that already reported its outcome unwinds with ExitError (doctor, config
+      // validate); OpenClaw's entry (runCliWithExitFinalization) turns it into that exit code.
+      returncode = error.code;
+    } else {
       // What dist/entry.js's onError does with an error that escapes runCli: say so, exit 1.
       captured.stderr.push(`The CLI command failed: ${error?.stack ?? error}\n`);
       returncode = 1;

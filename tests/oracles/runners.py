@@ -101,19 +101,28 @@ class OpenClawOracle(OracleRunner):
         return {**env, "OPENCLAW_STATE_DIR": str(state)}
 
     def batch(
-        self, calls: Sequence[Sequence[str]], *, env: Mapping[str, str] | None = None
+        self,
+        calls: Sequence[Sequence[str]],
+        *,
+        env: Mapping[str, str] | None = None,
+        envs: Sequence[Mapping[str, str]] | None = None,
     ) -> list[subprocess.CompletedProcess[str]]:
         """Run CLI calls in order in one OpenClaw process (tests/oracles/openclaw_batch.mjs).
 
         Each result is what ``run`` would return for that call; use it where the sequence of
         outcomes is under test rather than how the CLI process starts. Each call gets its own
-        state dir (``call_env``), like ``run``.
+        state dir (``call_env``), like ``run``; ``env`` applies to every call, ``envs[i]``
+        (e.g. its own ``OPENCLAW_CONFIG_PATH``) to call ``i`` on top of it.
         """
+        if envs is not None and len(envs) != len(calls):
+            raise ValueError(f"{len(calls)} calls but {len(envs)} envs")
+        per_call = envs if envs is not None else [{}] * len(calls)
         spec = self.cwd / f"batch-{next(self._calls)}.json"
-        spec.write_text(
-            json.dumps({"calls": [{"args": list(c), "env": dict(self.call_env(env or {}))} for c in calls]}),
-            encoding="utf-8",
-        )
+        entries = [
+            {"args": list(c), "env": dict(self.call_env({**(env or {}), **own}))}
+            for c, own in zip(calls, per_call, strict=True)
+        ]
+        spec.write_text(json.dumps({"calls": entries}), encoding="utf-8")
         proc = subprocess.run(
             [*self.batch_argv, str(spec)],
             capture_output=True,
