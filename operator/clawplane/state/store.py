@@ -8,6 +8,7 @@ process resolved, in every encoding.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -61,9 +62,27 @@ def load_runtime(db: StateDB, name: str) -> tuple[RuntimeRecord | None, tuple[To
     return (_runtime(rows[0]) if rows else None), found
 
 
+_PARSED: weakref.WeakKeyDictionary[StateDB, dict[tuple[Any, ...], ResourceRecord]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Each connection's resource records by their row: a pass reads the state several times and
+decoding a thousand rows' JSON each time was most of an idle supervisor's CPU. Records are frozen
+and nothing edits the dicts they carry, so an unchanged row can hand back the same record."""
+
+
+def _resources(db: StateDB) -> dict[str, ResourceRecord]:
+    known = _PARSED.get(db, {})
+    seen: dict[tuple[Any, ...], ResourceRecord] = {}
+    for row in db.query("SELECT * FROM resources ORDER BY key"):
+        values = tuple(row)
+        seen[values] = known.get(values) or _resource(row)
+    _PARSED[db] = seen  # only the rows there are now: the memo never outgrows the table
+    return {rec.key: rec for rec in seen.values()}
+
+
 def load_observed(db: StateDB) -> ObservedState:
     """The whole observed state, read in one pass."""
-    resources = {r["key"]: _resource(r) for r in db.query("SELECT * FROM resources ORDER BY key")}
+    resources = _resources(db)
     runtimes = {r["name"]: _runtime(r) for r in db.query("SELECT * FROM runtimes ORDER BY name")}
     observed: dict[str, list[ToolRecord]] = {}
     applied: dict[str, list[ToolRecord]] = {}

@@ -33,6 +33,23 @@ def test_fingerprint_changes_when_observed_state_changes(tmp_path: Path) -> None
     assert store.load_observed(db).fingerprint() != before
 
 
+def test_unchanged_rows_are_not_decoded_again_and_changed_ones_are(tmp_path: Path) -> None:
+    # A pass reads the state several times; decoding every row's JSON each time was most of an
+    # idle supervisor's CPU. Same row, same record; a changed or deleted row is read afresh.
+    db = StateDB.open(tmp_path)
+    for name in ("a", "b"):
+        store.put_resource(db, ResourceRecord(f"Agent/{name}", "Agent", name, "h1", 1, 1, {"skills": [name]},
+                                              "Ready", [], {}))
+    first = store.load_observed(db).resources
+    store.put_resource(db, ResourceRecord("Agent/b", "Agent", "b", "h2", 2, 2, {"skills": ["new"]}, "Ready", [], {}))
+    second = store.load_observed(db).resources
+    assert second["Agent/a"] is first["Agent/a"]
+    assert second["Agent/b"] is not first["Agent/b"] and second["Agent/b"].spec == {"skills": ["new"]}
+    store.delete_resource(db, "Agent/a")
+    assert list(store.load_observed(db).resources) == ["Agent/b"]
+    assert list(store.load_observed(StateDB.open(tmp_path)).resources) == ["Agent/b"]
+
+
 def test_newer_schema_is_refused_with_the_way_out(tmp_path: Path) -> None:
     db = StateDB.open(tmp_path)
     with db.transaction() as conn:
