@@ -243,7 +243,7 @@ async def test_an_exit_noticed_before_end_of_output_still_counts_as_a_crash(tmp_
 async def test_a_session_being_torn_down_is_not_reported_ready(tmp_path: Path) -> None:
     # A stopped process ignores its closed stdin; with a long grace its teardown takes as long
     # as the test wants, and status must not say Ready meanwhile (CI saw Ready with no pid).
-    slow = settings(ping_interval=0.2, ping_timeout=0.2, stdin_close_grace=120.0)
+    slow = settings(ping_interval=0.2, ping_timeout=10.0, stdin_close_grace=120.0)
     async with Supervisor(settings=slow) as supervisor:
         await supervisor.ensure("one", stdio_spec("normal"), config_hash="h", base_dir=tmp_path)
         first = await supervisor.wait_until("one", ready, timeout=START_TIMEOUT)
