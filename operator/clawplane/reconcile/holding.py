@@ -80,7 +80,7 @@ def hold_back(
     decision = decide(
         queue,
         held,
-        plan_hash=planned.plan.plan_hash(),
+        plan_hash=planned.plan.plan_hash,  # hashed only if a request is made
         requested_by=requested_by,
         folder=str(engine.ws.folder),
         approve_as=approve_as,

@@ -209,6 +209,18 @@ class StateDB:
                 self._conn.execute("ROLLBACK")
             raise _disk_error(self.path, exc) from None
 
+    def change_stamp(self) -> tuple[object, int, int]:
+        """Equal between two calls only if no connection changed the database in between.
+
+        The connection itself (``reopen`` swaps it), its own ``total_changes`` and SQLite's
+        ``data_version`` (which moves when another connection commits).
+        """
+        try:
+            version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            raise _disk_error(self.path, exc) from None
+        return self._conn, self._conn.total_changes, int(version)
+
     def query(self, sql: str, params: tuple[Any, ...] = ()) -> list[sqlite3.Row]:
         """Run a read query."""
         try:

@@ -80,8 +80,32 @@ def _resources(db: StateDB) -> dict[str, ResourceRecord]:
     return {rec.key: rec for rec in seen.values()}
 
 
+_OBSERVED: weakref.WeakKeyDictionary[StateDB, tuple[tuple[object, int, int], ObservedState]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def load_observed(db: StateDB) -> ObservedState:
-    """The whole observed state, read in one pass."""
+    """The whole observed state, read in one pass (or not at all when nothing changed since)."""
+    stamp = db.change_stamp()
+    known = _OBSERVED.get(db)
+    if known is None or known[0] != stamp:
+        known = (stamp, _read_observed(db))
+        _OBSERVED[db] = known
+    base = known[1]
+    # Callers get their own dicts; the records in them are frozen and shared.
+    return ObservedState(
+        resources=dict(base.resources),
+        runtimes=dict(base.runtimes),
+        tools_observed=dict(base.tools_observed),
+        tools_applied=dict(base.tools_applied),
+        outputs=dict(base.outputs),
+        supervisor_alive=base.supervisor_alive,
+        tokens=dict(base.tokens),
+    )
+
+
+def _read_observed(db: StateDB) -> ObservedState:
     resources = _resources(db)
     runtimes = {r["name"]: _runtime(r) for r in db.query("SELECT * FROM runtimes ORDER BY name")}
     observed: dict[str, list[ToolRecord]] = {}

@@ -50,6 +50,22 @@ def test_unchanged_rows_are_not_decoded_again_and_changed_ones_are(tmp_path: Pat
     assert list(store.load_observed(StateDB.open(tmp_path)).resources) == ["Agent/b"]
 
 
+def test_the_observed_state_is_read_again_after_any_connection_writes(tmp_path: Path) -> None:
+    db, other = StateDB.open(tmp_path), StateDB.open(tmp_path)
+    first = store.load_observed(db)
+    again = store.load_observed(db)
+    assert again == first and again.resources is not first.resources  # callers own their dicts
+    again.resources.clear()
+    assert store.load_observed(db) == first
+    store.put_output(other, "openclaw.json", "d1")  # another connection (another process) commits
+    assert store.load_observed(db).outputs == {"openclaw.json": "d1"}
+    store.put_runtime(db, RuntimeRecord("s", "h2", "clawplane", "stdio", "ready", pid=42))
+    assert store.load_observed(db).runtimes["s"].pid == 42
+    store.put_runtime(db, RuntimeRecord("s", "h2", "clawplane", "stdio", "ready", pid=43))
+    assert store.load_observed(db).runtimes["s"].pid == 43
+    assert store.load_observed(other).runtimes["s"].pid == 43
+
+
 def test_newer_schema_is_refused_with_the_way_out(tmp_path: Path) -> None:
     db = StateDB.open(tmp_path)
     with db.transaction() as conn:
