@@ -97,6 +97,10 @@ async function main() {
   if (major < 24) die(`needs Node >= 24 (OpenClaw uses node:sqlite), this is ${process.versions.node}`, 3);
   const spec = JSON.parse(fs.readFileSync(args.calls, "utf8"));
   if (!Array.isArray(spec.calls)) die(`${args.calls}: expected {"calls": [...]}`);
+  // `openclaw update` arms a 10 s exit watchdog (watchCliExitAfterOutput) that would fire in
+  // a later call of this process: it can only run as a process of its own.
+  const unbatchable = spec.calls.find((c) => c.args?.[0] === "update");
+  if (unbatchable) die(`cannot batch \`openclaw ${unbatchable.args.join(" ")}\`: run it with OpenClawOracle.run`);
   const runMain = path.join(args.pkg, "dist", "cli", "run-main.js");
   if (!fs.existsSync(runMain)) die(`no ${runMain}: is openclaw installed? (run tests/oracles/install.sh)`, 3);
 
