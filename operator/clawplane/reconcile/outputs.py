@@ -19,6 +19,7 @@ from typing import Any
 from clawplane.desired import DesiredState
 from clawplane.diagnostics import Diagnostic
 from clawplane.models import Agent, Gateway, McpServer, Skill
+from clawplane.naming import ToolPolicyLayer
 from clawplane.reconcile.agentcatalog import agent_layers, catalog_rows, filter_catalog, recorded_surfaces
 from clawplane.reconcile.jsontext import IndentedJson
 from clawplane.reconcile.workspace import Workspace
@@ -119,6 +120,11 @@ class OutputRenderer:
         self.snapshots = self._snapshots(desired)
         views = {name.lower(): view for name, view in desired.agents.items()}
         by_name = {s.name: s for s in servers}
+        # Looked up once: per agent, these scans made a render quadratic in agents x resources.
+        gateway = desired.gateway
+        agent_models: dict[str, Agent] = {}
+        for model in desired.agent_models:
+            agent_models.setdefault(model.name.lower(), model)  # the first declared wins
         for agent_id, snapshot in sorted(self.snapshots.items()):
             view = views.get(agent_id)
             server_names = list(view.servers) if view else []
@@ -126,7 +132,8 @@ class OutputRenderer:
             # Compact JSON: the C encoder is ~10x faster than an indented dump on large fleets.
             files[f"agents/{agent_id}/snapshot.json"] = self._snapshot_json(agent_id, snapshot)
             self._agent_endpoint_access(agent_id, observed)
-            catalog = self._agent_catalog(agent_id, server_names, desired, observed)
+            layers = agent_layers(gateway, agent_models.get(agent_id))
+            catalog = self._agent_catalog(server_names, layers, desired, observed)
             files[f"agents/{agent_id}/tools.json"] = self._tools_text.dumps(catalog) + "\n"
             # Only servers whose tools are known: unknown ones must not become "no tools enabled".
             discovered = {
@@ -171,12 +178,15 @@ class OutputRenderer:
         self.access.setdefault(consumer, set()).add(agent_access(agent_id))
 
     def _agent_catalog(
-        self, agent_id: str, server_names: list[str], desired: DesiredState, observed: ObservedState
+        self,
+        server_names: list[str],
+        layers: list[ToolPolicyLayer],
+        desired: DesiredState,
+        observed: ObservedState,
     ) -> list[dict[str, Any]]:
         """The agent's catalog as OpenClaw builds it, from the surfaces recorded at the last apply."""
-        agent = next((a for a in desired.agent_models if a.name.lower() == agent_id), None)
         entries = merge_catalog(recorded_surfaces(server_names, desired, observed))
-        return catalog_rows(filter_catalog(entries, agent_layers(desired.gateway, agent)), observed)
+        return catalog_rows(filter_catalog(entries, layers), observed)
 
     def _auth(self, observed: ObservedState) -> Callable[[str, Iterable[McpServer]], dict[str, str]]:
         def headers(consumer: str, servers: Iterable[McpServer]) -> dict[str, str]:
