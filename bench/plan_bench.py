@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from aging import wait_out_racy_window
 from ruamel.yaml import YAML
 
 from clawplane.reconcile.engine import Engine
@@ -87,11 +88,6 @@ def median(timers: list[Timer]) -> tuple[float, float]:
     return statistics.median(t.wall for t in timers), statistics.median(t.cpu for t in timers)
 
 
-def newest_ctime(root: Path) -> float:
-    """The newest inode change time under ``root``."""
-    return max(p.lstat().st_ctime for p in root.rglob("*"))
-
-
 def main() -> None:
     """Generate, measure, print."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,8 +95,8 @@ def main() -> None:
         root.mkdir()
         generate(root)
         # A running engine re-plans a folder whose other files are older than the validation
-        # cache's racy window (files changed within it are read again): let the corpus age.
-        time.sleep(max(0.0, RACY_WINDOW_NS / 1e9 + 0.1 - (time.time() - newest_ctime(root))))
+        # cache's racy window: let the corpus age, or the re-plan would re-read every file.
+        wait_out_racy_window(root, RACY_WINDOW_NS / 1e9)
         ws = Workspace.for_folder(root)
         db = StateDB.open(ws.state_dir)
         bases = [ruamel_parse(root) for _ in range(3)]

@@ -40,6 +40,7 @@ from types import MappingProxyType
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "operator")]
 
+from aging import wait_out_racy_window  # noqa: E402
 from tests.oracles import locate  # noqa: E402
 
 from clawplane.models import Gateway  # noqa: E402
@@ -150,15 +151,6 @@ def _timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]
     return elapsed, proc.stdout
 
 
-def _wait_out_racy_window(root: Path) -> None:
-    """Let the fresh corpus age past the racy window, so the warm rescan may trust it."""
-    newest = max(os.lstat(p).st_ctime for p in root.rglob("*"))
-    remaining = newest + RACY_WINDOW_S + 0.1 - time.time()
-    if remaining > 0:
-        print(f"(waiting {remaining:.1f}s for the corpus to leave the racy window)")
-        time.sleep(remaining)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--skills", type=int, default=5000)
@@ -188,7 +180,7 @@ def _run(root: Path, total: int, runs: int) -> int:
         oc_times = [s[0] for s in samples]
         oc_time = min(oc_times)
         oc_doc = json.loads(samples[0][1])
-    _wait_out_racy_window(root)
+    wait_out_racy_window(root, RACY_WINDOW_S)  # so the warm rescan may trust the corpus
     host = Host(env=MappingProxyType(env or dict(os.environ)), path=(env or os.environ)["PATH"],
                 platform=sys.platform, home=str(root / "home"), cwd=str(root))
     inputs, _ = setup.inputs_for("main", host)

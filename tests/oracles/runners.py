@@ -101,26 +101,21 @@ class OpenClawOracle(OracleRunner):
         return {**env, "OPENCLAW_STATE_DIR": str(state)}
 
     def batch(
-        self,
-        calls: Sequence[Sequence[str]],
-        *,
-        env: Mapping[str, str] | None = None,
-        envs: Sequence[Mapping[str, str]] | None = None,
+        self, calls: Sequence[Sequence[str]], *, envs: Sequence[Mapping[str, str]] | None = None
     ) -> list[subprocess.CompletedProcess[str]]:
         """Run CLI calls in order in one OpenClaw process (tests/oracles/openclaw_batch.mjs).
 
         Each result is what ``run`` would return for that call; use it where the sequence of
         outcomes is under test rather than how the CLI process starts. Each call gets its own
-        state dir (``call_env``), like ``run``; ``env`` applies to every call, ``envs[i]``
-        (e.g. its own ``OPENCLAW_CONFIG_PATH``) to call ``i`` on top of it.
+        state dir (``call_env``), like ``run``, and ``envs[i]`` (e.g. its own
+        ``OPENCLAW_CONFIG_PATH``) on top of the oracle's environment.
         """
         if envs is not None and len(envs) != len(calls):
             raise ValueError(f"{len(calls)} calls but {len(envs)} envs")
-        per_call = envs if envs is not None else [{}] * len(calls)
         spec = self.cwd / f"batch-{next(self._calls)}.json"
         entries = [
-            {"args": list(c), "env": dict(self.call_env({**(env or {}), **own}))}
-            for c, own in zip(calls, per_call, strict=True)
+            {"args": list(c), "env": dict(self.call_env(envs[i] if envs is not None else {}))}
+            for i, c in enumerate(calls)
         ]
         spec.write_text(json.dumps({"calls": entries}), encoding="utf-8")
         proc = subprocess.run(

@@ -14,7 +14,7 @@ Per pass the held actions (``policy.held_actions``) are split:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from clawplane.approvals.policy import HeldAction, fingerprint
@@ -61,15 +61,12 @@ def decide(
     queue: ApprovalQueue,
     held: Sequence[HeldAction],
     *,
-    plan_hash: str | Callable[[], str],
+    plan_hash: str,
     requested_by: str,
     folder: str = "",
     approve_as: str | None = None,
 ) -> HoldDecision:
-    """Split ``held`` for this pass (see the module docstring); ``approve_as`` approves what waits.
-
-    ``plan_hash`` may be a function: hashing a large plan is only worth it when a request is made.
-    """
+    """Split ``held`` for this pass (see the module docstring); ``approve_as`` approves what waits."""
     approved = queue.find(statuses=(Status.APPROVED,), kind=ApprovalKind.PLAN)
     approved_ids: set[tuple[str, ...]] = set().union(*(_identities(a) for a in approved))
     released = tuple(h for h in held if h.identity in approved_ids)
@@ -97,7 +94,7 @@ def decide(
             ttl_s=ttl_ms / 1000,
             requested_by=requested_by,
             fingerprint=fp,
-            plan_hash=plan_hash if isinstance(plan_hash, str) else plan_hash(),
+            plan_hash=plan_hash,
         )
         new = True
     if approve_as is not None:

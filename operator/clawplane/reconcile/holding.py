@@ -80,7 +80,9 @@ def hold_back(
     decision = decide(
         queue,
         held,
-        plan_hash=planned.plan.plan_hash,  # hashed only if a request is made
+        # Only a request records the hash, and only held actions make one: an idle pass over a
+        # large folder does not hash its plan.
+        plan_hash=planned.plan.plan_hash() if held else "",
         requested_by=requested_by,
         folder=str(engine.ws.folder),
         approve_as=approve_as,

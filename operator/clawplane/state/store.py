@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import weakref
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from clawplane.secrets import redact, redact_data
@@ -62,51 +63,52 @@ def load_runtime(db: StateDB, name: str) -> tuple[RuntimeRecord | None, tuple[To
     return (_runtime(rows[0]) if rows else None), found
 
 
-_PARSED: weakref.WeakKeyDictionary[StateDB, dict[tuple[Any, ...], ResourceRecord]] = (
-    weakref.WeakKeyDictionary()
-)
-"""Each connection's resource records by their row: a pass reads the state several times and
-decoding a thousand rows' JSON each time was most of an idle supervisor's CPU. Records are frozen
-and nothing edits the dicts they carry, so an unchanged row can hand back the same record."""
+@dataclass
+class _Reads:
+    """What one connection last read: a pass reads the state several times, and decoding a
+    thousand rows' JSON each time was most of an idle supervisor's CPU."""
+
+    stamp: tuple[object, int, int] | None = None
+    """``StateDB.change_stamp`` when ``observed`` was read."""
+    observed: ObservedState | None = None
+    records: dict[tuple[Any, ...], ResourceRecord] = field(default_factory=dict)
+    """Resource records by their row, for the rows there were: records are frozen and nothing
+    edits the dicts they carry, so an unchanged row hands back the same record."""
 
 
-def _resources(db: StateDB) -> dict[str, ResourceRecord]:
-    known = _PARSED.get(db, {})
-    seen: dict[tuple[Any, ...], ResourceRecord] = {}
-    for row in db.query("SELECT * FROM resources ORDER BY key"):
-        values = tuple(row)
-        seen[values] = known.get(values) or _resource(row)
-    _PARSED[db] = seen  # only the rows there are now: the memo never outgrows the table
-    return {rec.key: rec for rec in seen.values()}
-
-
-_OBSERVED: weakref.WeakKeyDictionary[StateDB, tuple[tuple[object, int, int], ObservedState]] = (
-    weakref.WeakKeyDictionary()
-)
+_READS: weakref.WeakKeyDictionary[StateDB, _Reads] = weakref.WeakKeyDictionary()
 
 
 def load_observed(db: StateDB) -> ObservedState:
     """The whole observed state, read in one pass (or not at all when nothing changed since)."""
+    reads = _READS.setdefault(db, _Reads())
     stamp = db.change_stamp()
-    known = _OBSERVED.get(db)
-    if known is None or known[0] != stamp:
-        known = (stamp, _read_observed(db))
-        _OBSERVED[db] = known
-    base = known[1]
+    if reads.observed is None or reads.stamp != stamp:
+        reads.observed, reads.stamp = _read_observed(db, reads), stamp
+    base = reads.observed
     # Callers get their own dicts; the records in them are frozen and shared.
-    return ObservedState(
+    return replace(
+        base,
         resources=dict(base.resources),
         runtimes=dict(base.runtimes),
         tools_observed=dict(base.tools_observed),
         tools_applied=dict(base.tools_applied),
         outputs=dict(base.outputs),
-        supervisor_alive=base.supervisor_alive,
         tokens=dict(base.tokens),
     )
 
 
-def _read_observed(db: StateDB) -> ObservedState:
-    resources = _resources(db)
+def _resources(db: StateDB, reads: _Reads) -> dict[str, ResourceRecord]:
+    seen: dict[tuple[Any, ...], ResourceRecord] = {}
+    for row in db.query("SELECT * FROM resources ORDER BY key"):
+        values = tuple(row)
+        seen[values] = reads.records.get(values) or _resource(row)
+    reads.records = seen  # only the rows there are now: the memo never outgrows the table
+    return {rec.key: rec for rec in seen.values()}
+
+
+def _read_observed(db: StateDB, reads: _Reads) -> ObservedState:
+    resources = _resources(db, reads)
     runtimes = {r["name"]: _runtime(r) for r in db.query("SELECT * FROM runtimes ORDER BY name")}
     observed: dict[str, list[ToolRecord]] = {}
     applied: dict[str, list[ToolRecord]] = {}

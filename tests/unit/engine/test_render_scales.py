@@ -7,7 +7,9 @@ was a third of a re-plan. Counted, not timed.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,21 +40,18 @@ def _scans(tmp: Path, agents: int, monkeypatch: pytest.MonkeyPatch) -> int:
     desired, _ = engine.load()
     observed = engine.observe(StateDB.open(ws.state_dir))
     calls = 0
-    real_of_kind, real_models = DesiredState.of_kind, DesiredState.models
 
-    def of_kind(self: DesiredState, kind: str) -> object:
-        nonlocal calls
-        calls += 1
-        return real_of_kind(self, kind)
+    def counted(scan: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            return scan(*args)
 
-    def models(self: DesiredState, kind: type) -> object:
-        nonlocal calls
-        calls += 1
-        return real_models(self, kind)
+        return run
 
     with monkeypatch.context() as patched:
-        patched.setattr(DesiredState, "of_kind", of_kind)
-        patched.setattr(DesiredState, "models", models)
+        for name in ("of_kind", "models"):  # every scan over the resources goes through these
+            patched.setattr(DesiredState, name, counted(getattr(DesiredState, name)))
         files = engine.renderer.render(desired, observed)
     assert sum(name.endswith("/tools.json") for name in files) == agents
     return calls

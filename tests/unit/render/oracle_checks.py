@@ -63,9 +63,13 @@ def openclaw_validate(
 ) -> list[dict[str, Any]]:
     """Run the real `openclaw config validate --json`; assert valid and return its warnings."""
     path = openclaw.write_config(config, openclaw.config_path.parent / name)
-    doc = openclaw.json("config", "validate", "--json", env=env)
+    return validation_warnings(openclaw.json("config", "validate", "--json", env=env), path.name)
+
+
+def validation_warnings(doc: dict[str, Any], name: str) -> list[dict[str, Any]]:
+    """Assert an `openclaw config validate --json` answer says valid; print and return its warnings."""
     assert doc.get("valid") is True, json.dumps(doc, indent=2)
     warnings: list[dict[str, Any]] = doc.get("warnings", [])
     for warning in warnings:
-        print(f"OPENCLAW WARNING ({path.name}): {warning.get('path')}: {warning.get('message')}")
+        print(f"OPENCLAW WARNING ({name}): {warning.get('path')}: {warning.get('message')}")
     return warnings
