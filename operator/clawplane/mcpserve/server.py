@@ -8,6 +8,8 @@ changes: handshake-era sessions through ``resources/subscribe``, 2026-07-28 ones
 handshake-era subscribers the notification carries the event itself in
 ``_meta["dev.clawplane/event"]``. Content is recomputed when an event arrives or a file of
 the folder changes, at most every ``REFRESH_S`` seconds, and only while someone listens.
+Events written by other processes are polled for only while someone subscribes or listens:
+an idle supervisor must not wake once a second for an audience it does not have.
 
 The caller is the token's principal on HTTP (its scopes decide what it may call) and the
 local user on stdio.
@@ -37,7 +39,7 @@ from mcp.server.subscriptions import (
 from mcp.shared.exceptions import MCPError
 
 from clawplane import __version__
-from clawplane.events import Event
+from clawplane.events import MAX_PAGE, MAX_WAIT_MS, Event
 from clawplane.mcpserve.tools import READ, TOOLS, Caller, ToolDef
 from clawplane.reconcile.queries import FolderQueries, QueryError
 from clawplane.runtimes import Principal
@@ -88,6 +90,7 @@ class ControlPlaneServer:
         self._digests: dict[str, str] = {}
         self._agents: tuple[str, ...] | None = None
         self._dirty = anyio.Event()
+        self._interest = anyio.Event()
         folder = queries.ws.folder
         self.server = _Server(
             "clawplane",
@@ -233,6 +236,7 @@ class ControlPlaneServer:
             self._digests[uri] = await self._digest_of(uri)
         self._subscribers.setdefault(uri, {})[key] = ctx.session
         self._dirty.set()
+        self._interest.set()
         return types.EmptyResult()
 
     async def _unsubscribe(
@@ -250,6 +254,7 @@ class ControlPlaneServer:
                 self._digests[uri] = await self._digest_of(uri)
         self._listening += 1
         self._dirty.set()
+        self._interest.set()
         try:
             return await self._listen(ctx, params)
         finally:
@@ -264,11 +269,14 @@ class ControlPlaneServer:
         """An event was published in this process."""
         self._dirty.set()
 
+    def interested(self) -> bool:
+        """Whether any session subscribes to a resource or listens for changes."""
+        return self._listening > 0 or any(self._subscribers.values())
+
     async def run_updates(self) -> None:
         """Recompute subscribed resources on every change and notify who listens; forever."""
-        cursor = self.queries.oversight.events.head()
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self._follow_events, cursor)
+            tg.start_soon(self._follow_events)
             while True:
                 await self._dirty.wait()
                 self._dirty = anyio.Event()
@@ -276,11 +284,21 @@ class ControlPlaneServer:
                     await self._refresh()
                 await anyio.sleep(REFRESH_S)  # coalesce a burst of changes into one refresh
 
-    async def _follow_events(self, cursor: int) -> None:
-        async for page in self.queries.oversight.events.follow(cursor):
-            for event in page.events:
-                await self._notify(EVENTS, meta={EVENT_META_KEY: event.to_dict()})
-            self._dirty.set()
+    async def _follow_events(self) -> None:
+        events = self.queries.oversight.events
+        while True:
+            if not self.interested():
+                self._interest = anyio.Event()
+                await self._interest.wait()
+            # Subscribers are told of events from the moment someone is interested, not before.
+            cursor = events.head()
+            while self.interested():
+                page = await events.wait(cursor, timeout=MAX_WAIT_MS / 1000, limit=MAX_PAGE)
+                for event in page.events:
+                    await self._notify(EVENTS, meta={EVENT_META_KEY: event.to_dict()})
+                if page.events or page.gap is not None:
+                    self._dirty.set()
+                cursor = page.next_cursor
 
     async def _refresh(self) -> None:
         agents = self._agent_ids()
