@@ -97,21 +97,28 @@ npm_install() { # npm_install PREFIX LOG PKG...
   fi
 }
 
-run_tool() { # run_tool NAME FUNCTION ; never aborts the script
+run_tool() { # run_tool NAME FUNCTION ; never aborts the script (run in the background)
   local name="$1" fn="$2" rc
   REASON_FILE="$LOG_DIR/$name.reason"
   : >"$REASON_FILE"
   set +e
-  ( set -e; "$fn" )
+  ( set -e; "$fn" ) >"$LOG_DIR/$name.out" 2>&1
   rc=$?
   set -e
+  printf '%s' "$rc" >"$LOG_DIR/$name.rc"
+  return 0
+}
+
+report_tool() { # report_tool NAME ; prints what run_tool found, in a fixed order
+  local name="$1" rc reason
+  cat "$LOG_DIR/$name.out"
+  rc="$(<"$LOG_DIR/$name.rc")"
   if [[ $rc -ne 0 ]]; then
-    local reason; reason="$(<"$REASON_FILE")"
+    reason="$(<"$LOG_DIR/$name.reason")"
     [[ -n "$reason" ]] || reason="installer exited with status $rc (see $LOG_DIR/$name.log)"
     echo "ORACLE UNAVAILABLE: $name: $reason"
     FAILED+=("$name")
   fi
-  return 0
 }
 
 # ---- tools ------------------------------------------------------------------------------
@@ -248,13 +255,18 @@ FAILED=()
 exec 9>"$ORACLE_DIR/.install.lock"
 flock 9 2>/dev/null || true   # serialise concurrent installers (two CI jobs on one box)
 
-run_tool node24 install_node24
-run_tool openclaw install_openclaw
-run_tool codex install_codex
-run_tool mcp-peers install_mcp_peers
-run_tool conformance install_conformance
-run_tool mcp-clients install_mcp_clients
-run_tool kubectl detect_kubectl
+# The tools are independent (openclaw needs node24 first) and npm spends most of an install
+# waiting on the registry or unpacking on one core: installed side by side, a fresh machine
+# gets them in about half the time. npm's cache is safe to share between concurrent installs.
+TOOLS=(node24 openclaw codex mcp-peers conformance mcp-clients kubectl)
+{ run_tool node24 install_node24; run_tool openclaw install_openclaw; } &
+run_tool codex install_codex &
+run_tool mcp-peers install_mcp_peers &
+run_tool conformance install_conformance &
+run_tool mcp-clients install_mcp_clients &
+run_tool kubectl detect_kubectl &
+wait
+for tool in "${TOOLS[@]}"; do report_tool "$tool"; done
 
 if [[ ${#FAILED[@]} -gt 0 ]]; then
   echo "ORACLE UNAVAILABLE (summary): ${FAILED[*]} -- tests needing them will skip (or fail with CLAWPLANE_REQUIRE_ORACLES=1)"
