@@ -2,14 +2,19 @@
 
 1. Time from saving a changed McpServer file to that server being Ready again with its
    tools listed (read from the state database), against a bare spawn + initialize +
-   list_tools of the same server with the mcp SDK, measured in the same run; the
-   difference at the median is clawplane's overhead (target <= +50 ms).
+   list_tools (+ its shutdown, as the restart pays the old process's) of the same server
+   with the mcp SDK. Rounds alternate bare and clawplane, so a machine whose speed drifts
+   during the run slows both alike; the difference of the medians is clawplane's overhead
+   (target <= +50 ms). Two servers: the standard-library ``minimal_server.py`` (starts in
+   milliseconds, so the figure is clawplane's own cost, not the noise of a second-long
+   interpreter start; this one is held to the target) and the quickstart's SDK
+   ``notes_server.py`` (what a user runs; on a shared machine its start varies by +-100 ms).
 2. Idle CPU of ``clawplane run`` watching a 1,000-resource folder over two resync intervals,
    so the level-based resyncs are paid for in the figure as they are in life (target < 0.2%
    of a core). The folder is let age past the validation cache's racy window first: a folder
    written the instant the supervisor starts is re-read once at its first resync, a one-off
    cost a supervisor over an older folder never pays and that is not idle CPU.
-Polling here is measurement, not synchronisation: 10 ms resolution is part of the error bar.
+Polling here is measurement, not synchronisation: 2 ms resolution is part of the error bar.
 Exit status 0 when both targets are met, 1 when not.
 """
 
@@ -38,7 +43,8 @@ from clawplane.validation.cache import RACY_WINDOW_NS
 
 ROOT = Path(__file__).resolve().parents[1]
 SERVER = ROOT / "examples" / "quickstart" / "servers" / "notes_server.py"
-ROUNDS = 7
+MINIMAL = ROOT / "tests" / "fixtures" / "servers" / "minimal_server.py"
+ROUNDS = {"minimal": 21, "notes": 9}
 OVERHEAD_TARGET_S = 0.050
 IDLE_TARGET_PCT = 0.2
 HEAD = "apiVersion: clawplane.dev/v1alpha1\n"
@@ -54,75 +60,84 @@ def _until(probe: Callable[[], bool], timeout: float = 60.0) -> float:
     while time.monotonic() < deadline:
         if probe():
             return time.perf_counter()
-        time.sleep(0.01)
+        time.sleep(0.002)
     raise TimeoutError("condition not reached")
 
 
-def _server_doc(greeting: str) -> str:
+def _command(server: str, tag: str) -> list[str]:
+    """The server's command line; ``tag`` differs per round, so each save restarts it."""
+    if server == "minimal":
+        return [sys.executable, "-S", str(MINIMAL), tag]
+    return [sys.executable, str(SERVER)]
+
+
+def _server_doc(server: str, tag: str) -> str:
+    argv = _command(server, tag)
+    args = ", ".join(argv[1:]) if server == "minimal" else "notes_server.py"
     return (
-        HEAD + f"kind: McpServer\nmetadata:\n  name: notes\nspec:\n  command: {sys.executable}\n"
-        f"  args: [notes_server.py]\n  cwd: .\n  env:\n    NOTES_GREETING: {greeting}\n"
+        HEAD + f"kind: McpServer\nmetadata:\n  name: {server}\nspec:\n  command: {argv[0]}\n"
+        f"  args: [{args}]\n  cwd: .\n  env:\n    NOTES_GREETING: {tag}\n"
     )
 
 
-def _ready_with(db_dir: Path, old_hash: str | None) -> Callable[[], bool]:
+def _ready_with(db_dir: Path, name: str, old_hash: str | None) -> Callable[[], bool]:
     def probe() -> bool:
         try:
             observed = store.load_observed(StateDB.open(db_dir, create=False))
         except Exception:  # the database may not exist yet
             return False
-        rt = observed.runtimes.get("notes")
-        tools = observed.tools_observed.get("notes", ())
+        rt = observed.runtimes.get(name)
+        tools = observed.tools_observed.get(name, ())
         return bool(rt and rt.phase == "ready" and rt.config_hash != old_hash and tools and rt.pid)
 
     return probe
 
 
-def _current_hash(db_dir: Path) -> str | None:
-    rt = store.load_observed(StateDB.open(db_dir, create=False)).runtimes.get("notes")
+def _current_hash(db_dir: Path, name: str) -> str | None:
+    rt = store.load_observed(StateDB.open(db_dir, create=False)).runtimes.get(name)
     return rt.config_hash if rt else None
 
 
-def converge_times(tmp: Path) -> list[float]:
-    """Seconds from saving the file to Ready-with-tools, per round."""
-    folder = tmp / "converge"
+async def _bare_once(server: str) -> None:
+    argv = _command(server, "bare")
+    params = StdioServerParameters(command=argv[0], args=argv[1:], env={"NOTES_GREETING": "bare"})
+    async with Client(params) as client:
+        await client.list_tools()
+
+
+def _bare_time(server: str) -> float:
+    """Seconds for spawn + initialize + list_tools + shutdown, once."""
+    start = time.perf_counter()
+    anyio.run(_bare_once, server)
+    return time.perf_counter() - start
+
+
+def converge_times(tmp: Path, server: str) -> tuple[list[float], list[float]]:
+    """(bare, save-to-Ready) seconds per round, the two measured alternately."""
+    folder = tmp / f"converge-{server}"
     folder.mkdir()
     shutil.copy(SERVER, folder / "notes_server.py")
-    (folder / "server.yaml").write_text(_server_doc("v0"))
+    (folder / "server.yaml").write_text(_server_doc(server, "v0"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "clawplane", "run", str(folder), "--no-metrics"],
         env=_env(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+    db_dir = folder / ".clawplane"
     try:
-        _until(_ready_with(folder / ".clawplane", None))
-        times = []
-        for k in range(1, ROUNDS + 1):
-            old = _current_hash(folder / ".clawplane")
+        _until(_ready_with(db_dir, server, None))
+        bare, conv = [], []
+        for k in range(1, ROUNDS[server] + 1):
+            bare.append(_bare_time(server))
+            old = _current_hash(db_dir, server)
             start = time.perf_counter()
-            (folder / "server.yaml").write_text(_server_doc(f"v{k}"))
-            times.append(_until(_ready_with(folder / ".clawplane", old)) - start)
-        return times
+            (folder / "server.yaml").write_text(_server_doc(server, f"v{k}"))
+            conv.append(_until(_ready_with(db_dir, server, old)) - start)
+        return bare, conv
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
-
-
-async def _bare_once() -> None:
-    params = StdioServerParameters(command=sys.executable, args=[str(SERVER)], env={"NOTES_GREETING": "x"})
-    async with Client(params) as client:
-        await client.list_tools()
-
-
-def bare_times() -> list[float]:
-    """Seconds for spawn + initialize + list_tools, per round."""
-    out = []
-    for _ in range(ROUNDS):
-        start = time.perf_counter()
-        anyio.run(_bare_once)
-        out.append(time.perf_counter() - start)
-    return out
 
 
 def idle_cpu(tmp: Path, seconds: float = 2 * DEFAULT_RESYNC_S) -> float:
@@ -171,17 +186,22 @@ def _ms(values: list[float]) -> str:
 def main() -> int:
     """Measure and print; 0 when the targets are met."""
     with tempfile.TemporaryDirectory() as tmp:
-        bare = bare_times()
-        conv = converge_times(Path(tmp))
+        rounds = {server: converge_times(Path(tmp), server) for server in ROUNDS}
         cpu = idle_cpu(Path(tmp))
-    mb, mc = statistics.median(bare), statistics.median(conv)
-    print(f"bare spawn+initialize+list   median {mb * 1000:7.0f} ms   ({_ms(bare)})")
-    print(f"save -> Ready with tools     median {mc * 1000:7.0f} ms   ({_ms(conv)})")
     target_ms = OVERHEAD_TARGET_S * 1000
-    print(f"overhead at the median       {(mc - mb) * 1000:+7.0f} ms   (target <= +{target_ms:.0f} ms)")
+    overheads = {}
+    for server, (bare, conv) in rounds.items():
+        mb, mc = statistics.median(bare), statistics.median(conv)
+        overheads[server] = mc - mb
+        print(f"{server} server ({len(bare)} alternating rounds)")
+        print(f"  bare spawn+initialize+list  median {mb * 1000:7.0f} ms   ({_ms(bare)})")
+        print(f"  save -> Ready with tools    median {mc * 1000:7.0f} ms   ({_ms(conv)})")
+        print(f"  overhead at the median      {(mc - mb) * 1000:+7.0f} ms")
+    minimal_ms = overheads["minimal"] * 1000
+    print(f"overhead (minimal server)     {minimal_ms:+7.0f} ms   (target <= +{target_ms:.0f} ms)")
     print(f"idle CPU, 1,000 resources    {cpu:7.2f} % of a core   (target < {IDLE_TARGET_PCT}%)")
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    return 0 if mc - mb <= OVERHEAD_TARGET_S and cpu < IDLE_TARGET_PCT else 1
+    return 0 if overheads["minimal"] <= OVERHEAD_TARGET_S and cpu < IDLE_TARGET_PCT else 1
 
 
 if __name__ == "__main__":

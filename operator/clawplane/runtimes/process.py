@@ -61,6 +61,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _POLL_SECONDS = 0.01
+_FINE_POLL_SECONDS = 0.001
+_FINE_POLLS = 16
 _REAP_POLL_SECONDS = 0.005
 _FALLBACK_POLL_SECONDS = 0.05
 
@@ -273,9 +275,13 @@ class ServerProcess:
 
     async def _wait(self, done: Callable[[], bool], seconds: float) -> None:
         # Polls: teardown runs under cancellation, which has stopped the exit watcher task.
+        # Most servers exit a few milliseconds after stdin closes: a 10 ms step made every
+        # restart wait for the step, so the first 16 polls are 1 ms apart.
+        polls = 0
         with anyio.move_on_after(seconds):
             while not done():
-                await anyio.sleep(_POLL_SECONDS)
+                await anyio.sleep(_FINE_POLL_SECONDS if polls < _FINE_POLLS else _POLL_SECONDS)
+                polls += 1
 
     def _signal_tree(self, sig: signal.Signals) -> None:
         if self.returncode is None:
