@@ -22,7 +22,6 @@ from clawplane.desired.state import (
     DesiredResource,
     DesiredState,
     RuntimeMode,
-    fingerprint_of,
     secret_fields,
 )
 from clawplane.models import Agent, Gateway, Hosting, McpServer, ModelProvider, Resource, Transport
@@ -155,8 +154,7 @@ class Compiler:
             resources[item.key] = desired
         self._cache = fresh
         agents = _agent_views(result, resources)
-        fingerprint = fingerprint_of(resources)
-        return DesiredState(folder, MappingProxyType(resources), MappingProxyType(agents), fingerprint)
+        return DesiredState(folder, MappingProxyType(resources), MappingProxyType(agents))
 
     def _one(
         self, item: LoadedResource, resolver: SecretResolver, dirs: dict[str, Path], safe_name: str

@@ -75,7 +75,19 @@ class DesiredState:
     folder: Path
     resources: MappingProxyType[str, DesiredResource]
     agents: MappingProxyType[str, AgentView] = field(default_factory=lambda: MappingProxyType({}))
-    fingerprint: str = ""
+    _fingerprint: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
+    """The fingerprint once computed (a copy made by ``replace`` starts without it)."""
+
+    @property
+    def fingerprint(self) -> str:
+        """A hash over every resource's config hash, computed on first use.
+
+        A plan reads it once, from the last of several copies a pass makes (compile, then
+        skills digests): hashing every copy's 1,000 resources was a share of each re-plan.
+        """
+        if not self._fingerprint:
+            self._fingerprint.append(fingerprint_of(self.resources))
+        return self._fingerprint[0]
 
     def with_digests(self, label: str, digests: Mapping[str, str]) -> DesiredState:
         """A copy in which each resource key in ``digests`` also depends on its digest (e.g. skills)."""
@@ -84,7 +96,7 @@ class DesiredState:
             current = resources[key]
             if current.digests.get(label) != digest:
                 resources[key] = replace(current, digests={**current.digests, label: digest})
-        return replace(self, resources=MappingProxyType(resources), fingerprint=fingerprint_of(resources))
+        return replace(self, resources=MappingProxyType(resources))
 
     def env_references(self) -> set[str]:
         """Names of every environment variable a ``valueFrom.env`` in the folder refers to."""

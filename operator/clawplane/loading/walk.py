@@ -65,11 +65,13 @@ def _walk(path: str, top: bool, cache: WalkCache | None, fresh: dict[str, tuple[
         return False
     if listing.skill and not top:
         return listing.links
-    base = Path(path)
-    found.extend(base / name for name in listing.files)
+    if listing.files:  # most folders of a large tree hold none: no Path for them
+        base = Path(path)
+        found.extend(base / name for name in listing.files)
     links = listing.links
+    prefix = path if path.endswith(os.sep) else path + os.sep
     for name in listing.dirs:
-        child = os.path.join(path, name)
+        child = prefix + name
         if not (listing.links and os.path.islink(child)):
             links = _walk(child, False, cache, fresh, found) or links
     return links

@@ -23,7 +23,6 @@ from types import MappingProxyType
 from typing import Any
 
 from clawplane.desired import DesiredResource, DesiredState
-from clawplane.desired.state import fingerprint_of
 from clawplane.models import McpServer
 from clawplane.planning.plan import ActionType, Change, FieldChange, Plan, ReasonCode
 from clawplane.planning.planner import make_plan
@@ -63,7 +62,7 @@ def portable(desired: DesiredState, root: Path) -> DesiredState:
     """The same desired state with hashes that do not depend on where ``root`` lives."""
     root = root.resolve()
     resources = {key: replace(d, base_hash=_portable_hash(d, root)) for key, d in desired.resources.items()}
-    return replace(desired, resources=MappingProxyType(resources), fingerprint=fingerprint_of(resources))
+    return replace(desired, resources=MappingProxyType(resources))
 
 
 def observed_from(desired: DesiredState) -> ObservedState:

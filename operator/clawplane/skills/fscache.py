@@ -109,12 +109,9 @@ class FsCache:
         if found.racy:
             del self.roots[key]
             return None
-        for kind, path, observed in found.deps:
-            if kind == "realpath" and observed is None and _missing(path):
-                continue  # what lstat cannot reach, realpath cannot resolve: no need to walk it
-            if _replay(kind, path) != observed:
-                del self.roots[key]
-                return None
+        if not _unchanged(found.deps):
+            del self.roots[key]
+            return None
         found.checked_pass = self.pass_id
         return found.value
 
@@ -136,20 +133,37 @@ class FsCache:
         return newest + self.racy_window_ns >= self.clock()
 
 
+def _unchanged(deps: list[tuple[str, str, Any]]) -> bool:
+    """Whether every recorded read would give the same answer now.
+
+    A re-plan spends most of its skills time here (a stat per skill folder and file), so
+    the per-read helpers are inlined.
+    """
+    lstat, stat = os.lstat, os.stat
+    for kind, path, observed in deps:
+        if kind == "realpath":
+            if observed is None and _missing(path):
+                continue  # what lstat cannot reach, realpath cannot resolve: no need to walk it
+            if _realpath(path) != observed:
+                return False
+            continue
+        try:
+            st = lstat(path) if kind == "lstat" else stat(path)
+        except OSError as exc:
+            if observed != (None if exc.errno in _MISSING_ERRNOS else f"error:{exc.errno}"):
+                return False
+            continue
+        if stat_key(st) != observed:
+            return False
+    return True
+
+
 def _missing(path: str) -> bool:
     try:
         os.lstat(path)
     except OSError:
         return True
     return False
-
-
-def _replay(kind: str, path: str) -> Any:
-    if kind == "lstat":
-        return _observe(os.lstat, path)[0]
-    if kind == "stat":
-        return _observe(os.stat, path)[0]
-    return _realpath(path)
 
 
 class FsView:
