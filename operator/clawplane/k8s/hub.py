@@ -13,6 +13,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import httpx
+
+from clawplane.k8s.kubeapi import ApiError
 from clawplane.k8s.reconciler import NamespaceReconciler, PassResult
 from clawplane.reconcile.metrics import LoopMetrics
 
@@ -23,6 +26,10 @@ BACKOFF_BASE = 1.0
 BACKOFF_MAX = 60.0
 EVENT_DRAIN_SECONDS = 2.0
 """At shutdown, how long queued Events may still be posted (best effort, as ever)."""
+
+
+EXPECTED_FAILURES = (ApiError, httpx.HTTPError, OSError, asyncio.TimeoutError)
+"""What a pass meets when the API server refuses a request or cannot be reached: no bug of ours."""
 
 
 @dataclass
@@ -68,6 +75,11 @@ class Worker:
         ns = self.reconciler.namespace
         try:
             result = await self.reconciler.reconcile()
+        except EXPECTED_FAILURES as exc:
+            # The API server refused or could not be reached: its answer is the whole story, and
+            # a traceback per retry would bury it.
+            log.warning("namespace %s: reconcile failed: %s: %s", ns, type(exc).__name__, exc)
+            result = PassResult(ok=False, error=f"{type(exc).__name__}: {exc}")
         except Exception as exc:  # a pass must never kill the worker: report, back off, retry
             log.exception("namespace %s: reconcile failed", ns)
             result = PassResult(ok=False, error=f"{type(exc).__name__}: {exc}")
