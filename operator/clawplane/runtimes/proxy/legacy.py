@@ -31,6 +31,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
@@ -41,7 +42,7 @@ from starlette.types import Receive, Scope, Send
 
 from clawplane.runtimes.proxy.gate import CallGate
 from clawplane.runtimes.proxy.guard import Principal, reply
-from clawplane.runtimes.proxy.mux import Delivery, Link, Mux
+from clawplane.runtimes.proxy.mux import Link, Mux
 from clawplane.runtimes.proxy.wire import Message, RequestId, is_notification, is_request, is_response
 
 __all__ = ["BATCH_REVISION", "MAX_EVENTS", "SSE_DEFER_S", "LegacySession", "read_body", "replay_body"]
@@ -129,11 +130,19 @@ def _event(event_id: int | None, msg: Message | None) -> bytes:
     return f"{head}event: message\r\ndata: {data}\r\n\r\n".encode()
 
 
+@dataclass(frozen=True, slots=True)
+class _Routed:
+    """A message on its way to a client, with the event id it was stored under when it arrived."""
+
+    event_id: int
+    message: Message
+
+
 class _Stream:
     """Where the messages of one request (or of the standalone stream) go right now."""
 
     def __init__(self) -> None:
-        self.send: MemoryObjectSendStream[Delivery] | None = None
+        self.send: MemoryObjectSendStream[_Routed] | None = None
         self.done = False
 
 
@@ -251,16 +260,20 @@ class LegacySession:
                 target = _key(delivery.related)
             else:
                 target = GET_STREAM
+            # Stored the moment it arrives, before any connection takes it: a client that hangs
+            # up and resumes with Last-Event-ID gets every message after that id, including one
+            # already handed to the connection it left (stored only once written, such a message
+            # was lost to the resuming client).
+            routed = _Routed(self._store(target, msg), msg)
             stream = self._streams.get(target)
             if stream is not None and stream.send is not None and not stream.done:
                 with contextlib.suppress(
                     anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError
                 ):
-                    stream.send.send_nowait(delivery)
+                    stream.send.send_nowait(routed)
                     continue
-            # Nobody reads that stream now (its client went away): keep the message where a
-            # client resuming with Last-Event-ID finds it.
-            self._store(target, msg)
+            # Nobody reads that stream now (its client went away): the message waits, stored,
+            # for a client resuming with Last-Event-ID.
             if target != GET_STREAM and is_response(msg):
                 self._streams.pop(target, None)
 
@@ -346,11 +359,14 @@ class LegacySession:
     async def _request(self, msg: Message, link: Link, receive: Receive, send: Send) -> None:
         key = _key(msg["id"])
         stream = self._streams[key] = _Stream()
-        sender, receiver = anyio.create_memory_object_stream[Delivery](MAX_EVENTS)
+        sender, receiver = anyio.create_memory_object_stream[_Routed](MAX_EVENTS)
         stream.send = sender
+        # The priming event's id must precede every message the server sends for this request
+        # (they are stored as they arrive), or a resume from it would skip the first of them.
+        priming = self._store(key, {}) if self.protocol_version in PRIMING_REVISIONS else None
         try:
             await link.send(msg)
-            await self._answer(key, stream, receiver, receive, send)
+            await self._answer(key, stream, receiver, receive, send, priming)
         finally:
             if stream.send is sender:
                 stream.send = None
@@ -363,16 +379,16 @@ class LegacySession:
         self,
         key: StreamKey,
         stream: _Stream,
-        receiver: MemoryObjectReceiveStream[Delivery],
+        receiver: MemoryObjectReceiveStream[_Routed],
         receive: Receive,
         send: Send,
+        priming: int | None,
     ) -> None:
         # Always an SSE stream, as the MCP SDKs answer: the request's notifications and server
         # requests can share it, and a 2025-11-25 client can resume it.
         await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, self._sid]})
         gone = _Gone()
-        if self.protocol_version in PRIMING_REVISIONS:
-            priming = self._store(key, {})
+        if priming is not None:
             await _write(send, f"id: {priming}\r\ndata: \r\n\r\n".encode(), gone)
         # Most answers come at once: only a stream still open after a moment gets a task that
         # notices its client hanging up (a task per call is a fair share of the proxy's cost).
@@ -389,17 +405,16 @@ class LegacySession:
                 if await self._emit(key, stream, item, send, gone):
                     return
 
-    async def _emit(self, key: StreamKey, stream: _Stream, item: Delivery, send: Send, gone: _Gone) -> bool:
-        """Write one delivery of a request's stream; True when the stream is over."""
+    async def _emit(self, key: StreamKey, stream: _Stream, item: _Routed, send: Send, gone: _Gone) -> bool:
+        """Write one message of a request's stream; True when the stream is over."""
         if item is _CLOSED:
             # Taken over by a resuming client, or the session ended (which marks it done).
             await _write(send, b"", gone, more=False)
             return True
-        event_id = self._store(key, item.message)
         final = is_response(item.message)
         if final:
             stream.done = True
-        return not await _write(send, _event(event_id, item.message), gone, more=not final) or final
+        return not await _write(send, _event(item.event_id, item.message), gone, more=not final) or final
 
     async def _get(self, scope: Scope, receive: Receive, send: Send) -> None:
         _, has_sse = _accepts(scope)
@@ -435,7 +450,7 @@ class LegacySession:
             stream = _Stream()
             if key == GET_STREAM:
                 self._streams[key] = stream
-        sender, receiver = anyio.create_memory_object_stream[Delivery](MAX_EVENTS)
+        sender, receiver = anyio.create_memory_object_stream[_Routed](MAX_EVENTS)
         replay = [(n, m) for n, (k, m) in self._events.items() if k == key and (after is None or n > after)]
         live = not stream.done
         if live:
@@ -467,11 +482,11 @@ class LegacySession:
                         if not await _write(send, b": ping\r\n\r\n", gone):
                             return
                         continue
-                    event_id = self._store(key, item.message)
                     final = is_response(item.message) and key != GET_STREAM
                     if final:
                         stream.done = True
-                    if not await _write(send, _event(event_id, item.message), gone, more=not final) or final:
+                    written = await _write(send, _event(item.event_id, item.message), gone, more=not final)
+                    if not written or final:
                         return
         finally:
             if stream.send is sender:
@@ -492,12 +507,12 @@ class LegacySession:
             return
         link = self._link
         assert link is not None
-        waits: list[tuple[StreamKey, MemoryObjectReceiveStream[Delivery], _Stream]] = []
+        waits: list[tuple[StreamKey, MemoryObjectReceiveStream[_Routed], _Stream]] = []
         for msg in batch:
             if is_request(msg):
                 key = _key(msg["id"])
                 stream = self._streams[key] = _Stream()
-                sender, receiver = anyio.create_memory_object_stream[Delivery](MAX_EVENTS)
+                sender, receiver = anyio.create_memory_object_stream[_Routed](MAX_EVENTS)
                 stream.send = sender
                 waits.append((key, receiver, stream))
         for msg in batch:
@@ -510,9 +525,9 @@ class LegacySession:
         responses: list[Message] = []
         with anyio.move_on_after(BATCH_TIMEOUT_S):
             for key, receiver, stream in waits:
-                async for delivery in receiver:
-                    if is_response(delivery.message):
-                        responses.append(delivery.message)
+                async for routed in receiver:
+                    if is_response(routed.message):
+                        responses.append(routed.message)
                         break
                 stream.done = True
                 self._streams.pop(key, None)
@@ -529,11 +544,11 @@ def _is_message(value: Any) -> bool:
     )
 
 
-_CLOSED: Final = Delivery({}, None)
+_CLOSED: Final = _Routed(-1, {})
 
 
-async def _next(receiver: MemoryObjectReceiveStream[Delivery], timeout: float) -> Delivery | None:
-    """The next delivery, ``_CLOSED`` when the stream ended, None after ``timeout`` (a ping is due)."""
+async def _next(receiver: MemoryObjectReceiveStream[_Routed], timeout: float) -> _Routed | None:
+    """The next message, ``_CLOSED`` when the stream ended, None after ``timeout`` (a ping is due)."""
     with anyio.move_on_after(timeout):
         try:
             return await receiver.receive()
