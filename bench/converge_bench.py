@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import statistics
 import subprocess
@@ -72,11 +71,10 @@ def _command(server: str, tag: str) -> list[str]:
 
 
 def _server_doc(server: str, tag: str) -> str:
-    argv = _command(server, tag)
-    args = ", ".join(argv[1:]) if server == "minimal" else "notes_server.py"
+    command, *args = (json.dumps(part) for part in _command(server, tag))  # JSON strings are YAML
     return (
-        HEAD + f"kind: McpServer\nmetadata:\n  name: {server}\nspec:\n  command: {argv[0]}\n"
-        f"  args: [{args}]\n  cwd: .\n  env:\n    NOTES_GREETING: {tag}\n"
+        HEAD + f"kind: McpServer\nmetadata:\n  name: {server}\nspec:\n  command: {command}\n"
+        f"  args: [{', '.join(args)}]\n  env:\n    NOTES_GREETING: {tag}\n"
     )
 
 
@@ -116,7 +114,6 @@ def converge_times(tmp: Path, server: str) -> tuple[list[float], list[float]]:
     """(bare, save-to-Ready) seconds per round, the two measured alternately."""
     folder = tmp / f"converge-{server}"
     folder.mkdir()
-    shutil.copy(SERVER, folder / "notes_server.py")
     (folder / "server.yaml").write_text(_server_doc(server, "v0"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "clawplane", "run", str(folder), "--no-metrics"],

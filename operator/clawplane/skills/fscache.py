@@ -136,24 +136,15 @@ class FsCache:
 def _unchanged(deps: list[tuple[str, str, Any]]) -> bool:
     """Whether every recorded read would give the same answer now.
 
-    A re-plan spends most of its skills time here (a stat per skill folder and file), so
-    the per-read helpers are inlined.
+    A re-plan spends most of its skills time here (a stat per skill folder and file).
     """
-    lstat, stat = os.lstat, os.stat
     for kind, path, observed in deps:
         if kind == "realpath":
             if observed is None and _missing(path):
                 continue  # what lstat cannot reach, realpath cannot resolve: no need to walk it
             if _realpath(path) != observed:
                 return False
-            continue
-        try:
-            st = lstat(path) if kind == "lstat" else stat(path)
-        except OSError as exc:
-            if observed != (None if exc.errno in _MISSING_ERRNOS else f"error:{exc.errno}"):
-                return False
-            continue
-        if stat_key(st) != observed:
+        elif _observe(os.lstat if kind == "lstat" else os.stat, path)[0] != observed:
             return False
     return True
 

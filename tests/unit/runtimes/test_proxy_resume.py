@@ -39,11 +39,17 @@ async def _never() -> AsgiMessage:
     raise AssertionError("unreachable")
 
 
-async def test_a_message_handed_to_the_left_connection_is_replayed_on_resume() -> None:
+def _session() -> legacy.LegacySession:
+    """A 2025-11-25 session with no upstream: the tests hand its router the server's messages."""
     session = legacy.LegacySession(
         "srv", None, None, idle_ttl=None, on_end=lambda _: None  # type: ignore[arg-type]
     )
     session.protocol_version = "2025-11-25"
+    return session
+
+
+async def test_a_message_handed_to_the_left_connection_is_replayed_on_resume() -> None:
+    session = _session()
     key = legacy._key(7)
     left = session._streams[key] = legacy._Stream()
     sender, _receiver = anyio.create_memory_object_stream[legacy._Routed](legacy.MAX_EVENTS)
@@ -70,10 +76,7 @@ async def test_a_message_handed_to_the_left_connection_is_replayed_on_resume() -
 
 
 async def test_a_priming_event_comes_before_what_the_server_sends_for_its_request() -> None:
-    session = legacy.LegacySession(
-        "srv", None, None, idle_ttl=None, on_end=lambda _: None  # type: ignore[arg-type]
-    )
-    session.protocol_version = "2025-11-25"
+    session = _session()
     written: list[AsgiMessage] = []
 
     class _Link:

@@ -406,12 +406,12 @@ class LegacySession:
                     return
 
     async def _emit(self, key: StreamKey, stream: _Stream, item: _Routed, send: Send, gone: _Gone) -> bool:
-        """Write one message of a request's stream; True when the stream is over."""
+        """Write one message of a stream (a request's, or the resumed standalone one); True at its end."""
         if item is _CLOSED:
             # Taken over by a resuming client, or the session ended (which marks it done).
             await _write(send, b"", gone, more=False)
             return True
-        final = is_response(item.message)
+        final = is_response(item.message) and key != GET_STREAM
         if final:
             stream.done = True
         return not await _write(send, _event(item.event_id, item.message), gone, more=not final) or final
@@ -475,18 +475,11 @@ class LegacySession:
                     return
                 while True:
                     item = await _next(receiver, SSE_DEFER_S)
-                    if item is _CLOSED:
-                        await _write(send, b"", gone, more=False)
-                        return
                     if item is None:
                         if not await _write(send, b": ping\r\n\r\n", gone):
                             return
                         continue
-                    final = is_response(item.message) and key != GET_STREAM
-                    if final:
-                        stream.done = True
-                    written = await _write(send, _event(item.event_id, item.message), gone, more=not final)
-                    if not written or final:
+                    if await self._emit(key, stream, item, send, gone):
                         return
         finally:
             if stream.send is sender:
