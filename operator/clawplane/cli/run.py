@@ -172,7 +172,7 @@ def down(folder: FolderArg, state_dir: StateDirOpt = None, out_dir: OutDirOpt = 
         if info is not None:  # the pidfile of one that died without cleaning up
             ws.pidfile.unlink(missing_ok=True)
     if (ws.state_dir / "state.db").exists():
-        from clawplane.reconcile.daemon import cleanup_stale_runtimes
+        from clawplane.reconcile.processes import cleanup_stale_runtimes
 
         try:
             # Holding the supervisor's lock proves no supervisor owns what is recorded.

@@ -31,6 +31,7 @@ from clawplane.reconcile.conditions import Cond, merge
 from clawplane.reconcile.hints import failure_hint
 from clawplane.reconcile.modelproviders import SecretReader, local_reader, probe, provider_status
 from clawplane.reconcile.outputs import OutputRenderer
+from clawplane.reconcile.statusview import RENDER_PROBLEMS_KEY
 from clawplane.render.files import write_if_changed
 from clawplane.state import (
     ObservedState,
@@ -446,10 +447,6 @@ def write_outputs(
     problems = [problem_doc(d) for d in renderer.diagnostics if is_render_problem(d)]
     store.set_meta(db, RENDER_PROBLEMS_KEY, json.dumps(problems, sort_keys=True))
     return written, removed
-
-
-RENDER_PROBLEMS_KEY = "render_problems"
-"""State meta key: what the last written configs leave out (``status`` shows it)."""
 
 
 def is_render_problem(d: Diagnostic) -> bool:

@@ -51,7 +51,6 @@ from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
 from clawplane.reconcile.modelproviders import resolver_reader
 from clawplane.reconcile.oversight import Oversight
 from clawplane.reconcile.processes import (
-    CGROUP_ROOT_KEY,
     StateLedger,
     claim_cgroup_root,
     end_adopted_orphans,
@@ -108,17 +107,6 @@ def live_reports(backend: LocalBackend) -> dict[str, dict[str, Any]]:
     """What each runtime of ``backend`` reports right now, JSON-ready (texts already redacted)."""
     reports = {name: backend.report(name) for name in backend.supervisor.names()}
     return {name: asdict(r) for name, r in reports.items() if r is not None}
-
-
-def cleanup_stale_runtimes(db: StateDB) -> list[str]:
-    """End what a dead supervisor left (see ``end_leftovers``); mark every runtime stopped.
-
-    Call only while holding the supervisor lock: its recorded cgroup folder is then a dead one's.
-    """
-    root = store.get_meta(db, CGROUP_ROOT_KEY)
-    ended = anyio.run(partial(end_leftovers, db, previous_root=Path(root) if root else None))
-    store.set_meta(db, CGROUP_ROOT_KEY, "")
-    return ended
 
 
 class _Handler:

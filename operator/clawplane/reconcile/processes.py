@@ -17,6 +17,7 @@ import os
 import signal
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -182,6 +183,17 @@ async def end_leftovers(
             previous_root.rmdir()
     mark_runtimes_stopped(db)
     return sorted(set(ended))
+
+
+def cleanup_stale_runtimes(db: StateDB) -> list[str]:
+    """End what a dead supervisor left (see ``end_leftovers``); mark every runtime stopped.
+
+    Call only while holding the supervisor lock: its recorded cgroup folder is then a dead one's.
+    """
+    root = store.get_meta(db, CGROUP_ROOT_KEY)
+    ended = anyio.run(partial(end_leftovers, db, previous_root=Path(root) if root else None))
+    store.set_meta(db, CGROUP_ROOT_KEY, "")
+    return ended
 
 
 def _subfolders(root: Path | None) -> list[Path]:

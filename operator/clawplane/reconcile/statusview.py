@@ -16,7 +16,6 @@ import anyio
 import psutil
 
 from clawplane.planning.models import listed_models, model_refs, model_warnings
-from clawplane.reconcile.applier import RENDER_PROBLEMS_KEY
 from clawplane.reconcile.control import ControlError, request
 from clawplane.reconcile.supervisorfile import (
     SupervisorInfo,
@@ -28,7 +27,10 @@ from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes.childwatch import DESCRIPTORS_PER_SERVER
 from clawplane.state import ObservedState, RuntimeRecord, StateDB, store
 
-__all__ = ["find_resource", "folder_status", "status_document"]
+__all__ = ["RENDER_PROBLEMS_KEY", "find_resource", "folder_status", "status_document"]
+
+RENDER_PROBLEMS_KEY = "render_problems"
+"""State meta key: what the last written configs leave out (``status`` shows it)."""
 
 
 async def folder_status(ws: Workspace) -> dict[str, Any]:

@@ -1,6 +1,6 @@
 """Commands that only read state do not load the MCP SDK, the proxy or deepdiff.
 
-Counted in a fresh interpreter, never timed. ``clawplane status``, ``down`` and ``token`` run
+Counted in a fresh interpreter, never timed. ``clawplane status``, ``down``, ``token`` and ``apply`` run
 in scripts, hooks and tests many times a minute; loading the SDK, starlette and uvicorn (through
 ``clawplane.runtimes``' package imports) and numpy (through deepdiff) tripled what each costs.
 """
@@ -42,12 +42,20 @@ def _heavy_after(statement: str) -> list[str]:
         "import clawplane.cli.status, clawplane.reconcile.statusview",
         "import clawplane.cli.run",  # `down` lives there; `run` imports the supervisor when it runs
         "import clawplane.cli.token",
+        # `apply` asks which plan actions a Gateway's rules hold; the tool-call gate is the proxy's
+        "import clawplane.cli.apply, clawplane.cli.approvals; from clawplane.approvals import held_actions",
+        # `down` ends what a dead supervisor left without loading the supervisor
+        "from clawplane.reconcile.processes import cleanup_stale_runtimes",
         "import clawplane.reconcile.agentcatalog, clawplane.runtimes.catalog",
         "from clawplane.runtimes import RuntimeSettings, ToolEntry, Phase",
     ],
 )
 def test_reading_commands_load_no_sdk(statement: str) -> None:
     assert _heavy_after(statement) == []
+
+
+def test_the_tool_call_gate_still_resolves_from_the_package() -> None:
+    assert "mcp" in _heavy_after("from clawplane.approvals import ToolCallApprovals")
 
 
 def test_diffing_still_finds_deepdiff() -> None:
