@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.compat.conftest import openclaw_at
 from tests.oracles.runners import OpenClawOracle
 from tests.unit.render.build import load_folder
 from tests.unit.render.oracle_checks import schema_errors, validation_warnings
@@ -99,44 +100,61 @@ def _statuses(proc: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
     return [{k: v for k, v in s.items() if k != "ok"} for s in json.loads(proc.stdout)["servers"]]
 
 
-def _judge(openclaw: OpenClawOracle, original: dict[str, Any], rendered: dict[str, Any]) -> tuple[Any, ...]:
-    """OpenClaw's verdicts, in one OpenClaw process (each CLI start costs 8-12 CPU-s here).
+def _rendered(name: str, out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fixture and what clawplane renders after importing it (resource files under ``out``)."""
+    original = load_openclaw_file(FIXTURES / name)
+    result = import_openclaw_config(original, source=name)
+    assert result.complete, [f"{d.path}: {d.message}" for d in result.diagnostics if d.is_error]
+    out.mkdir(parents=True)
+    for file_name, text in result.files(source=name).items():
+        (out / file_name).write_text(text)
+    rendered, diagnostics = load_folder(out).render(hosted_urls={})
+    assert not [d for d in diagnostics if d.is_error], diagnostics
+    assert schema_errors(rendered) == []
+    return original, rendered
 
-    `config validate` of the rendered file; `doctor --fix` of the fixture's mcp section (its
-    own canonicalization, written back in place); then `mcp status` of the rendered and of
-    the doctor-fixed mcp sections. Returns (validation, fixed config, the two statuses).
+
+Verdicts = tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]
+
+
+@pytest.fixture(scope="module")
+def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str, Any], dict[str, Any], Verdicts]]:
+    """Each complete fixture, its rendering and OpenClaw's verdicts, all in one OpenClaw process
+    (each CLI start costs 3-12 CPU-s here).
+
+    Per fixture: `config validate` of the rendered file; `doctor --fix` of the fixture's mcp
+    section (its own canonicalization, written back in place); then `mcp status` of the rendered
+    and of the doctor-fixed mcp sections. Verdicts are (validation, fixed config, the two statuses).
     """
-    whole = openclaw.write_config(rendered, openclaw.config_path.parent / "rendered.json")
-    fixed = _mcp_only(openclaw, original, "original")
-    status_rendered = _mcp_only(openclaw, rendered, "status-rendered")
-    calls = [
-        (["config", "validate", "--json"], whole),
-        (["doctor", "--fix", "--non-interactive"], fixed),
-        (["mcp", "status", "--json"], status_rendered),
-        (["mcp", "status", "--json"], fixed),
-    ]
+    root = tmp_path_factory.mktemp("render-import")
+    openclaw = openclaw_at(root / "openclaw")
+    cases = {name: _rendered(name, root / name / "resources") for name in COMPLETE}
+    calls: list[tuple[list[str], Path]] = []
+    fixed: dict[str, Path] = {}
+    for name, (original, rendered) in cases.items():
+        whole = openclaw.write_config(rendered, openclaw.config_path.parent / name / "rendered.json")
+        fixed[name] = _mcp_only(openclaw, original, f"{name}/original")
+        calls += [
+            (["config", "validate", "--json"], whole),
+            (["doctor", "--fix", "--non-interactive"], fixed[name]),
+            (["mcp", "status", "--json"], _mcp_only(openclaw, rendered, f"{name}/status-rendered")),
+            (["mcp", "status", "--json"], fixed[name]),
+        ]
     results = openclaw.batch([c for c, _ in calls], envs=[{"OPENCLAW_CONFIG_PATH": str(p)} for _, p in calls])
-    validate, doctor, got, want = results
-    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
-    return json.loads(validate.stdout), load_openclaw_file(fixed), _statuses(got), _statuses(want)
+    judged: dict[str, tuple[dict[str, Any], dict[str, Any], Verdicts]] = {}
+    for index, (name, (original, rendered)) in enumerate(cases.items()):
+        validate, doctor, got, want = results[4 * index : 4 * index + 4]
+        assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+        verdicts = (json.loads(validate.stdout), load_openclaw_file(fixed[name]), _statuses(got), _statuses(want))
+        judged[name] = (original, rendered, verdicts)
+    return judged
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", COMPLETE)
-def test_import_then_render_is_equivalent(openclaw: OpenClawOracle, tmp_path: Path, name: str) -> None:
-    fixture = FIXTURES / name
-    original = load_openclaw_file(fixture)
-    result = import_openclaw_config(original, source=name)
-    assert result.complete, [f"{d.path}: {d.message}" for d in result.diagnostics if d.is_error]
-    out = tmp_path / "resources"
-    out.mkdir()
-    for file_name, text in result.files(source=name).items():
-        (out / file_name).write_text(text)
-    folder = load_folder(out)
-    rendered, diagnostics = folder.render(hosted_urls={})
-    assert not [d for d in diagnostics if d.is_error], diagnostics
-    assert schema_errors(rendered) == []
-    validation, fixed, got_status, want_status = _judge(openclaw, original, rendered)
+def test_import_then_render_is_equivalent(judged: dict[str, tuple[dict[str, Any], dict[str, Any], Verdicts]],
+                                          name: str) -> None:
+    original, rendered, (validation, fixed, got_status, want_status) = judged[name]
     validation_warnings(validation, "rendered.json")
 
     want_servers = {n: _effective_server(s) for n, s in fixed.get("mcp", {}).get("servers", {}).items()}

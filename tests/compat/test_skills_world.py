@@ -201,7 +201,14 @@ class World:
         result = (engine or SkillsEngine()).evaluate(inputs)
         return result.snapshot, [*problems, *result.diagnostics]
 
-    def openclaw(self, agent_id: str) -> OracleRun:
+    def openclaw_runs(self, agent_ids: Iterable[str]) -> dict[str, OracleRun]:
+        """What OpenClaw prints for each agent: its skills snapshot, ``skills list`` and ``check``.
+
+        The CLI calls of every agent run in one OpenClaw process (openclaw_batch.mjs: each
+        call through OpenClaw's own CLI entry), beside one snapshot process per agent: a CLI
+        start costs ~3 CPU-s here, a later call in the same process a fraction of that.
+        """
+        agents = list(dict.fromkeys(agent_ids))
         # OpenClaw's SQLite state (plugin index and config-health caches, nothing skills read)
         # goes between rounds: once it exists, each start reads it through ~8 helper processes
         # (3x the CPU of a first run). The managed skills dir beside it stays.
@@ -211,26 +218,35 @@ class World:
         env = self.oracle_env()
         work = self.root / "work"
         work.mkdir(exist_ok=True)
-        cli, skills_cmd = locate.openclaw_cmd(), locate.openclaw_skills_cmd()
-        assert cli is not None and skills_cmd is not None
-        commands = {
-            "snapshot": [*skills_cmd, "--config", str(config), "--agent", agent_id],
-            "list": [*cli, "skills", "list", "--json", "--agent", agent_id],
-            "check": [*cli, "skills", "check", "--json", "--agent", agent_id],
-        }
-        procs = {k: subprocess.Popen(v, env=env, cwd=work, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-                 for k, v in commands.items()}
-        outputs: dict[str, Any] = {}
-        stderr = ""
-        for key, proc in procs.items():
+        batch, skills_cmd = locate.openclaw_batch_cmd(), locate.openclaw_skills_cmd()
+        assert batch is not None and skills_cmd is not None
+        calls = [(agent, kind) for agent in agents for kind in ("list", "check")]
+        spec = work / "skills-calls.json"
+        spec.write_text(json.dumps({"calls": [
+            {"args": ["skills", kind, "--json", "--agent", agent]} for agent, kind in calls
+        ]}), encoding="utf-8")  # fmt: skip
+        procs = {
+            agent: subprocess.Popen([*skills_cmd, "--config", str(config), "--agent", agent], env=env,
+                                    cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for agent in agents
+        }  # fmt: skip
+        cli = subprocess.run([*batch, str(spec)], env=env, cwd=work, capture_output=True, text=True,
+                             timeout=100 + 10 * len(calls), check=False)  # fmt: skip
+        if cli.returncode != 0:
+            raise AssertionError(f"openclaw_batch.mjs failed ({cli.returncode}):\n{cli.stderr}")
+        printed: dict[tuple[str, str], Any] = {}
+        for (agent, kind), result in zip(calls, json.loads(cli.stdout), strict=True):
+            if result["returncode"] != 0:
+                raise AssertionError(f"openclaw skills {kind} --agent {agent} failed "
+                                     f"({result['returncode']}):\n{result['stderr']}\n{result['stdout']}")  # fmt: skip
+            printed[agent, kind] = json.loads(result["stdout"])
+        runs: dict[str, OracleRun] = {}
+        for agent, proc in procs.items():
             out, err = proc.communicate(timeout=100)
             if proc.returncode != 0:
-                raise AssertionError(f"openclaw {key} failed ({proc.returncode}):\n{err}\n{out}")
-            outputs[key] = json.loads(out)
-            if key == "snapshot":
-                stderr = err
-        return OracleRun(outputs["snapshot"], outputs["list"], outputs["check"], stderr)
+                raise AssertionError(f"openclaw snapshot --agent {agent} failed ({proc.returncode}):\n{err}\n{out}")
+            runs[agent] = OracleRun(json.loads(out), printed[agent, "list"], printed[agent, "check"], err)
+        return runs
 
 
 @dataclass(frozen=True)
@@ -295,11 +311,10 @@ def _pick(entry: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
     return {k: entry[k] for k in keys if k in entry}
 
 
-def compare(world: World, agent_id: str, setup: GatewaySkills | None = None,
+def compare(world: World, agent_id: str, setup: GatewaySkills, oracle: OracleRun,
             *, reasons: bool = True) -> list[str]:
-    """Every difference between OpenClaw and clawplane for one agent (empty when identical)."""
-    setup = setup or world.setup()
-    oracle = world.openclaw(agent_id)
+    """Every difference between OpenClaw (``oracle``, from ``World.openclaw_runs``) and clawplane
+    for one agent (empty when identical)."""
     ours, diags = world.clawplane(agent_id, setup)
     problems: list[str] = []
 
