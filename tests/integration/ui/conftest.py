@@ -69,10 +69,10 @@ def csrf_of(html: str) -> str:
     return found.group(1)
 
 
-@pytest.fixture
-def dashboard(tmp_path: Path) -> Iterator[Dashboard]:
+@contextlib.contextmanager
+def watched_dashboard(root: Path) -> Iterator[Dashboard]:
     """The quickstart + a noisy server + two servers whose deletion is held, watched by ``clawplane run``."""
-    folder = tmp_path / "quickstart"
+    folder = root / "quickstart"
     shutil.copytree(ROOT / "examples" / "quickstart", folder, ignore=shutil.ignore_patterns(".clawplane"))
     (folder / "noisy.yaml").write_text(NOISY_SERVER)
     for name in DOOMED:
@@ -92,3 +92,18 @@ def dashboard(tmp_path: Path) -> Iterator[Dashboard]:
             cli("down", str(folder))
             for proc in processes_under(folder):
                 proc.kill()
+
+
+@pytest.fixture
+def dashboard(tmp_path: Path) -> Iterator[Dashboard]:
+    """A dashboard of this test's own (for a test that changes the folder or answers approvals)."""
+    with watched_dashboard(tmp_path) as board:
+        yield board
+
+
+@pytest.fixture(scope="module")
+def shared_dashboard(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dashboard]:
+    """One dashboard for a module's tests that only read, and log in and out: each setup starts a
+    supervisor and four servers (~8 CPU-s on a 2-core machine)."""
+    with watched_dashboard(tmp_path_factory.mktemp("shared-dashboard")) as board:
+        yield board

@@ -1,4 +1,8 @@
-"""The dashboard at ``/ui`` of a real ``clawplane run`` supervisor, over HTTP (httpx)."""
+"""The dashboard at ``/ui`` of a real ``clawplane run`` supervisor, over HTTP (httpx).
+
+Tests that only read pages and log in and out share one supervisor (``shared_dashboard``);
+a test that changes the folder or answers approvals gets its own (``dashboard``).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,8 @@ from tests.integration.ui.conftest import Dashboard, csrf_of
 PAGES = ("/ui", "/ui/servers/notes", "/ui/agents/writer", "/ui/plan", "/ui/approvals", "/ui/audit", "/ui/events")
 
 
-def test_nothing_of_the_folder_before_login(dashboard: Dashboard) -> None:
+def test_nothing_of_the_folder_before_login(shared_dashboard: Dashboard) -> None:
+    dashboard = shared_dashboard
     with dashboard.client() as client:
         for path in PAGES:
             answer = client.get(path)
@@ -23,7 +28,8 @@ def test_nothing_of_the_folder_before_login(dashboard: Dashboard) -> None:
                 assert leak not in answer.text, (path, leak)
 
 
-def test_login_keeps_a_session_cookie_not_the_token(dashboard: Dashboard) -> None:
+def test_login_keeps_a_session_cookie_not_the_token(shared_dashboard: Dashboard) -> None:
+    dashboard = shared_dashboard
     token = dashboard.token()
     with dashboard.client() as client:
         wrong = client.post("/ui/login", data={"token": token[:-2] + "xx"})
@@ -50,14 +56,16 @@ def test_login_keeps_a_session_cookie_not_the_token(dashboard: Dashboard) -> Non
         assert replay.get("/ui").status_code == 401
 
 
-def test_a_token_without_read_scope_cannot_log_in(dashboard: Dashboard) -> None:
+def test_a_token_without_read_scope_cannot_log_in(shared_dashboard: Dashboard) -> None:
+    dashboard = shared_dashboard
     with dashboard.client() as client:
         answer = client.post("/ui/login", data={"token": dashboard.token("openclaw")})
         assert answer.status_code == 403 and "no read scope" in answer.text
         assert "set-cookie" not in answer.headers
 
 
-def test_forms_need_the_session_csrf_token_and_our_origin(dashboard: Dashboard) -> None:
+def test_forms_need_the_session_csrf_token_and_our_origin(shared_dashboard: Dashboard) -> None:
+    dashboard = shared_dashboard
     with dashboard.login() as client:
         csrf = csrf_of(client.get("/ui").text)
         assert client.post("/ui/logout", data={}).status_code == 403
@@ -74,7 +82,8 @@ def test_forms_need_the_session_csrf_token_and_our_origin(dashboard: Dashboard) 
         assert client.post("/ui/login", data={"token": dashboard.token()}, headers={"Origin": ""}).status_code == 403
 
 
-def test_foreign_host_and_origin_are_refused(dashboard: Dashboard) -> None:
+def test_foreign_host_and_origin_are_refused(shared_dashboard: Dashboard) -> None:
+    dashboard = shared_dashboard
     with dashboard.login() as client:
         assert client.get("/ui", headers={"Host": "evil.example"}).status_code == 421
         assert client.get("/ui", headers={"Origin": "http://evil.example"}).status_code == 403
@@ -82,7 +91,8 @@ def test_foreign_host_and_origin_are_refused(dashboard: Dashboard) -> None:
         assert posted.status_code == 403 and "set-cookie" not in posted.headers
 
 
-def test_server_and_agent_pages_show_redacted_live_facts(dashboard: Dashboard) -> None:
+def test_server_and_agent_pages_show_redacted_live_facts(shared_dashboard: Dashboard) -> None:
+    dashboard = shared_dashboard
     with dashboard.login() as client:
         def noisy_page() -> str | None:
             page = client.get("/ui/servers/noisy").text
@@ -220,7 +230,8 @@ def test_audit_page_lists_applies_and_answers(dashboard: Dashboard) -> None:
         assert approval in answers and "rejected" in answers and "keep it" in answers and "ui:cli" in answers
 
 
-def test_server_page_shows_its_recent_events(dashboard: Dashboard) -> None:
+def test_server_page_shows_its_recent_events(shared_dashboard: Dashboard) -> None:
+    dashboard = shared_dashboard
     with dashboard.login() as client:
         page = client.get("/ui/servers/notes").text
         events = page.split('id="events"')[1].split("</table>")[0]
