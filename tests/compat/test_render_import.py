@@ -115,10 +115,12 @@ def _rendered(name: str, out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 Verdicts = tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]
+Judged = dict[str, tuple[dict[str, Any], dict[str, Any], Verdicts]]
+"""Per fixture: the fixture, what clawplane renders of it, and OpenClaw's verdicts."""
 
 
 @pytest.fixture(scope="module")
-def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str, Any], dict[str, Any], Verdicts]]:
+def judged(tmp_path_factory: pytest.TempPathFactory) -> Judged:
     """Each complete fixture, its rendering and OpenClaw's verdicts, all in one OpenClaw process
     (each CLI start costs 3-12 CPU-s here).
 
@@ -141,7 +143,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str
             (["mcp", "status", "--json"], fixed[name]),
         ]
     results = openclaw.batch([c for c, _ in calls], envs=[{"OPENCLAW_CONFIG_PATH": str(p)} for _, p in calls])
-    judged: dict[str, tuple[dict[str, Any], dict[str, Any], Verdicts]] = {}
+    judged: Judged = {}
     for index, (name, (original, rendered)) in enumerate(cases.items()):
         validate, doctor, got, want = results[4 * index : 4 * index + 4]
         assert doctor.returncode == 0, doctor.stdout + doctor.stderr
@@ -152,8 +154,7 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[dict[str
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", COMPLETE)
-def test_import_then_render_is_equivalent(judged: dict[str, tuple[dict[str, Any], dict[str, Any], Verdicts]],
-                                          name: str) -> None:
+def test_import_then_render_is_equivalent(judged: Judged, name: str) -> None:
     original, rendered, (validation, fixed, got_status, want_status) = judged[name]
     validation_warnings(validation, "rendered.json")
 

@@ -18,20 +18,18 @@ PAGES = ("/ui", "/ui/servers/notes", "/ui/agents/writer", "/ui/plan", "/ui/appro
 
 
 def test_nothing_of_the_folder_before_login(shared_dashboard: Dashboard) -> None:
-    dashboard = shared_dashboard
-    with dashboard.client() as client:
+    with shared_dashboard.client() as client:
         for path in PAGES:
             answer = client.get(path)
             assert answer.status_code == 401, path
             assert 'action="/ui/login"' in answer.text
-            for leak in ("notes", "writer", "McpServer", "Ready", str(dashboard.loop.folder)):
+            for leak in ("notes", "writer", "McpServer", "Ready", str(shared_dashboard.loop.folder)):
                 assert leak not in answer.text, (path, leak)
 
 
 def test_login_keeps_a_session_cookie_not_the_token(shared_dashboard: Dashboard) -> None:
-    dashboard = shared_dashboard
-    token = dashboard.token()
-    with dashboard.client() as client:
+    token = shared_dashboard.token()
+    with shared_dashboard.client() as client:
         wrong = client.post("/ui/login", data={"token": token[:-2] + "xx"})
         assert wrong.status_code == 401
         assert "not valid" in wrong.text and "set-cookie" not in wrong.headers
@@ -52,21 +50,19 @@ def test_login_keeps_a_session_cookie_not_the_token(shared_dashboard: Dashboard)
         sid = client.cookies.get("clawplane_ui")
         out = client.post("/ui/logout", data={"csrf": csrf_of(overview.text)})
         assert out.status_code == 303
-    with httpx.Client(base_url=dashboard.base, cookies={"clawplane_ui": sid or ""}) as replay:
+    with httpx.Client(base_url=shared_dashboard.base, cookies={"clawplane_ui": sid or ""}) as replay:
         assert replay.get("/ui").status_code == 401
 
 
 def test_a_token_without_read_scope_cannot_log_in(shared_dashboard: Dashboard) -> None:
-    dashboard = shared_dashboard
-    with dashboard.client() as client:
-        answer = client.post("/ui/login", data={"token": dashboard.token("openclaw")})
+    with shared_dashboard.client() as client:
+        answer = client.post("/ui/login", data={"token": shared_dashboard.token("openclaw")})
         assert answer.status_code == 403 and "no read scope" in answer.text
         assert "set-cookie" not in answer.headers
 
 
 def test_forms_need_the_session_csrf_token_and_our_origin(shared_dashboard: Dashboard) -> None:
-    dashboard = shared_dashboard
-    with dashboard.login() as client:
+    with shared_dashboard.login() as client:
         csrf = csrf_of(client.get("/ui").text)
         assert client.post("/ui/logout", data={}).status_code == 403
         forged = client.post("/ui/logout", data={"csrf": "forged"})
@@ -79,21 +75,19 @@ def test_forms_need_the_session_csrf_token_and_our_origin(shared_dashboard: Dash
         assert other_port.status_code == 403
         assert client.get("/ui").status_code == 200  # none of those logged out
         # A login form posted from another site is refused too (login CSRF).
-        assert client.post("/ui/login", data={"token": dashboard.token()}, headers={"Origin": ""}).status_code == 403
+        assert client.post("/ui/login", data={"token": shared_dashboard.token()}, headers={"Origin": ""}).status_code == 403
 
 
 def test_foreign_host_and_origin_are_refused(shared_dashboard: Dashboard) -> None:
-    dashboard = shared_dashboard
-    with dashboard.login() as client:
+    with shared_dashboard.login() as client:
         assert client.get("/ui", headers={"Host": "evil.example"}).status_code == 421
         assert client.get("/ui", headers={"Origin": "http://evil.example"}).status_code == 403
-        posted = client.post("/ui/login", data={"token": dashboard.token()}, headers={"Origin": "http://evil.example"})
+        posted = client.post("/ui/login", data={"token": shared_dashboard.token()}, headers={"Origin": "http://evil.example"})
         assert posted.status_code == 403 and "set-cookie" not in posted.headers
 
 
 def test_server_and_agent_pages_show_redacted_live_facts(shared_dashboard: Dashboard) -> None:
-    dashboard = shared_dashboard
-    with dashboard.login() as client:
+    with shared_dashboard.login() as client:
         def noisy_page() -> str | None:
             page = client.get("/ui/servers/noisy").text
             return page if "starting with token" in page else None
@@ -231,8 +225,7 @@ def test_audit_page_lists_applies_and_answers(dashboard: Dashboard) -> None:
 
 
 def test_server_page_shows_its_recent_events(shared_dashboard: Dashboard) -> None:
-    dashboard = shared_dashboard
-    with dashboard.login() as client:
+    with shared_dashboard.login() as client:
         page = client.get("/ui/servers/notes").text
         events = page.split('id="events"')[1].split("</table>")[0]
         assert "ready" in events.lower() and "No events recorded" not in events
