@@ -1,6 +1,6 @@
 """Benchmark the MCP proxy: direct streamable HTTP vs ``clawplane bridge`` vs the hosted endpoint.
 
-The same fixture server (``tests/fixtures/servers/normal_server.py``) is reached three ways,
+The same fixture server (``tests/fixtures/servers/normal_server.py --sdk``) is reached three ways,
 all on loopback and all measured in one run:
 
 * ``direct``: the server itself serving streamable HTTP (the MCP SDK's own HTTP transport);
@@ -209,6 +209,7 @@ def _bridge(workdir: Path) -> Iterator[tuple[str, str | None]]:
         "--",
         sys.executable,
         str(SERVER),
+        "--sdk",
     ]
     proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     try:
@@ -240,7 +241,7 @@ def _hosted(workdir: Path) -> Iterator[tuple[str, str | None]]:
     folder.mkdir()
     (folder / "servers.yaml").write_text(
         "apiVersion: clawplane.dev/v1alpha1\nkind: McpServer\nmetadata: {name: bench}\n"
-        f"spec: {{command: {sys.executable}, args: [{SERVER}]}}\n"
+        f"spec: {{command: {sys.executable}, args: [{SERVER}, --sdk]}}\n"
     )
     cli = [sys.executable, "-m", "clawplane"]
     applied = subprocess.run(

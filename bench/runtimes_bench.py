@@ -1,6 +1,6 @@
 """Benchmark the MCP supervisor against a bare anyio script starting the same servers.
 
-Starts 20 fixture stdio servers (``tests/fixtures/servers/normal_server.py``) concurrently,
+Starts 20 fixture stdio servers (``tests/fixtures/servers/normal_server.py --sdk``) concurrently,
 each in its own fresh interpreter so both sides pay the same import costs:
 
 * ``bare``: an anyio task group opening 20 SDK ``Client``s (``StdioServerParameters``,
@@ -46,7 +46,7 @@ def run_bare(count: int) -> dict[str, Any]:
         listed = 0
         all_listed = anyio.Event()
         release = anyio.Event()
-        params = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
+        params = StdioServerParameters(command=sys.executable, args=[str(SERVER), "--sdk"])
 
         async def one() -> None:
             nonlocal listed
@@ -79,7 +79,7 @@ def run_supervisor(count: int) -> dict[str, Any]:
     from clawplane.runtimes import Phase, Supervisor
 
     spec = McpServerSpec(
-        command=sys.executable, args=[str(SERVER)], connection_timeout_ms=int(START_TIMEOUT * 1000)
+        command=sys.executable, args=[str(SERVER), "--sdk"], connection_timeout_ms=int(START_TIMEOUT * 1000)
     )
 
     async def main() -> dict[str, Any]:

@@ -238,7 +238,8 @@ class World:
 
     def servers(self) -> dict[int, psutil.Process]:
         """Live server processes (not grandchildren) of this world, by pid."""
-        return {p.pid: p for p in self.tagged() if "grandchild" not in (p.cmdline() or [])}
+        # The command line read with the scan: a server may end (a zombie) before a second read.
+        return {p.pid: p for p in self.tagged() if "grandchild" not in (p.info["cmdline"] or [])}
 
     def start_foreign(self, *, ignore_term: bool = False) -> psutil.Process:
         """A process that is not ours, leading its own process group; it must survive the test."""

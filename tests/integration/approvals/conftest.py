@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
-from tests.integration.engine.conftest import ROOT, Cli, processes_under
+from tests.integration.engine.conftest import Cli, processes_under
 from tests.integration.runloop.conftest import Loop
+from tests.support.quickstart import copy_quickstart
 
 EXTRA_SERVER = """apiVersion: clawplane.dev/v1alpha1
 kind: McpServer
@@ -52,7 +52,7 @@ def approvals(cli: Cli, folder: Path, *args: str) -> Any:
 def guarded(tmp_path: Path) -> Iterator[Loop]:
     """The watched folder: quickstart + three more hosted servers + the approval rules."""
     folder = tmp_path / "quickstart"
-    shutil.copytree(ROOT / "examples" / "quickstart", folder, ignore=shutil.ignore_patterns(".clawplane"))
+    copy_quickstart(folder)
     for name in EXTRAS:
         (folder / f"{name}.yaml").write_text(EXTRA_SERVER.format(name=name))
     add_rules(folder)

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.integration.approvals.conftest import EXTRA_SERVER, add_rules, approvals
-from tests.integration.engine.conftest import ROOT, Cli, processes_under
+from tests.integration.engine.conftest import Cli, processes_under
+from tests.support.quickstart import copy_quickstart
 
 
 def test_apply_holds_what_a_rule_holds_until_approve(tmp_path: Path) -> None:
     folder = tmp_path / "quickstart"
-    shutil.copytree(ROOT / "examples" / "quickstart", folder, ignore=shutil.ignore_patterns(".clawplane"))
+    copy_quickstart(folder)
     (folder / "notes-two.yaml").write_text(EXTRA_SERVER.format(name="notes-two"))
     add_rules(folder)
     cli = Cli(folder)

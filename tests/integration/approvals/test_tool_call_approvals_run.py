@@ -10,7 +10,6 @@ answers are events and audit entries.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,13 +18,14 @@ import anyio
 import httpx
 import pytest
 from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
-from tests.fixtures.servers.helpers import SERVERS, authed
+from tests.fixtures.servers.helpers import authed
 from tests.integration.approvals.conftest import approvals
-from tests.integration.engine.conftest import ROOT, Cli, processes_under
+from tests.integration.engine.conftest import Cli, processes_under
 from tests.integration.mcpserve.conftest import control, endpoint
 from tests.integration.mcpserve.test_approvals import _head
 from tests.integration.mcpserve.test_tools import call, schemas_of
 from tests.integration.runloop.conftest import Loop
+from tests.support.quickstart import copy_fixture, copy_quickstart
 
 pytestmark = pytest.mark.anyio
 
@@ -53,9 +53,8 @@ def anyio_backend() -> str:
 def gated(tmp_path: Path) -> Iterator[Loop]:
     """The quickstart + the gated fixture, watched by ``clawplane run``."""
     folder = tmp_path / "quickstart"
-    shutil.copytree(ROOT / "examples" / "quickstart", folder, ignore=shutil.ignore_patterns(".clawplane"))
-    for script in ("gated_server.py", "fixture_common.py"):
-        shutil.copy(SERVERS / script, folder / "servers" / script)
+    copy_quickstart(folder)
+    copy_fixture("gated", folder / "servers")
     (folder / "gated.yaml").write_text(GATED)
     cli = Cli(folder)
     loop = Loop(folder, cli)

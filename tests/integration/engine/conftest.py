@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from typing import Any
 import psutil
 import pytest
 from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
+from tests.support.quickstart import copy_quickstart
 
 ROOT = Path(__file__).resolve().parents[3]
 CANARY = "canary-secret-5d1e0c"
@@ -73,7 +73,7 @@ def processes_under(folder: Path) -> list[psutil.Process]:
 def quickstart(tmp_path: Path) -> Iterator[tuple[Path, Cli]]:
     """A private copy of examples/quickstart; its supervisor is always stopped afterwards."""
     folder = tmp_path / "quickstart"
-    shutil.copytree(ROOT / "examples" / "quickstart", folder, ignore=shutil.ignore_patterns(".clawplane"))
+    copy_quickstart(folder)
     cli = Cli(folder)
     with fake_quickstart_provider(folder, key=PROVIDER_CANARY) as fake:
         cli.env[KEY_ENV] = fake.key or ""

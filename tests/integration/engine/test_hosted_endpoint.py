@@ -23,6 +23,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.integration.engine.conftest import ROOT, Cli
+from tests.support.quickstart import copy_quickstart
 
 VAULT = """
 ---
@@ -170,7 +171,7 @@ def open_folder(tmp_path: Path) -> Iterator[tuple[Path, Cli]]:
     base = Path(tempfile.mkdtemp(prefix="clawplane-shared-"))
     base.chmod(0o755)
     folder = base / "quickstart"
-    shutil.copytree(ROOT / "examples" / "quickstart", folder, ignore=shutil.ignore_patterns(".clawplane"))
+    copy_quickstart(folder)
     for path in [folder, *folder.rglob("*")]:
         path.chmod(0o755 if path.is_dir() else 0o644)
     cli = Cli(folder)

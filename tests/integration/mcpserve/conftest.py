@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -14,21 +13,23 @@ import pytest
 from mcp import Client, StdioServerParameters
 from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.fixtures.servers.helpers import authed
-from tests.integration.engine.conftest import ROOT, Cli, processes_under
+from tests.integration.engine.conftest import Cli, processes_under
+from tests.support.quickstart import copy_quickstart
 
 TRANSPORTS = ("stdio", "http")
 MODES = ("auto", "legacy")  # auto negotiates 2026-07-28 with our server, legacy the handshake era
 
 
-def copy_quickstart(folder: Path) -> Cli:
-    shutil.copytree(ROOT / "examples" / "quickstart", folder, ignore=shutil.ignore_patterns(".clawplane"))
+def quickstart_cli(folder: Path) -> Cli:
+    """A quickstart copy at ``folder`` and the CLI that drives it."""
+    copy_quickstart(folder)
     return Cli(folder)
 
 
 @contextlib.contextmanager
 def applied(folder: Path) -> Iterator[Cli]:
     """``folder`` with the quickstart applied (its supervisor runs); stopped afterwards."""
-    cli = copy_quickstart(folder)
+    cli = quickstart_cli(folder)
     with fake_quickstart_provider(folder) as fake:  # the quickstart's ModelProvider, on loopback
         cli.env[KEY_ENV] = fake.key or ""
         try:

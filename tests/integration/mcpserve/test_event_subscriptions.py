@@ -16,7 +16,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPDeprecationWarning
-from tests.integration.mcpserve.conftest import copy_quickstart
+from tests.integration.mcpserve.conftest import quickstart_cli
 
 from clawplane.events import EventQueue
 from clawplane.mcpserve.folder import local_server
@@ -33,7 +33,7 @@ def anyio_backend() -> str:
 
 
 async def test_a_server_nobody_subscribes_to_does_not_poll_for_events(tmp_path: Path) -> None:
-    ws = Workspace.for_folder(copy_quickstart(tmp_path / "quickstart").folder)
+    ws = Workspace.for_folder(quickstart_cli(tmp_path / "quickstart").folder)
     db = StateDB.open(ws.state_dir)
     try:
         server = local_server(ws, db, "tester")
@@ -60,7 +60,7 @@ async def test_a_server_nobody_subscribes_to_does_not_poll_for_events(tmp_path: 
 
 @pytest.mark.timeout(120)
 async def test_an_events_subscriber_hears_of_an_event_another_process_wrote(tmp_path: Path) -> None:
-    cli = copy_quickstart(tmp_path / "quickstart")
+    cli = quickstart_cli(tmp_path / "quickstart")
     heard: list[dict[str, object]] = []
     arrived = anyio.Event()
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import time
 import urllib.error
 import urllib.request
@@ -14,9 +13,10 @@ from typing import Any, TypeVar
 
 import pytest
 from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
-from tests.integration.engine.conftest import ROOT, Cli, processes_under
+from tests.integration.engine.conftest import Cli, processes_under
 from tests.support.patience import CONDITION_S
 from tests.support.peek import by_key, status_text
+from tests.support.quickstart import copy_quickstart
 
 T = TypeVar("T")
 
@@ -111,7 +111,7 @@ class Loop:
 def looping(tmp_path: Path) -> Iterator[Loop]:
     """A quickstart copy with a second hosted server, watched by ``clawplane run --detach``."""
     folder = tmp_path / "quickstart"
-    shutil.copytree(ROOT / "examples" / "quickstart", folder, ignore=shutil.ignore_patterns(".clawplane"))
+    copy_quickstart(folder)
     (folder / "notes-two.yaml").write_text(SECOND_SERVER)
     cli = Cli(folder)
     loop = Loop(folder, cli)

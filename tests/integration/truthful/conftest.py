@@ -7,7 +7,6 @@ fixture stops whatever supervisor a test left and kills any process still naming
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.integration.engine.conftest import ROOT, Cli, processes_under
+from tests.support.quickstart import copy_quickstart
 
 BROKEN_SERVER = """\
 import sys
@@ -91,7 +91,7 @@ class Folder:
 def folder(tmp_path: Path) -> Iterator[Folder]:
     """A private quickstart copy; nothing started for it outlives the test."""
     path = tmp_path / "quickstart"
-    shutil.copytree(ROOT / "examples" / "quickstart", path, ignore=shutil.ignore_patterns(".clawplane"))
+    copy_quickstart(path)
     made = Folder(path)
     with fake_quickstart_provider(path) as fake:
         made.cli.env[KEY_ENV] = fake.key or ""

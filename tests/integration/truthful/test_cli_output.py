@@ -17,6 +17,7 @@ from pathlib import Path
 from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.integration.engine.conftest import ROOT
 from tests.integration.truthful.conftest import Folder
+from tests.support.quickstart import copy_quickstart
 
 INVALID = ROOT / "examples" / "invalid"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -26,7 +27,7 @@ def test_mcp_edits_work_while_a_supervisor_runs(tmp_path: Path) -> None:
     # A short path, so the control socket lives in the folder's .clawplane/ as it does for users.
     short = Path(tempfile.mkdtemp(prefix="cp-", dir="/tmp"))
     folder = Folder(short / "q")
-    shutil.copytree(ROOT / "examples" / "quickstart", folder.path, ignore=shutil.ignore_patterns(".clawplane"))
+    copy_quickstart(folder.path)
     os.mkfifo(folder.path / "notes.fifo")  # another kind of file a copy must not open
     with fake_quickstart_provider(folder.path) as fake:
         folder.cli.env[KEY_ENV] = fake.key or ""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +12,9 @@ import httpx
 import pytest
 from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.integration.approvals.conftest import EXTRA_SERVER
-from tests.integration.engine.conftest import ROOT, Cli, processes_under
+from tests.integration.engine.conftest import Cli, processes_under
 from tests.integration.runloop.conftest import Loop
+from tests.support.quickstart import copy_quickstart
 
 # Prints the resolved secret to stderr before serving: the dashboard must show it redacted.
 NOISY_SERVER = """apiVersion: clawplane.dev/v1alpha1
@@ -73,7 +73,7 @@ def csrf_of(html: str) -> str:
 def watched_dashboard(root: Path) -> Iterator[Dashboard]:
     """The quickstart + a noisy server + two servers whose deletion is held, watched by ``clawplane run``."""
     folder = root / "quickstart"
-    shutil.copytree(ROOT / "examples" / "quickstart", folder, ignore=shutil.ignore_patterns(".clawplane"))
+    copy_quickstart(folder)
     (folder / "noisy.yaml").write_text(NOISY_SERVER)
     for name in DOOMED:
         (folder / f"{name}.yaml").write_text(EXTRA_SERVER.format(name=name))
