@@ -144,6 +144,8 @@ CONVERSATIONS: dict[str, tuple[list[str], list[str], Callable[[], Iterator[Step]
     "gated-handshake": ([script("gated"), "--sdk"], [script("gated")], lambda: _conversation(False, GATED_CALLS)),
     "fault-modern": ([script("fault"), "--sdk"], [script("fault")],
                      lambda: _conversation(True, [("grandchild_pid", {}), *FIXTURE_CALLS[:2]])),
+    "crashing-modern": ([script("crashing"), "--sdk"], [script("crashing")],
+                        lambda: _conversation(True, FIXTURE_CALLS[:3])),
     "notes-modern": (NOTES_SDK, NOTES_LITE, lambda: _conversation(True, NOTES_CALLS)),
     "notes-handshake": (NOTES_SDK, NOTES_LITE, lambda: _conversation(False, NOTES_CALLS)),
 }
