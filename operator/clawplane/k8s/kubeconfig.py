@@ -7,10 +7,12 @@ Exec plugins and auth providers are not supported; they are for humans, not pods
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import ssl
 import tempfile
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +32,16 @@ class Connection:
     server: str
     ca_file: str | None = None
     insecure: bool = False
-    token: str | None = None
+    token: str | None = field(default=None, repr=False)
     cert_file: str | None = None
     key_file: str | None = None
     namespace: str = "default"
     token_file: str | None = None
     """Re-read on every request: the kubelet rotates projected service-account tokens."""
+    ca_data: str | None = None
+    cert_data: str | None = None
+    key_data: str | None = field(default=None, repr=False)
+    """PEM text embedded in the kubeconfig (``*-data``); kept in memory, never left on disk."""
 
     def ssl_context(self) -> ssl.SSLContext | bool:
         """The TLS settings for httpx (``False`` skips verification when the config asks for it)."""
@@ -43,10 +49,27 @@ class Connection:
             return True
         if self.insecure:
             return False
-        ctx = ssl.create_default_context(cafile=self.ca_file)
-        if self.cert_file:
-            ctx.load_cert_chain(self.cert_file, self.key_file)
+        ctx = ssl.create_default_context(cafile=self.ca_file, cadata=self.ca_data)
+        if self.cert_file or self.cert_data:
+            with self._client_pem_files() as (cert, key):
+                ctx.load_cert_chain(cert, key)
         return ctx
+
+    @contextlib.contextmanager
+    def _client_pem_files(self) -> Iterator[tuple[str, str | None]]:
+        """Paths of the client certificate and key; embedded ones exist only while ``ssl`` reads them.
+
+        ``ssl`` loads a certificate chain from files only. Embedded data goes to a private
+        directory (0700, files 0600) that is removed as soon as the context has loaded them.
+        """
+        if not (self.cert_data or self.key_data):
+            yield str(self.cert_file), self.key_file
+            return
+        with tempfile.TemporaryDirectory(prefix="clawplane-kube-") as folder:
+            cert = self.cert_file or _private_file(Path(folder) / "client.crt", self.cert_data or "")
+            key = self.key_file or (_private_file(Path(folder) / "client.key", self.key_data)
+                                    if self.key_data else None)
+            yield cert, key
 
     def headers(self) -> dict[str, str]:
         """Authorization header with the current token, when one is configured."""
@@ -106,26 +129,41 @@ def _from_kubeconfig(path: Path) -> Connection:
     token_file = str(base / user["tokenFile"]) if user.get("tokenFile") else None
     if token_file:
         token = Path(token_file).read_text().strip()
+    ca_file, ca_data = _file_or_data(cluster, "certificate-authority", base, path)
+    cert_file, cert_data = _file_or_data(user, "client-certificate", base, path)
+    key_file, key_data = _file_or_data(user, "client-key", base, path)
     return Connection(
         server=str(cluster.get("server", "")).rstrip("/"),
-        ca_file=_file_or_data(cluster, "certificate-authority", base),
+        ca_file=ca_file,
+        ca_data=ca_data,
         insecure=bool(cluster.get("insecure-skip-tls-verify", False)),
         token=token,
-        cert_file=_file_or_data(user, "client-certificate", base),
-        key_file=_file_or_data(user, "client-key", base),
+        cert_file=cert_file,
+        cert_data=cert_data,
+        key_file=key_file,
+        key_data=key_data,
         namespace=str(context.get("namespace") or "default"),
         token_file=token_file,
     )
 
 
-def _file_or_data(section: dict[str, Any], key: str, base: Path) -> str | None:
+def _file_or_data(section: dict[str, Any], key: str, base: Path, path: Path) -> tuple[str | None, str | None]:
+    """``key`` as a path (relative to the kubeconfig), or ``key-data`` decoded to PEM text."""
     if section.get(key):
-        return str(base / section[key])
+        return str(base / section[key]), None
     data = section.get(f"{key}-data")
     if not data:
-        return None
-    # ssl wants files: keep the decoded PEM in a private temp file for the process's lifetime.
-    fd, name = tempfile.mkstemp(prefix="clawplane-kube-", suffix=".pem")
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(base64.b64decode(data))
-    return name
+        return None, None
+    try:
+        # kubectl ignores line breaks inside the base64 text; so do we.
+        return None, base64.b64decode("".join(str(data).split()), validate=True).decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        raise KubeConfigError(f"{path}: {key}-data is not base64-encoded PEM; fix the kubeconfig") from None
+
+
+def _private_file(path: Path, text: str) -> str:
+    """Write ``text`` to a new file only its owner can read."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write(text)
+    return str(path)

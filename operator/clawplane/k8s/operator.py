@@ -131,11 +131,14 @@ def build_registry(config: OperatorConfig) -> kopf.OperatorRegistry:
         return kopf.ConnectionInfo(
             server=conn.server,
             ca_path=conn.ca_file,
+            ca_data=conn.ca_data,
             insecure=conn.insecure,
             token=conn.token,
             scheme="Bearer" if conn.token else None,
             certificate_path=conn.cert_file,
+            certificate_data=conn.cert_data,
             private_key_path=conn.key_file,
+            private_key_data=conn.key_data,
             default_namespace=conn.namespace,
         )
 

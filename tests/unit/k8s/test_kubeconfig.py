@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import base64
+import datetime
+import ssl
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -33,7 +36,54 @@ def test_token_server_ca_and_namespace(tmp_path: Path) -> None:
     assert conn.server == "https://10.0.0.1:6443"
     assert conn.headers() == {"Authorization": "Bearer abc"}
     assert conn.namespace == "team"
-    assert conn.ca_file is not None and Path(conn.ca_file).read_bytes() == b"PEM"
+    assert conn.ca_file is None and conn.ca_data == "PEM"
+
+
+def _pem_pair() -> tuple[str, str]:
+    """A self-signed client certificate and its private key, as PEM text."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "clawplane-test")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(1).not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+        .sign(key, hashes.SHA256())
+    )
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+    return cert.public_bytes(serialization.Encoding.PEM).decode(), key_pem.decode()
+
+
+def test_embedded_client_certificates_never_stay_on_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``*-data`` PEM stays in memory; ssl reads the client pair from files removed at once."""
+    cert, key = _pem_pair()
+    b64 = base64.b64encode
+    text = KUBECONFIG.format(ca=b64(cert.encode()).decode()).replace(
+        "user: {token: abc}",
+        f"user: {{client-certificate-data: {b64(cert.encode()).decode()}, "
+        f"client-key-data: {b64(key.encode()).decode()}}}",
+    )
+    (tmp_path / "kc").write_text(text)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    conn = load_connection(str(tmp_path / "kc"))
+    assert (conn.cert_data, conn.key_data, conn.ca_data) == (cert, key, cert)
+    context = conn.ssl_context()
+    assert isinstance(context, ssl.SSLContext) and context.cert_store_stats()["x509"] == 1
+    assert list(temp.iterdir()) == []  # the key was on disk only while ssl read it
+    assert "PRIVATE KEY" not in repr(conn) and key not in repr(conn)
+
+
+def test_undecodable_embedded_data_names_the_field(tmp_path: Path) -> None:
+    (tmp_path / "kc").write_text(KUBECONFIG.format(ca="not base64 at all!"))
+    with pytest.raises(KubeConfigError, match="certificate-authority-data is not base64-encoded PEM"):
+        load_connection(str(tmp_path / "kc"))
 
 
 @pytest.mark.parametrize(
