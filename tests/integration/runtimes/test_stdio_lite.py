@@ -187,8 +187,7 @@ def _replay(argv: list[str], steps: Iterator[Step]) -> list[Any]:
 def _without_pid(message: Any, pid: int) -> Any:
     """The ``pid`` tool's answer with the process id replaced by a placeholder."""
     text = json.dumps(message, ensure_ascii=False)
-    return json.loads(text.replace(f'"text":"{pid}"', '"text":"<pid>"').replace(
-        f'"text": "{pid}"', '"text": "<pid>"').replace(f'"result": {pid}', '"result": "<pid>"'))
+    return json.loads(text.replace(f'"text": "{pid}"', '"text": "<pid>"').replace(f'"result": {pid}', '"result": "<pid>"'))
 
 
 @pytest.mark.parametrize("conversation", sorted(CONVERSATIONS))
