@@ -49,10 +49,16 @@ class Connection:
             return True
         if self.insecure:
             return False
-        ctx = ssl.create_default_context(cafile=self.ca_file, cadata=self.ca_data)
-        if self.cert_file or self.cert_data:
-            with self._client_pem_files() as (cert, key):
-                ctx.load_cert_chain(cert, key)
+        try:
+            ctx = ssl.create_default_context(cafile=self.ca_file, cadata=self.ca_data)
+            if self.cert_file or self.cert_data:
+                with self._client_pem_files() as (cert, key):
+                    ctx.load_cert_chain(cert, key)
+        except (ssl.SSLError, OSError) as exc:  # the user's certificates, not our bug
+            raise KubeConfigError(
+                f"cannot use the kubeconfig's TLS certificates for {self.server}: {exc}; "
+                "fix certificate-authority and client-certificate/client-key (or their -data)"
+            ) from None
         return ctx
 
     @contextlib.contextmanager

@@ -118,7 +118,7 @@ def _dashboard(options: RunOptions) -> DashboardOptions | None:
 def run_operator(options: RunOptions) -> int:
     """Run until SIGTERM/SIGINT; returns the process exit code."""
     try:
-        load_connection(options.kubeconfig)
+        load_connection(options.kubeconfig).ssl_context()  # the TLS material too: fail here, with its cause
         options.state_dir.mkdir(parents=True, exist_ok=True)
         given = options.metrics_token_file
         if options.metrics_port and (given is None or not given.exists()):

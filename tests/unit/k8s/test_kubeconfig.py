@@ -80,6 +80,20 @@ def test_embedded_client_certificates_never_stay_on_disk(tmp_path: Path, monkeyp
     assert "PRIVATE KEY" not in repr(conn) and key not in repr(conn)
 
 
+def test_a_certificate_that_is_not_one_is_a_clear_error_at_start(tmp_path: Path) -> None:
+    """Valid base64 that is no PEM certificate: ``k8s run`` exits 2 naming the cause, no traceback."""
+    kubeconfig = tmp_path / "kc"
+    kubeconfig.write_text(KUBECONFIG.format(ca=base64.b64encode(b"not a certificate").decode()))
+    proc = subprocess.run(
+        [sys.executable, "-m", "clawplane", "k8s", "run", "--kubeconfig", str(kubeconfig),
+         "--state-dir", str(tmp_path / "state")],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    both = proc.stdout + proc.stderr
+    assert proc.returncode == 2, both
+    assert "cannot use the kubeconfig's TLS certificates" in both and "Traceback" not in both
+
+
 def test_undecodable_embedded_data_names_the_field(tmp_path: Path) -> None:
     (tmp_path / "kc").write_text(KUBECONFIG.format(ca="not base64 at all!"))
     with pytest.raises(KubeConfigError, match="certificate-authority-data is not base64-encoded PEM"):
