@@ -112,6 +112,10 @@ CORPUS_BLOCKS = [
     "description: a\u2028b\nname: ls",
     "description: d\nname: n\u0085x",
     "description:null\nname: x",
+    "description: d\nmetadata:\n  urls: [http://x/y, a:b]\n  m: {a:b}\n  q: [?, x]\n  k: {-: x}",
+    "description: d\nmetadata:\n  k: [-, x]",
+    "description: d\nmetadata:\n  k: {x: -, y}",
+    "description: d\nurls: [http://x/y]\nflow: {a:b}",
 ]
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -71,16 +71,54 @@ def _c_composer() -> Callable[[str], Any] | None:
 _C_COMPOSER = _c_composer()  # ~15x faster than the pure parser; same documents accepted here
 
 
+# libyaml (YAML 1.1) refuses a ":" inside a plain scalar in a flow collection
+# (``[http://x]``, ``{a:b}``) and a lone ``:`` or ``?`` there; YAML 1.2 reads them.
+_FLOW_1_1_LIMITS = ("found unexpected ':'", "did not find expected node content",
+                    "did not find expected ',' or ']'", "did not find expected ',' or '}'")
+
+
 def _compose(text: str) -> Node | None:
     if _C_COMPOSER is not None:
         try:
             node: Node | None = _C_COMPOSER(text).get_single_node()
             return node
         except MarkedYAMLError as exc:
+            message = f"{exc.context} {exc.problem}"
+            if any(limit in message for limit in _FLOW_1_1_LIMITS):
+                return _compose_flow_1_2(text, exc)
             # YAML 1.2 lets an anchor be redefined (later wins); libyaml refuses.
-            if "duplicate anchor" not in f"{exc.context} {exc.problem}":
+            if "duplicate anchor" not in message:
                 raise
     return _compose_pure(text)
+
+
+def _compose_flow_1_2(text: str, refusal: MarkedYAMLError) -> Node | None:
+    """The pure parser's reading of flow text libyaml refused, where it agrees with ``yaml``."""
+    try:
+        node = _compose_pure(text)
+    except YAMLError:
+        raise refusal from None
+    # ``[a:]`` and ``[:, x]`` are one-pair mappings to ``yaml`` but strings to ruamel: keep
+    # refusing those rather than giving a different value.
+    if node is not None and any(scalar.value.endswith(":") for scalar in _flow_plain_scalars(node)):
+        raise refusal
+    return node
+
+
+def _flow_plain_scalars(root: Node) -> Iterator[ScalarNode]:
+    """The plain scalars inside flow collections."""
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, in_flow = stack.pop()
+        if isinstance(node, ScalarNode):
+            if in_flow and not node.style:
+                yield node
+            continue
+        flow = in_flow or bool(getattr(node, "flow_style", False))
+        if isinstance(node, MappingNode):
+            stack.extend((item, flow) for pair in node.value for item in pair)
+        elif isinstance(node, SequenceNode):
+            stack.extend((item, flow) for item in node.value)
 
 
 class _PureResolver(VersionedResolver):
@@ -119,6 +157,8 @@ def compose_block(block: str) -> Node | None:
     hide = bool(_AWKWARD_RE.search(block)) and not _STAND_IN_RE.search(block)
     try:
         node = _compose(block.translate(_HIDE) if hide else block)
+        if node is not None and ("[" in block or "{" in block):
+            _refuse_flow_dashes(node, block)
         if hide and node is not None:
             _show_breaks(node)
         return node
@@ -128,6 +168,19 @@ def compose_block(block: str) -> Node | None:
         return _raise(_code_for(message), message or str(exc), mark)
     except YAMLError as exc:
         raise YamlIssue("YAML_EXCEPTION", str(exc)) from None
+
+
+def _refuse_flow_dashes(root: Node, block: str) -> None:
+    """Raise where a lone ``-`` in a flow collection is not a key: ``yaml`` reads a block sequence.
+
+    libyaml and ruamel read ``[-, x]`` or ``{a: -}`` as the string ``-``; ``yaml`` refuses
+    them (``{-: x}``, a key, it accepts).
+    """
+    for scalar in _flow_plain_scalars(root):
+        mark = scalar.end_mark
+        if scalar.value == "-" and not block[mark.index:].lstrip(" ").startswith(":"):
+            raise YamlIssue("BLOCK_IN_FLOW", "Block collections are not allowed within flow collections",
+                            mark.line, mark.column)
 
 
 def _show_breaks(root: Node) -> None:

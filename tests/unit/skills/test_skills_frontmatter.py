@@ -101,6 +101,17 @@ def test_yaml_1_2_details_libyaml_would_get_wrong() -> None:
     assert fm("a: &x 1\nb: &x 2\nc: *x\ndescription: d")["c"] == "2"
 
 
+def test_flow_collections_read_as_yaml_1_2_reads_them() -> None:
+    # A ":" inside a plain scalar, or a lone "?", is fine in a YAML 1.2 flow collection.
+    meta = fm("metadata:\n  urls: [http://x/y, a:b]\n  m: {a:b}\n  q: [?, x]")["metadata"]
+    assert meta == '{"urls":["http://x/y","a:b"],"m":{"a:b":null},"q":[{"":null},"x"]}'
+    # A lone "-" that is not a key starts a block sequence, which flow collections refuse.
+    assert fm("metadata:\n  k: {-: x}")["metadata"] == '{"k":{"-":"x"}}'
+    for value in ("[-, x]", "{x: -, y}", "[[-]]"):
+        with pytest.raises(FrontmatterError, match="BLOCK_IN_FLOW"):
+            fm(f"metadata:\n  k: {value}")
+
+
 def test_the_line_reader_fills_keys_yaml_lacks() -> None:
     assert parse_line_frontmatter("a: 'q'\nb:\n  line1\n  line2\nc:") == {"a": "q", "b": "line1\n  line2"}
 
