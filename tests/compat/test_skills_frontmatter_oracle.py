@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from tests.compat.conftest import require_oracle
 from tests.oracles import locate
+from tests.support.frontmatter_docs import nested_docs, simple_docs
 
 from clawplane.skills import FrontmatterError, parse_manifest, parse_skill_frontmatter
 from clawplane.skills.manifest import Manifest, parse_invocation
@@ -152,28 +153,6 @@ def _random_docs(seed: int, count: int) -> list[str]:
     return docs
 
 
-def _simple_docs(seed: int, count: int) -> list[str]:
-    """Documents of one ``key: value`` per line, the shape the fast path reads without YAML."""
-    rng = random.Random(seed)
-    keys = ["name", "description", "metadata", "homepage", "user-invocable",
-            "disable-model-invocation", "emoji", "x", "True", "on", "summary", "k-2"]
-    values = ["plain text", "Use this, maybe (v2).", "1", "1.0", "-5", "+3", ".5", "1e3", "0x1F",
-              "0o7", "0b1", "yes", "no", "True", "null", "~", ".nan", "-.inf", "a#b", "a: b",
-              "a #b", "ends:", "http://x.y/z?a=1#f", "x]", "[x]", "{}", "[]", '{"a":1}',
-              '{"a": 1, "b": [1, 2.50, "x"]}', "[1, 2, 3]", "[1E5, -0, true, null]", '["a,b"]',
-              '{"openclaw":{"requires":{"bins":["a","b"]},"always":true}}', '{"a": 1, "a": 2}',
-              '{"a": NaN}', "{'a': 1}", "{a: 1}", '"dq"', '"dq \\"esc\\" \\u00e9 \\/"',
-              '"\\x41"', "'sq'", "'it''s'", "'bad'quote'", '"tail" x', "''", '""', "é ü 😀",
-              "\u00a0nbsp", "a\u00a0b", "tab\tin", "ctl\x7fx", "nul\x00x", "esc\x1bx",
-              "x  y  z", "trailing   ", "-dash", "?q", ":c", "%p", "@a", "`t", "!t", "&a", "*a"]
-    docs = []
-    for _ in range(count):
-        lines = [f"{rng.choice(keys)}:{rng.choice([' ', ' ', '  '])}{rng.choice(values)}"
-                 for _ in range(rng.randint(1, 5))]
-        docs.append("---\n" + "\n".join(lines) + "\n---\nbody")
-    return docs
-
-
 def _run_oracle(tmp_path: Path, docs: list[str]) -> list[dict[str, Any]]:
     require_oracle("openclaw")
     cmd = locate.openclaw_cmd()
@@ -246,6 +225,6 @@ def test_frontmatter_corpus_matches_openclaw(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_random_frontmatter_matches_openclaw(tmp_path: Path, seed: int) -> None:
-    docs = _random_docs(seed, 2500) + _simple_docs(seed, 2500)
+    docs = _random_docs(seed, 2000) + simple_docs(seed, 1500) + nested_docs(seed, 1500)
     problems = _differences(docs, _run_oracle(tmp_path, docs))
     assert not problems, f"{len(problems)} of {len(docs)} differ:\n" + "\n".join(problems[:20])

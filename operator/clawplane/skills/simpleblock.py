@@ -1,4 +1,4 @@
-"""A fast path for the frontmatter most skills have: one ``key: value`` per line.
+"""A fast path for the frontmatter most skills have: ``key: value`` lines, maybe nested.
 
 Composing YAML costs far more than the text warrants for blocks like::
 
@@ -6,12 +6,21 @@ Composing YAML costs far more than the text warrants for blocks like::
     description: Get the forecast.
     metadata: {"openclaw": {"requires": {"bins": ["curl"]}}}
 
-When every line is a top-level key with a plain, quoted or one-line JSON value
-that YAML cannot read any other way, the result YAML (and OpenClaw) would give
-is computed directly. Anything else (indentation, comments after values, tabs,
-anchors, tags, block scalars, flow values that are not JSON, duplicate keys…)
-returns ``None`` and takes the full path. The differential tests run both paths
-against OpenClaw.
+or the same manifest written as a block mapping::
+
+    metadata:
+      openclaw:
+        emoji: "🌦"
+        requires:
+          bins: [curl, jq]
+
+When every line is a key with a plain, quoted, one-line JSON or simple flow-sequence
+value that YAML cannot read any other way, or a key opening a more-indented block
+mapping of such lines, the result YAML (and OpenClaw) would give is computed directly.
+Anything else (blank or comment lines inside a block, uneven indentation, tabs,
+anchors, tags, block scalars, sequences of ``-`` items, flow values that are neither
+JSON nor plain words, duplicate keys…) returns ``None`` and takes the full path. The
+differential tests run both paths against each other and against OpenClaw.
 """
 
 from __future__ import annotations
@@ -27,12 +36,18 @@ from clawplane.skills.yamlvalues import resolve_plain
 __all__ = ["parse_simple_block"]
 
 _LINE = re.compile(r"([A-Za-z][A-Za-z0-9_-]*): +(\S.*)")
+_OPENER = re.compile(r"([A-Za-z][A-Za-z0-9_-]*): *")
 _KEYWORDS = frozenset({"null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE"})
 _PLAIN_START_BAD = frozenset("-?:,[]{}#&*!|>'\"%@`")
 # Printable per YAML 1.2, minus what could change the meaning of a plain scalar here.
 _UNSAFE = re.compile("[^\\x20-\\x7e\\xa0-\\ud7ff\\ue000-\\ufffd\\U00010000-\\U0010ffff]|[\\[\\]{}]"
                      "|: | #|:$|\\u2028|\\u2029")
+_UNSAFE_QUOTED = re.compile("[^\\x20-\\x7e\\xa0-\\ud7ff\\ue000-\\ufffd\\U00010000-\\U0010ffff]"
+                            "|\\u2028|\\u2029")
 _SINGLE = re.compile(r"'(?:[^']|'')*'")
+# A flow sequence of plain words: no quotes, colons, comments or nested collections.
+_WORD = r"-?[A-Za-z0-9_.~/+][A-Za-z0-9_.~/+-]*"
+_FLOW_WORDS = re.compile(rf"\[ *(?:{_WORD}(?: *, *{_WORD})*)? *\]")
 _MAX_KEY = 1000  # YAML limits implicit keys to 1024 characters
 
 
@@ -49,15 +64,27 @@ def parse_simple_block(block: str, json_values: dict[str, Any] | None = None) ->
     """
     result: dict[str, str] = {}
     parsed_json: dict[str, Any] = {}
+    lines = block.split("\n")
+    seen: set[str] = set()
     try:
-        for line in block.split("\n"):
-            if not line or line.startswith("#"):
+        index, count = 0, len(lines)
+        while index < count:
+            line = lines[index]
+            index += 1
+            if not line or line[0] == "#":
                 continue
             match = _LINE.fullmatch(line)
-            if match is None or match.group(1) in _KEYWORDS or match.group(1) in result:
-                return None
-            key, raw = match.group(1), match.group(2).rstrip(" ")
-            value = _value(raw, key, parsed_json)
+            if match is not None:
+                key = _new_key(match.group(1), seen)
+                value = _top_value(match.group(2).rstrip(" "), key, parsed_json)
+            else:
+                opener = _OPENER.fullmatch(line)
+                if opener is None:
+                    return None
+                key = _new_key(opener.group(1), seen)
+                index, nested = _mapping(lines, index, 0)
+                # YAML's null is dropped, and the line reader has nothing for an empty value.
+                value = None if nested is None else json_stringify(nested)
             if value is not None:
                 result[key] = value
     except _NotSimple:
@@ -67,38 +94,104 @@ def parse_simple_block(block: str, json_values: dict[str, Any] | None = None) ->
     return result or None
 
 
-def _value(raw: str, key: str, parsed_json: dict[str, Any]) -> str | None:
-    """The frontmatter string for one value (``None`` drops the key, as YAML null does)."""
+def _new_key(key: str, seen: set[str]) -> str:
+    if key in _KEYWORDS or key in seen or len(key) > _MAX_KEY:
+        raise _NotSimple  # a keyword key is not a string, and YAML rejects duplicate keys
+    seen.add(key)
+    return key
+
+
+def _mapping(lines: list[str], index: int, parent_indent: int) -> tuple[int, dict[str, Any] | None]:
+    """The block mapping indented past ``parent_indent`` from line ``index``; ``None`` if none."""
+    mapping: dict[str, Any] = {}
+    seen: set[str] = set()
+    indent = -1
+    while index < len(lines):
+        line = lines[index]
+        body = line.lstrip(" ")
+        depth = len(line) - len(body)
+        if depth <= parent_indent and body:
+            break
+        if not body or (indent >= 0 and depth != indent):
+            raise _NotSimple  # blank lines, continuations and uneven indentation: YAML decides
+        indent = depth
+        index += 1
+        match = _LINE.fullmatch(body)
+        if match is not None:
+            key = _new_key(match.group(1), seen)
+            mapping[key] = _nested_value(match.group(2).rstrip(" "))
+            continue
+        opener = _OPENER.fullmatch(body)
+        if opener is None:
+            raise _NotSimple
+        key = _new_key(opener.group(1), seen)
+        index, mapping[key] = _mapping(lines, index, depth)
+    return index, (mapping if indent >= 0 else None)
+
+
+def _top_value(raw: str, key: str, parsed_json: dict[str, Any]) -> str | None:
+    """The frontmatter string for a top-level value (``None`` drops the key, as YAML null does)."""
     if "\t" in raw:
         raise _NotSimple
     first = raw[0]
+    if first == "[" and _FLOW_WORDS.fullmatch(raw):
+        return json_stringify(_flow_words(raw))
     if first in "{[":
         return _json_value(raw, key, parsed_json)
     if first == '"':
-        try:
-            text = json.loads(raw)
-        except ValueError:
-            raise _NotSimple from None
-        if not isinstance(text, str) or _UNSAFE_QUOTED.search(raw):
-            raise _NotSimple
-        return js_trim(text)
+        return js_trim(_double_quoted(raw))
     if first == "'":
-        if not _SINGLE.fullmatch(raw) or _UNSAFE_QUOTED.search(raw):
-            raise _NotSimple
-        return js_trim(raw[1:-1].replace("''", "'"))
-    if first in _PLAIN_START_BAD or _UNSAFE.search(raw):
-        raise _NotSimple
-    resolved = resolve_plain(raw)
+        return js_trim(_single_quoted(raw))
+    resolved = _plain(raw)
     if resolved is None:
         return _strip_quotes(raw) or None  # YAML drops null; the line reader keeps the text
     return js_trim(resolved) if isinstance(resolved, str) else js_string(resolved)
 
 
-_UNSAFE_QUOTED = re.compile("[^\\x20-\\x7e\\xa0-\\ud7ff\\ue000-\\ufffd\\U00010000-\\U0010ffff]"
-                            "|\\u2028|\\u2029")
+def _nested_value(raw: str) -> Any:
+    """The JavaScript value of a value inside a block mapping (strings are not trimmed)."""
+    if "\t" in raw:
+        raise _NotSimple
+    first = raw[0]
+    if first == "[" and _FLOW_WORDS.fullmatch(raw):
+        return _flow_words(raw)
+    if first in "{[":
+        return _json(raw)
+    if first == '"':
+        return _double_quoted(raw)
+    if first == "'":
+        return _single_quoted(raw)
+    return _plain(raw)
 
 
-def _json_value(raw: str, key: str, parsed_json: dict[str, Any]) -> str:
+def _plain(raw: str) -> Any:
+    if raw[0] in _PLAIN_START_BAD or _UNSAFE.search(raw):
+        raise _NotSimple
+    return resolve_plain(raw)
+
+
+def _double_quoted(raw: str) -> str:
+    try:
+        text = json.loads(raw)
+    except ValueError:
+        raise _NotSimple from None
+    if not isinstance(text, str) or _UNSAFE_QUOTED.search(raw):
+        raise _NotSimple
+    return text
+
+
+def _single_quoted(raw: str) -> str:
+    if not _SINGLE.fullmatch(raw) or _UNSAFE_QUOTED.search(raw):
+        raise _NotSimple
+    return raw[1:-1].replace("''", "'")
+
+
+def _flow_words(raw: str) -> list[Any]:
+    inner = raw[1:-1].strip(" ")
+    return [resolve_plain(word.strip(" ")) for word in inner.split(",")] if inner else []
+
+
+def _json(raw: str) -> Any:
     """A one-line JSON object or array, read as the YAML flow collection it also is."""
     if _UNSAFE_QUOTED.search(raw):
         raise _NotSimple
@@ -108,6 +201,12 @@ def _json_value(raw: str, key: str, parsed_json: dict[str, Any]) -> str:
         raise _NotSimple from None
     if not isinstance(parsed, dict | list):
         raise _NotSimple
+    return parsed
+
+
+def _json_value(raw: str, key: str, parsed_json: dict[str, Any]) -> str:
+    """A top-level one-line JSON value's frontmatter string."""
+    parsed = _json(raw)
     # On a line whose value contains ":", OpenClaw keeps the raw text; else YAML's JSON form.
     if ":" not in raw:
         return json_stringify(parsed)
@@ -117,10 +216,10 @@ def _json_value(raw: str, key: str, parsed_json: dict[str, Any]) -> str:
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [key for key, _ in pairs]
-    if len(set(keys)) != len(keys) or any(len(key) > _MAX_KEY for key in keys):
+    mapping = dict(pairs)
+    if len(mapping) != len(pairs) or any(len(key) > _MAX_KEY for key in mapping):
         raise _NotSimple  # YAML rejects duplicate keys (JSON keeps the last) and huge keys
-    return dict(pairs)
+    return mapping
 
 
 def _no_constants(name: str) -> Any:

@@ -30,6 +30,7 @@ _HEX_RE = re.compile(r"^0x[0-9a-fA-F]+$")
 _NAN_RE = re.compile(r"^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$")
 _EXP_RE = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$")
 _FLOAT_RE = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$")
+_NON_STRING_STARTS = frozenset("~NnTtFf0123456789+-.")
 
 
 def node_to_js(node: Node) -> Any:
@@ -122,6 +123,8 @@ def _tag_text(node: Node) -> str:
 
 def resolve_plain(value: str) -> Any:
     """A plain scalar under the YAML 1.2 core schema, numbers as JavaScript doubles."""
+    if value and value[0] not in _NON_STRING_STARTS:
+        return value  # every null, bool and number spelling starts with one of those
     if _NULL_RE.match(value):
         return None
     if _BOOL_RE.match(value):
