@@ -21,12 +21,13 @@ import os
 import stat as stat_mod
 from dataclasses import dataclass
 
+from clawplane._utils.fastinit import fast_init
 from clawplane.diagnostics import Diagnostic
 from clawplane.naming import utf16_sort_key
 from clawplane.skills import codes
 from clawplane.skills.collation import locale_sort_key
 from clawplane.skills.listing import MAX_GROUPED_DEPTH, ChildLister, new_budget, raw_limit
-from clawplane.skills.pathfacts import PathFacts, is_path_inside
+from clawplane.skills.pathfacts import PathFacts, child_path, is_path_inside
 from clawplane.skills.types import Limits, SkillRoot, Source
 
 __all__ = ["MAX_EXTRA_GROUPED_DEPTH", "MAX_GROUPED_DEPTH", "Candidate", "Discovery", "discover"]
@@ -34,6 +35,7 @@ __all__ = ["MAX_EXTRA_GROUPED_DEPTH", "MAX_GROUPED_DEPTH", "Candidate", "Discove
 MAX_EXTRA_GROUPED_DEPTH = 2
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """A folder with a SKILL.md that passed containment."""
@@ -114,8 +116,8 @@ class _Discoverer:
         if listing.truncated or len(children) > max_c:
             self._limit_note(base, f"{len(children)} child folders; scanned the first {max_c} "
                              "(skills.limits.maxCandidatesPerRoot)")
-        queue = [(os.path.join(base, name), name,
-                  0 if name == "skills" and not self.facts.has_skill_md(os.path.join(base, name))
+        queue = [(child_path(base, name), name,
+                  0 if name == "skills" and not self.facts.has_skill_md(child_path(base, name))
                   else 1) for name in limited]
         found: list[Candidate] = []
         index = 0
@@ -134,7 +136,7 @@ class _Discoverer:
             nested = self.lister.child_dirs(skill_dir, budget, follow=True, max_dirs=max_c)
             budget.truncated = budget.truncated or len(nested.dirs) > max_c
             for child in sorted(nested.dirs, key=utf16_sort_key)[:max_c]:
-                queue.append((os.path.join(skill_dir, child), f"{name}/{child}", depth + 1))
+                queue.append((child_path(skill_dir, child), f"{name}/{child}", depth + 1))
         if budget.truncated:
             self._limit_note(self.root_dir, "Skill inventory reached its discovery limit; "
                              "inspect the remaining skills separately.")
@@ -238,7 +240,7 @@ class _Discoverer:
 
     def _skill_file_ok(self, skill_dir: str, skill_real: str) -> bool:
         """OpenClaw's ``resolveSkillFilePath``: SKILL.md must resolve inside its folder."""
-        skill_md = os.path.join(skill_dir, "SKILL.md")
+        skill_md = child_path(skill_dir, "SKILL.md")
         if self._contained(skill_md, skill_dir, skill_real, ()):
             return True
         # A dangling SKILL.md is let through here and reported when it is read.

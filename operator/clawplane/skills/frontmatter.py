@@ -31,7 +31,7 @@ __all__ = ["FrontmatterError", "extract_block", "normalize_content", "parse_skil
 _WS = re.escape(JS_WHITESPACE)
 _WS_NO_NL = re.escape(JS_WHITESPACE.replace("\n", ""))
 _OPENING = re.compile(rf"^---[{_WS_NO_NL}]*\n")
-_CLOSING = re.compile(rf"(?:^|\n)---[{_WS_NO_NL}]*(?:\n|\Z)")
+_CLOSING_REST = re.compile(rf"[{_WS_NO_NL}]*(?:\n|\Z)")
 # JavaScript's `.` stops at line terminators and `\w` is ASCII-only.
 _LINE = re.compile(rf"^([A-Za-z0-9_-]+):[{_WS}]*([^\n\r\u2028\u2029]*)\Z")
 _FIELD_LINE = re.compile(
@@ -56,6 +56,8 @@ def normalize_content(content: str) -> str:
     """Drop one leading BOM and turn CRLF and lone CR into LF."""
     if content.startswith("\ufeff"):
         content = content[1:]
+    if "\r" not in content:
+        return content
     return content.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -64,11 +66,16 @@ def extract_block(normalized: str) -> tuple[str, str] | None:
     opening = _OPENING.match(normalized)
     if not opening:
         return None
-    tail = normalized[opening.end():]
-    closing = _CLOSING.search(tail)
-    if not closing:
-        return None
-    return tail[: closing.start()], tail[closing.end():]
+    start = opening.end()
+    # The closing line: "---" at the block's start or after a newline, then only spaces.
+    candidate = start if normalized.startswith("---", start) else normalized.find("\n---", start)
+    while candidate != -1:
+        dashes = candidate if candidate == start and normalized.startswith("---", start) else candidate + 1
+        rest = _CLOSING_REST.match(normalized, dashes + 3)
+        if rest is not None:
+            return normalized[start:candidate], normalized[rest.end():]
+        candidate = normalized.find("\n---", candidate + 1)
+    return None
 
 
 def parse_skill_frontmatter(content: str, json_values: dict[str, Any] | None = None) -> dict[str, str]:

@@ -164,10 +164,16 @@ class FsView:
         self.cache = cache
         self.deps: list[tuple[str, str, Any]] = []
         self.racy = False
+        # One clock reading per scan: a scan's start is earlier than any of its reads, so
+        # judging every entry against it calls at least as much racy as reading the clock each time.
+        self._fresh_since = cache.clock() - cache.racy_window_ns
+
+    def _is_racy(self, st: os.stat_result) -> bool:
+        return st.st_mtime_ns >= self._fresh_since or st.st_ctime_ns >= self._fresh_since
 
     def _note(self, kind: str, path: str, observed: Any, st: os.stat_result | None) -> None:
         self.deps.append((kind, path, observed))
-        if st is not None and self.cache.is_racy(st):
+        if st is not None and self._is_racy(st):
             self.racy = True
 
     def lstat(self, path: str) -> os.stat_result | None:
@@ -209,7 +215,7 @@ class FsView:
                 listing = [DirEntry(entry.name, _kind(entry)) for entry in it]
         except OSError as exc:
             return exc
-        self.cache.listings[path] = _Cached(observed, listing, not self.cache.is_racy(st))
+        self.cache.listings[path] = _Cached(observed, listing, not self._is_racy(st))
         return listing
 
     def cached_file(self, path: str, st: os.stat_result, load: Callable[[], Any]) -> Any:
@@ -219,7 +225,7 @@ class FsView:
         if cached is not None and cached.trusted and cached.key == key:
             return cached.value
         value = load()
-        trusted = not self.cache.is_racy(st)
+        trusted = not self._is_racy(st)
         self.cache.files[path] = _Cached(key, value, trusted)
         self.racy = self.racy or not trusted
         return value

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from clawplane._utils.fastinit import fast_init
 from clawplane.naming import js_trim
 from clawplane.skills.types import EntrySettings, Host, SkillRecord, SkillsSettings
 
@@ -42,6 +43,7 @@ _FUNCTION = object()
 _MISSING = object()
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Requirement:
     """One requirement group: what the skill asks for and what is missing."""
@@ -63,6 +65,10 @@ class Requirement:
         return not (self.bins or self.any_bins or self.env or self.config or self.os)
 
 
+_NOTHING = Requirement()
+
+
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SkillGating:
     """The gating verdict for one skill."""
@@ -98,26 +104,35 @@ class Gate:
         always = bool(manifest and manifest.always is True)
         requires = manifest.requires if manifest else None
         os_list = manifest.os if manifest else ()
-        required = Requirement(
-            bins=requires.bins if requires else (), any_bins=requires.any_bins if requires else (),
-            env=requires.env if requires else (), config=requires.config if requires else (),
-            os=os_list,
-        )
         primary_env = manifest.primary_env if manifest else None
-        checks = tuple((path, self.config_truthy(path)) for path in required.config)
-        needs = Requirement(
-            bins=tuple(b for b in required.bins if not self.has_bin(b)),
-            any_bins=() if not required.any_bins or any(self.has_bin(b) for b in required.any_bins)
-            else required.any_bins,
-            env=tuple(e for e in required.env if not self._env_ok(e, entry, primary_env)),
-            config=tuple(path for path, ok in checks if not ok),
-        )
+        # Most skills ask for little: shared empty groups and no generators for empty lists.
+        if requires is None and not os_list:
+            required = _NOTHING
+        else:
+            required = Requirement(
+                bins=requires.bins if requires else (), any_bins=requires.any_bins if requires else (),
+                env=requires.env if requires else (), config=requires.config if requires else (),
+                os=os_list,
+            )
+        checks = (tuple((path, self.config_truthy(path)) for path in required.config)
+                  if required.config else ())
+        bins = tuple(b for b in required.bins if not self.has_bin(b)) if required.bins else ()
+        any_bins = (() if not required.any_bins or any(self.has_bin(b) for b in required.any_bins)
+                    else required.any_bins)
+        env = (tuple(e for e in required.env if not self._env_ok(e, entry, primary_env))
+               if required.env else ())
+        config = tuple(path for path, ok in checks if not ok) if checks else ()
         os_listing_ok = not os_list or _normal_os(self.host.platform) in {_normal_os(o) for o in os_list}
         os_prompt_ok = not os_list or self.host.platform in os_list
-        requirements_ok = always or needs.empty
-        missing = Requirement(os=() if os_listing_ok else os_list) if always else Requirement(
-            bins=needs.bins, any_bins=needs.any_bins, env=needs.env, config=needs.config,
-            os=() if os_listing_ok else os_list)
+        needs_nothing = not (bins or any_bins or env or config)
+        requirements_ok = always or needs_nothing
+        if os_listing_ok and (always or needs_nothing):
+            missing = _NOTHING
+        elif always:
+            missing = Requirement(os=os_list)
+        else:
+            missing = Requirement(bins=bins, any_bins=any_bins, env=env, config=config,
+                                  os=() if os_listing_ok else os_list)
         allowed = not disabled and not blocked
         return SkillGating(
             disabled=disabled, blocked_by_allowlist=blocked, always=always, required=required,

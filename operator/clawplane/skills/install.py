@@ -14,6 +14,7 @@ import urllib.parse
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from clawplane._utils.fastinit import fast_init
 from clawplane.naming import js_trim
 from clawplane.naming.jsstring import JS_WHITESPACE
 from clawplane.skills.jsvalues import normalize_string_list
@@ -39,6 +40,7 @@ _WS = re.compile(f"[{re.escape(JS_WHITESPACE)}]")
 _DEFAULT_PORTS = {"http": "80", "https": "443"}
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class InstallSpec:
     """One validated way to install what a skill needs."""
@@ -73,7 +75,9 @@ def parse_install_spec(raw: Any) -> InstallSpec | None:
     """A validated spec, or ``None`` when OpenClaw would drop it."""
     if not isinstance(raw, dict):
         return None
-    kind_raw = raw.get("kind") if isinstance(raw.get("kind"), str) else raw.get("type")
+    kind_raw = raw.get("kind")
+    if not isinstance(kind_raw, str):
+        kind_raw = raw.get("type")
     kind = js_trim(kind_raw).lower() if isinstance(kind_raw, str) else ""
     if kind not in INSTALL_KINDS:
         return None
@@ -83,39 +87,40 @@ def parse_install_spec(raw: Any) -> InstallSpec | None:
         if not isinstance(sha_raw, str) or not _SHA256.match(js_trim(sha_raw).lower()):
             return None
         sha256 = js_trim(sha_raw).lower()
-    formula = _safe_brew(raw.get("formula")) or _safe_brew(raw.get("cask"))
+    # Every skill's specs are read on a cold scan: absent keys are skipped, not validated as None.
+    formula = _safe_brew(raw["formula"]) if "formula" in raw else None
+    if not formula and "cask" in raw:
+        formula = _safe_brew(raw["cask"])
     package = None
-    if kind == "node":
-        package = _safe_npm(raw.get("package"))
-    elif kind == "uv":
-        package = _safe_package(raw.get("package"), _UV)
-    spec = InstallSpec(
-        kind=kind,
-        id=_string(raw.get("id")) or None,
-        label=_string(raw.get("label")) or None,
-        bins=normalize_string_list(raw.get("bins")),
-        os=normalize_string_list(raw.get("os")),
-        formula=formula,
-        package=package,
-        module=_safe_package(raw.get("module"), _GO),
-        url=_safe_url(raw.get("url")),
-        sha256=sha256,
-        archive=_string(raw.get("archive")),
-        extract=raw["extract"] if isinstance(raw.get("extract"), bool) else None,
-        strip_components=_number(raw.get("stripComponents")),
-        target_dir=_string(raw.get("targetDir")),
+    if kind == "node" and "package" in raw:
+        package = _safe_npm(raw["package"])
+    elif kind == "uv" and "package" in raw:
+        package = _safe_package(raw["package"], _UV)
+    module = _safe_package(raw["module"], _GO) if "module" in raw else None
+    url = _safe_url(raw["url"]) if "url" in raw else None
+    required = (formula if kind == "brew" else url if kind == "download"
+                else module if kind == "go" else package)
+    if not required:
+        return None
+    get = raw.get
+    spec_id, label, archive, target_dir = get("id"), get("label"), get("archive"), get("targetDir")
+    extract = get("extract")
+    return InstallSpec(
+        kind,
+        spec_id if isinstance(spec_id, str) and spec_id else None,
+        label if isinstance(label, str) and label else None,
+        normalize_string_list(raw["bins"]) if "bins" in raw else (),
+        normalize_string_list(raw["os"]) if "os" in raw else (),
+        formula,
+        package,
+        module,
+        url,
+        sha256,
+        archive if isinstance(archive, str) else None,
+        extract if isinstance(extract, bool) else None,
+        _number(get("stripComponents")),
+        target_dir if isinstance(target_dir, str) else None,
     )
-    return spec if _has_required_field(spec) else None
-
-
-def _has_required_field(spec: InstallSpec) -> bool:
-    required = {"brew": spec.formula, "node": spec.package, "go": spec.module,
-                "uv": spec.package, "download": spec.url}[spec.kind]
-    return bool(required)
-
-
-def _string(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _number(value: Any) -> float | None:

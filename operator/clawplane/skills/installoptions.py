@@ -12,12 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from clawplane._utils.fastinit import fast_init
 from clawplane.naming import js_trim
 from clawplane.skills.install import InstallSpec
 
 __all__ = ["InstallOption", "install_options"]
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class InstallOption:
     """One install choice as ``skills check --json`` shows it."""

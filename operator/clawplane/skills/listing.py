@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.skills import codes
 from clawplane.skills.fscache import DirEntry
-from clawplane.skills.pathfacts import PathFacts
+from clawplane.skills.pathfacts import PathFacts, child_path
 
 __all__ = ["MAX_GROUPED_DEPTH", "Budget", "ChildLister", "Listing", "new_budget", "raw_limit"]
 
@@ -111,7 +111,7 @@ class ChildLister:
                 result.truncated = True
                 break
             result.scanned += 1
-            path = os.path.join(folder, entry.name)
+            path = child_path(folder, entry.name)
             self.facts.note_kind(path, entry.kind)
             if entry.kind == "symlink" and not follow:
                 continue

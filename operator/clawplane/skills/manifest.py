@@ -15,6 +15,7 @@ from typing import Any
 
 import json5
 
+from clawplane._utils.fastinit import fast_init
 from clawplane.naming import js_trim
 from clawplane.skills.install import InstallSpec, parse_install_spec
 from clawplane.skills.jsvalues import normalize_string_list
@@ -34,6 +35,7 @@ _TRUTHY = frozenset({"true", "1", "yes", "on"})
 _FALSY = frozenset({"false", "0", "no", "off"})
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Requirements:
     """``requires``: every list normalized, possibly empty."""
@@ -44,6 +46,7 @@ class Requirements:
     config: tuple[str, ...] = ()
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class Manifest:
     """The parts of ``metadata.openclaw`` that gating, listing and the prompt use."""
@@ -155,12 +158,8 @@ def parse_manifest(frontmatter: dict[str, str], json_values: dict[str, Any] | No
 
 def _requirements(raw: dict[str, Any] | list[Any]) -> Requirements:
     obj: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    return Requirements(
-        bins=normalize_string_list(obj.get("bins")),
-        any_bins=normalize_string_list(obj.get("anyBins")),
-        env=normalize_string_list(obj.get("env")),
-        config=normalize_string_list(obj.get("config")),
-    )
+    return Requirements(*(normalize_string_list(obj[key]) if key in obj else ()
+                          for key in ("bins", "anyBins", "env", "config")))
 
 
 def _str_or_none(value: Any) -> str | None:

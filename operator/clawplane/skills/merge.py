@@ -12,7 +12,6 @@ writes paths under the home directory as ``~/…``, as OpenClaw's console line d
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 
 from clawplane.diagnostics import Diagnostic
@@ -29,8 +28,8 @@ def merge_records(
 ) -> tuple[list[SkillRecord], list[Diagnostic]]:
     """The winning record per skill name, sorted by name, and the collision diagnostics."""
     grouped: dict[Tier, list[SkillRecord]] = {tier: [] for tier in TIER_ORDER}
-    for order, (root, records) in enumerate(loads):
-        grouped[root.tier].extend(dataclasses.replace(r, root_order=order) for r in records)
+    for root, records in loads:
+        grouped[root.tier].extend(records)
     grouped[Tier.BUNDLED].sort(key=lambda r: (locale_sort_key(r.name), locale_sort_key(r.source)))
     merged: dict[str, SkillRecord] = {}
     diags: list[Diagnostic] = []

@@ -158,7 +158,9 @@ class SharedSkills:
 
     def status(self, i: int, filtered: bool, in_prompt: bool) -> SkillStatus:
         """Skill ``i``'s status when the agent's filter does (not) exclude it."""
-        forms = self._statuses.setdefault((filtered, in_prompt), [None] * len(self.records))
+        forms = self._statuses.get((filtered, in_prompt))
+        if forms is None:  # not setdefault: that would build the list on every call
+            forms = self._statuses[(filtered, in_prompt)] = [None] * len(self.records)
         found = forms[i]
         if found is None:
             found = forms[i] = self._make_status(i, filtered, in_prompt)
@@ -166,7 +168,9 @@ class SharedSkills:
 
     def fragments(self, i: int, filtered: bool, in_prompt: bool) -> tuple[str, str]:
         """Compact, key-sorted JSON of that status: ASCII-escaped, and as text."""
-        forms = self._json.setdefault((filtered, in_prompt), [None] * len(self.records))
+        forms = self._json.get((filtered, in_prompt))
+        if forms is None:  # not setdefault: that would build the list on every call
+            forms = self._json[(filtered, in_prompt)] = [None] * len(self.records)
         found = forms[i]
         if found is None:
             doc = self.status(i, filtered, in_prompt).to_dict()

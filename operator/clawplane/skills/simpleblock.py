@@ -165,9 +165,17 @@ def _nested_value(raw: str) -> Any:
 
 
 def _plain(raw: str) -> Any:
-    if raw[0] in _PLAIN_START_BAD or _UNSAFE.search(raw):
+    if raw[0] in _PLAIN_START_BAD or _unsafe_plain(raw):
         raise _NotSimple
     return resolve_plain(raw)
+
+
+def _unsafe_plain(raw: str) -> bool:
+    """``_UNSAFE.search(raw)``, by substring tests for printable ASCII (most text)."""
+    if not (raw.isascii() and raw.isprintable()):
+        return _UNSAFE.search(raw) is not None
+    return ("[" in raw or "]" in raw or "{" in raw or "}" in raw or ": " in raw or " #" in raw
+            or raw[-1] == ":")
 
 
 def _double_quoted(raw: str) -> str:
@@ -196,7 +204,7 @@ def _json(raw: str) -> Any:
     if _UNSAFE_QUOTED.search(raw):
         raise _NotSimple
     try:
-        parsed = json.loads(raw, object_pairs_hook=_unique_pairs, parse_constant=_no_constants)
+        parsed = (_DECODER if len(raw) <= _MAX_KEY else _LONG_DECODER).decode(raw)
     except ValueError:
         raise _NotSimple from None
     if not isinstance(parsed, dict | list):
@@ -217,13 +225,25 @@ def _json_value(raw: str, key: str, parsed_json: dict[str, Any]) -> str:
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     mapping = dict(pairs)
-    if len(mapping) != len(pairs) or any(len(key) > _MAX_KEY for key in mapping):
-        raise _NotSimple  # YAML rejects duplicate keys (JSON keeps the last) and huge keys
+    if len(mapping) != len(pairs):
+        raise _NotSimple  # YAML rejects duplicate keys; JSON keeps the last
     return mapping
+
+
+def _unique_short_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    if any(len(key) > _MAX_KEY for key, _ in pairs):
+        raise _NotSimple  # YAML refuses implicit keys this long
+    return _unique_pairs(pairs)
 
 
 def _no_constants(name: str) -> Any:
     raise _NotSimple
+
+
+# Decoders made once: json.loads with hooks would build a new one per call. Only text
+# longer than the key limit can hold a key that long.
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_no_constants)
+_LONG_DECODER = json.JSONDecoder(object_pairs_hook=_unique_short_pairs, parse_constant=_no_constants)
 
 
 def _strip_quotes(value: str) -> str:

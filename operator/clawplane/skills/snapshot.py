@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from clawplane._utils.fastinit import fast_init
 from clawplane.skills.gating import Requirement
 from clawplane.skills.installoptions import InstallOption
 
@@ -52,6 +53,7 @@ REASONS = (
 )
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SkillStatus:
     """One discovered skill (after precedence) and what this agent may do with it."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from clawplane._utils.fastinit import fast_init
 from clawplane.skills.manifest import Invocation, Manifest
 
 __all__ = [
@@ -179,6 +180,7 @@ class SkillsInputs:
     """Shown as ``managedSkillsDir`` in listings."""
 
 
+@fast_init
 @dataclass(frozen=True, slots=True)
 class SkillRecord:
     """A skill loaded from a SKILL.md that passed discovery, containment and parsing."""
@@ -188,7 +190,6 @@ class SkillRecord:
     file_path: str
     base_dir: str
     source: Source
-    root_order: int
     frontmatter: Mapping[str, str]
     manifest: Manifest | None
     invocation: Invocation
