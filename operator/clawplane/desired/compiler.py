@@ -30,9 +30,12 @@ from clawplane.naming import assign_server_names
 from clawplane.secrets import REDACTED, ResolvedSecrets, SecretResolver, display_value, value_digest_of
 from clawplane.validation import LoadedResource, ValidationResult
 
+# json.dumps with options builds an encoder per call, and a compile encodes every resource.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
 
 def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _CANONICAL.encode(value)
 
 
 def _spec_dump(res: Resource) -> dict[str, Any]:

@@ -68,6 +68,10 @@ class AgentView:
     skills_filter: tuple[str, ...] | None
 
 
+DigestMemo = dict[str, tuple["DesiredResource", str, "DesiredResource"]]
+"""Per resource key: the resource, the digest folded into it, and the copy that made."""
+
+
 @dataclass(frozen=True, slots=True)
 class DesiredState:
     """Every desired resource by key, plus the derived per-agent views."""
@@ -77,6 +81,9 @@ class DesiredState:
     agents: MappingProxyType[str, AgentView] = field(default_factory=lambda: MappingProxyType({}))
     _fingerprint: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
     """The fingerprint once computed (a copy made by ``replace`` starts without it)."""
+    _by_kind: dict[str | type, tuple[DesiredResource, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False)
+    """Resources by kind name and by model type, each found on first use (a render asks often)."""
 
     @property
     def fingerprint(self) -> str:
@@ -89,13 +96,29 @@ class DesiredState:
             self._fingerprint.append(fingerprint_of(self.resources))
         return self._fingerprint[0]
 
-    def with_digests(self, label: str, digests: Mapping[str, str]) -> DesiredState:
-        """A copy in which each resource key in ``digests`` also depends on its digest (e.g. skills)."""
+    def with_digests(self, label: str, digests: Mapping[str, str],
+                     memo: DigestMemo | None = None) -> DesiredState:
+        """A copy in which each resource key in ``digests`` also depends on its digest (e.g. skills).
+
+        With a ``memo`` kept from the last call, a resource that is the same object with the
+        same digest as then comes back as the same copy: what a plan remembers by identity
+        (its changes, config hashes) stays valid for it.
+        """
         resources = dict(self.resources)
+        fresh: DigestMemo = {}
         for key, digest in digests.items():
             current = resources[key]
-            if current.digests.get(label) != digest:
+            if current.digests.get(label) == digest:
+                continue
+            hit = memo.get(key) if memo is not None else None
+            if hit is not None and hit[0] is current and hit[1] == digest:
+                resources[key] = hit[2]
+            else:
                 resources[key] = replace(current, digests={**current.digests, label: digest})
+            fresh[key] = (current, digest, resources[key])
+        if memo is not None:
+            memo.clear()
+            memo.update(fresh)
         return replace(self, resources=MappingProxyType(resources))
 
     def env_references(self) -> set[str]:
@@ -109,7 +132,18 @@ class DesiredState:
 
     def of_kind(self, kind: str) -> list[DesiredResource]:
         """Resources of one kind in declaration order."""
-        return [r for r in self.resources.values() if r.kind == kind]
+        found = self._by_kind.get(kind)
+        if found is None:
+            found = self._by_kind[kind] = tuple(r for r in self.resources.values() if r.kind == kind)
+        return list(found)
+
+    def of_type(self, kind: type[Resource]) -> list[DesiredResource]:
+        """Resources whose model is a ``kind`` (a subclass too), in declaration order."""
+        found = self._by_kind.get(kind)
+        if found is None:
+            found = self._by_kind[kind] = tuple(
+                r for r in self.resources.values() if isinstance(r.resource, kind))
+        return list(found)
 
     @property
     def gateway(self) -> Gateway | None:
@@ -120,7 +154,7 @@ class DesiredState:
 
     def models(self, kind: type[Resource]) -> list[Any]:
         """The typed models of one kind."""
-        return [r.resource for r in self.resources.values() if isinstance(r.resource, kind)]
+        return [r.resource for r in self.of_type(kind)]
 
     @property
     def servers(self) -> list[McpServer]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from clawplane._utils.gcpause import gc_paused
 from clawplane.desired import Compiler, DesiredState, RuntimeMode
+from clawplane.desired.state import DigestMemo
 from clawplane.diagnostics import Diagnostic, Diagnostics
 from clawplane.planning import Plan, PlanMemo, RenderProblem, make_plan
 from clawplane.reconcile.applier import content_digest, is_render_problem, problem_doc
@@ -61,6 +62,8 @@ class Engine:
         self.compiler = Compiler()
         self.validation_cache = ValidationCache()
         self.renderer = OutputRenderer(ws, environ=self.environ)
+        # Unchanged agents keep their digested copies across plans, so the plan memo hits.
+        self._skill_digests: DigestMemo = {}
         self._digests: dict[str, tuple[str, str]] = {}
         self._plan_memo = PlanMemo()
 
@@ -138,7 +141,7 @@ class Engine:
             for item in desired.of_kind("Agent")
             if (snapshot := self.renderer.snapshots.get(item.name.lower())) is not None
         }
-        return desired.with_digests("skills", digests)
+        return desired.with_digests("skills", digests, self._skill_digests)
 
 
 def render_problems(diagnostics: Iterable[Diagnostic]) -> list[RenderProblem]:

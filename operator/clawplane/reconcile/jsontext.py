@@ -25,6 +25,9 @@ _encode_string: Callable[[str], str] = (
     getattr(json.encoder, "c_encode_basestring", None) or json.encoder.py_encode_basestring
 )
 
+# json.dumps with options builds an encoder per call; members are many, so one is kept.
+_COMPACT = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
 
 def _plain(value: Any) -> str:
     return _indented(value, 0)
@@ -92,7 +95,7 @@ class IndentedJson:
                 and all(isinstance(k, str) for k in value):
             inner = "\n" + INDENT * (level + 1)
             items = [
-                json.dumps(key, ensure_ascii=False) + ": " + self._encode(item, (*path, key), level + 1)
+                _encode_string(key) + ": " + self._encode(item, (*path, key), level + 1)
                 for key, item in sorted(value.items())
             ]
             return "{" + inner + ("," + inner).join(items) + "\n" + INDENT * level + "}"
@@ -106,7 +109,7 @@ class IndentedJson:
         if placed is not None and reusable and placed[0] is value and placed[1] == level:
             self._placed_fresh[path] = placed
             return placed[2]
-        key = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        key = _COMPACT.encode(value)
         text = self._memo.get(key) or self._fresh.get(key) or _plain(value)
         self._fresh[key] = text
         shifted = _shifted(text, level)

@@ -106,9 +106,7 @@ class OutputRenderer:
         )
         self.diagnostics.extend(rendered.diagnostics)
         config = rendered.config
-        if not self.secret_key_refs_as_env and any(
-            isinstance(r.resource, Skill) for r in desired.resources.values()
-        ):
+        if not self.secret_key_refs_as_env and desired.of_type(Skill):
             config = with_extra_skill_dir(config, str(self.ws.state_dir / INLINE_SKILLS_DIR))
         files = {"openclaw.json": self._openclaw_text.dumps(config) + "\n"}
         if secret_env:
@@ -207,11 +205,7 @@ class OutputRenderer:
 
     def _snapshots(self, desired: DesiredState) -> dict[str, AgentSnapshot]:
         def placed(kind: type[Any]) -> list[Placed[Any]]:
-            return [
-                Placed(r.resource, r.base_dir)
-                for r in desired.resources.values()
-                if isinstance(r.resource, kind)
-            ]
+            return [Placed(r.resource, r.base_dir) for r in desired.of_type(kind)]
 
         gateways: list[Placed[Gateway]] = placed(Gateway)
         agents: list[Placed[Agent]] = placed(Agent)

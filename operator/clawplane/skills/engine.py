@@ -7,6 +7,7 @@ reconcile loop does) and rescans of unchanged trees cost ``stat`` calls.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 
@@ -35,10 +36,16 @@ class SkillsEvaluation:
 
 def resolve_user_path(path: str, host: Host) -> str:
     """OpenClaw's ``resolveUserPath``: trim, expand ``~``, make absolute, normalize."""
+    return _resolve_user_path(path, host.home, host.cwd)
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolve_user_path(path: str, home: str | None, cwd: str) -> str:
+    # Pure text work, asked again for every root of every agent on every render.
     text = js_trim(path)
-    if (text == "~" or text.startswith("~/")) and host.home:
-        text = host.home + text[1:]
-    return os.path.normpath(os.path.join(host.cwd, text))
+    if (text == "~" or text.startswith("~/")) and home:
+        text = home + text[1:]
+    return os.path.normpath(os.path.join(cwd, text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +71,8 @@ class SkillsEngine:
         self._shared_pass = -1
         self._shared: dict[SharedKey, list[SharedSkills]] = {}
         self._shared_before: dict[SharedKey, list[SharedSkills]] = {}
+        self._homes_pass = -1
+        self._homes: dict[str, str] = {}
 
     def evaluate(self, inputs: SkillsInputs) -> SkillsEvaluation:
         """The agent's snapshot for these inputs, plus every diagnostic."""
@@ -72,7 +81,7 @@ class SkillsEngine:
 
     def _evaluate_once(self, inputs: SkillsInputs) -> SkillsEvaluation:
         loads = self._load_roots(inputs)
-        home_real = os.path.realpath(inputs.host.home) if inputs.host.home else None
+        home_real = self._home_real(inputs.host.home)
         gate = Gate(inputs.settings, inputs.config, inputs.host)
         known = self._pass_bins(inputs)
         if known is not None:
@@ -105,6 +114,19 @@ class SkillsEngine:
         shared = SharedSkills.build(inputs.roots, loads, gate, inputs.host)
         self._shared.setdefault(key, []).append(shared)
         return shared
+
+    def _home_real(self, home: str | None) -> str | None:
+        """The home folder's real path, resolved once per cache pass (agents share a home)."""
+        if not home:
+            return None
+        if self.cache.pass_id <= 0:
+            return os.path.realpath(home)
+        if self._homes_pass != self.cache.pass_id:
+            self._homes_pass, self._homes = self.cache.pass_id, {}
+        found = self._homes.get(home)
+        if found is None:
+            found = self._homes[home] = os.path.realpath(home)
+        return found
 
     def _pass_bins(self, inputs: SkillsInputs) -> dict[str, bool] | None:
         if self.cache.pass_id <= 0 or self._bins_pass != self.cache.pass_id:

@@ -136,10 +136,19 @@ class FsCache:
 def _unchanged(deps: list[tuple[str, str, Any]]) -> bool:
     """Whether every recorded read would give the same answer now.
 
-    A re-plan spends most of its skills time here (a stat per skill folder and file).
+    A re-plan spends most of its skills time here (a stat per skill folder and file), so
+    the common case, an ``lstat`` that succeeds, is checked inline.
     """
+    lstat = os.lstat
     for kind, path, observed in deps:
-        if kind == "realpath":
+        if kind == "lstat" and observed.__class__ is tuple:
+            try:
+                st = lstat(path)
+            except OSError:
+                return False
+            if stat_key(st) != observed:
+                return False
+        elif kind == "realpath":
             if observed is None and _missing(path):
                 continue  # what lstat cannot reach, realpath cannot resolve: no need to walk it
             if _realpath(path) != observed:

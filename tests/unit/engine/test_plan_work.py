@@ -1,8 +1,8 @@
 """How much work a plan does, counted, not timed: what a fleet shares is done once.
 
 - N agents whose skill roots and gating inputs are equal gate each skill once;
-- a re-plan after one file changed re-renders only the servers of that file and reuses the
-  rest, and its outputs are exactly those of a cold plan.
+- a re-plan after one file changed re-renders and re-plans only the resources of that file
+  and reuses the rest, and its outputs and changes are exactly those of a cold plan.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from clawplane.planning import planner
 from clawplane.reconcile.engine import Engine
 from clawplane.reconcile.workspace import Workspace
 from clawplane.render import openclaw_servers
@@ -89,10 +90,13 @@ def test_a_replan_rerenders_only_what_changed_and_matches_a_cold_plan(
     target.write_text(target.read_text().replace("LOG_LEVEL: info", "LOG_LEVEL: debug", 1))
     rendered = Count(monkeypatch, openclaw_servers, "_server")
     gated = Count(monkeypatch, gating.Gate, "evaluate")
+    planned = Count(monkeypatch, planner, "_resource_change")
     warm = engine.plan(db)
     # The changed file's servers are new objects; the other file's servers are reused as rendered.
     assert rendered.calls == SERVERS // 2
     assert gated.calls == 0
+    # Only they are planned again: the agents, their skills digests unchanged, keep their changes.
+    assert planned.calls == SERVERS // 2
     cold = Engine(ws).plan(db)
     assert warm.outputs == cold.outputs
     assert warm.plan.plan_hash() == cold.plan.plan_hash()
