@@ -37,7 +37,8 @@ def render_agents(
     diagnostics: list[Diagnostic],
 ) -> dict[str, dict[str, Any]]:
     """``agents.entries``: one entry per agent, keyed by its canonical id."""
-    safe = dict(zip([s.name for s in servers], assign_server_names([s.name for s in servers]), strict=True))
+    names = [s.name for s in servers]
+    safe = dict(zip(names, assign_server_names(names), strict=True))
     enabled = [s.name for s in servers if s.spec.enabled]
     entries: dict[str, dict[str, Any]] = {}
     for agent in agents:

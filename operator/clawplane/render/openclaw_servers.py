@@ -37,7 +37,9 @@ class ServerEntries:
     ) -> tuple[Verbatim, tuple[Diagnostic, ...]] | None:
         """The kept entry when nothing it depends on changed."""
         hit = self._kept.get(server.name)
-        if hit is None or hit[0] is not server or hit[1] != base_dir or hit[2] != url:
+        # The same Path object is the common case; comparing Paths by value costs more.
+        if hit is None or hit[0] is not server or (hit[1] is not base_dir and hit[1] != base_dir) \
+                or hit[2] != url:
             return None
         self._fresh[server.name] = hit
         return hit[3], hit[4]

@@ -140,6 +140,7 @@ def _unchanged(deps: list[tuple[str, str, Any]]) -> bool:
     the common case, an ``lstat`` that succeeds, is checked inline.
     """
     lstat = os.lstat
+    missing = None  # the path a realpath check just found missing (a missing root records both)
     for kind, path, observed in deps:
         if kind == "lstat" and observed.__class__ is tuple:
             try:
@@ -148,8 +149,11 @@ def _unchanged(deps: list[tuple[str, str, Any]]) -> bool:
                 return False
             if stat_key(st) != observed:
                 return False
+        elif kind == "lstat" and observed is None and path == missing:
+            continue
         elif kind == "realpath":
             if observed is None and _missing(path):
+                missing = path
                 continue  # what lstat cannot reach, realpath cannot resolve: no need to walk it
             if _realpath(path) != observed:
                 return False
