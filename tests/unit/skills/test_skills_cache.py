@@ -116,3 +116,13 @@ def test_files_changed_within_the_racy_window_are_never_trusted(
     counter.reset()
     run([("ws", WS)])
     assert counter.reads == 6  # re-read: a same-tick rewrite could hide behind equal stats
+
+
+def test_a_missing_root_that_appears_is_seen(tree: Tree, run: Run) -> None:
+    build(tree)
+    roots = [("ws", WS), ("later", WS)]
+    snap, _ = run(roots)
+    assert "late" not in names(snap)
+    tree.skill("later/late")  # the root did not exist: its check is one lstat, and it must see this
+    snap2, _ = run(roots)
+    assert "late" in names(snap2)
