@@ -53,17 +53,14 @@ def install_options(specs: tuple[InstallSpec, ...], skill_os: tuple[str, ...], p
 
 def _preferred(specs: list[InstallSpec], prefer_brew: bool,
                has_bin: Callable[[str], bool]) -> InstallSpec:
-    def first(kind: str) -> InstallSpec | None:
-        """The first spec of ``kind``."""
-        return next((s for s in specs if s.kind == kind), None)
-
-    brew = first("brew")
+    first: dict[str, InstallSpec] = {}
+    for spec in specs:
+        first.setdefault(spec.kind, spec)
+    brew = first.get("brew")
     brew_ready = brew if brew is not None and has_bin("brew") else None
-    for choice in ((brew_ready if prefer_brew else None), first("uv"), first("node"), brew_ready,
-                   first("go"), first("download"), brew):
-        if choice is not None:
-            return choice
-    return specs[0]
+    order = (brew_ready if prefer_brew else None, first.get("uv"), first.get("node"), brew_ready,
+             first.get("go"), first.get("download"), brew)
+    return next((choice for choice in order if choice is not None), specs[0])
 
 
 def _option(spec: InstallSpec, index: int, node_manager: str) -> InstallOption:

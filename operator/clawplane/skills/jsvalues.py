@@ -99,11 +99,15 @@ _SLOW = object()
 _EXACT_INT = 2**53
 
 
+# json.dumps with options builds an encoder per call; a cold scan stringifies every manifest.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def json_stringify(value: Any) -> str:
     """Compact ``JSON.stringify(value)``; non-finite numbers become ``null`` as in JS."""
     ready = _json_ready(value)
     if ready is not _SLOW:  # Python's C encoder gives the same text for these values
-        return json.dumps(ready, ensure_ascii=False, separators=(",", ":"))
+        return _COMPACT.encode(ready)
     return "".join(_stringify_parts(value))
 
 

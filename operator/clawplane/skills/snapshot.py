@@ -263,7 +263,12 @@ class AgentSnapshot:
 
 def compact_dumps(value: Any, ascii_only: bool) -> str:
     """Compact, key-sorted JSON (the form snapshots are hashed and written in)."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=ascii_only, separators=(",", ":"))
+    return (_COMPACT_ASCII if ascii_only else _COMPACT_TEXT).encode(value)
+
+
+# Made once: json.dumps with options builds an encoder per call, and every status is dumped.
+_COMPACT_ASCII = json.JSONEncoder(sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+_COMPACT_TEXT = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def _sha256(text: str) -> str:
