@@ -10,13 +10,13 @@ only redoes that file's resources.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from clawplane._utils.compactjson import canonical as _canonical
 from clawplane.desired.state import (
     AgentView,
     DesiredResource,
@@ -29,13 +29,6 @@ from clawplane.models.values import ValueFrom
 from clawplane.naming import assign_server_names
 from clawplane.secrets import REDACTED, ResolvedSecrets, SecretResolver, display_value, value_digest_of
 from clawplane.validation import LoadedResource, ValidationResult
-
-# json.dumps with options builds an encoder per call, and a compile encodes every resource.
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
-def _canonical(value: Any) -> str:
-    return _CANONICAL.encode(value)
 
 
 def _spec_dump(res: Resource) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -132,17 +132,16 @@ class DesiredState:
 
     def of_kind(self, kind: str) -> list[DesiredResource]:
         """Resources of one kind in declaration order."""
-        found = self._by_kind.get(kind)
-        if found is None:
-            found = self._by_kind[kind] = tuple(r for r in self.resources.values() if r.kind == kind)
-        return list(found)
+        return self._indexed(kind, lambda r: r.kind == kind)
 
     def of_type(self, kind: type[Resource]) -> list[DesiredResource]:
         """Resources whose model is a ``kind`` (a subclass too), in declaration order."""
-        found = self._by_kind.get(kind)
+        return self._indexed(kind, lambda r: isinstance(r.resource, kind))
+
+    def _indexed(self, key: str | type, wanted: Callable[[DesiredResource], bool]) -> list[DesiredResource]:
+        found = self._by_kind.get(key)
         if found is None:
-            found = self._by_kind[kind] = tuple(
-                r for r in self.resources.values() if isinstance(r.resource, kind))
+            found = self._by_kind[key] = tuple(r for r in self.resources.values() if wanted(r))
         return list(found)
 
     @property

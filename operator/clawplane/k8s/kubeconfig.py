@@ -18,6 +18,8 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from clawplane._utils.private import open_private
+
 SA_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
 
@@ -169,7 +171,7 @@ def _file_or_data(section: dict[str, Any], key: str, base: Path, path: Path) -> 
 
 def _private_file(path: Path, text: str) -> str:
     """Write ``text`` to a new file only its owner can read."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = open_private(path, os.O_WRONLY | os.O_EXCL)
     with os.fdopen(fd, "w", encoding="ascii") as fh:
         fh.write(text)
     return str(path)

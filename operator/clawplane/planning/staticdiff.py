@@ -22,6 +22,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from clawplane._utils.compactjson import canonical as _canonical
 from clawplane.desired import DesiredResource, DesiredState
 from clawplane.models import McpServer
 from clawplane.planning.plan import ActionType, Change, FieldChange, Plan, ReasonCode
@@ -41,10 +42,6 @@ _LIVE_ONLY = frozenset(
         ReasonCode.NOT_DISCOVERED,
     }
 )
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def _portable_hash(d: DesiredResource, root: Path) -> str:

@@ -17,6 +17,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from clawplane._utils.compactjson import compact
+
 __all__ = ["IndentedJson"]
 
 INDENT = "  "
@@ -24,10 +26,6 @@ _INF = float("inf")
 _encode_string: Callable[[str], str] = (
     getattr(json.encoder, "c_encode_basestring", None) or json.encoder.py_encode_basestring
 )
-
-# json.dumps with options builds an encoder per call; members are many, so one is kept.
-_COMPACT = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
 
 def _plain(value: Any) -> str:
     return _indented(value, 0)
@@ -109,7 +107,7 @@ class IndentedJson:
         if placed is not None and reusable and placed[0] is value and placed[1] == level:
             self._placed_fresh[path] = placed
             return placed[2]
-        key = _COMPACT.encode(value)
+        key = compact(value, sort_keys=True)
         text = self._memo.get(key) or self._fresh.get(key) or _plain(value)
         self._fresh[key] = text
         shifted = _shifted(text, level)

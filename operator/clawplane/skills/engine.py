@@ -65,14 +65,14 @@ class SkillsEngine:
     def __init__(self, cache: FsCache | None = None) -> None:
         self.cache = cache or FsCache()
         self._previous: dict[str, _Previous] = {}
-        # PATH lookups made during the current cache pass, keyed by (PATH, cwd): agents share them.
-        self._bins_pass = -1
+        # What agents share within one cache pass, dropped when the next pass begins: PATH
+        # lookups keyed by (PATH, cwd), and real home folders.
+        self._memo_pass = -1
         self._bins: dict[tuple[str, str], dict[str, bool]] = {}
+        self._homes: dict[str, str] = {}
         self._shared_pass = -1
         self._shared: dict[SharedKey, list[SharedSkills]] = {}
         self._shared_before: dict[SharedKey, list[SharedSkills]] = {}
-        self._homes_pass = -1
-        self._homes: dict[str, str] = {}
 
     def evaluate(self, inputs: SkillsInputs) -> SkillsEvaluation:
         """The agent's snapshot for these inputs, plus every diagnostic."""
@@ -115,30 +115,31 @@ class SkillsEngine:
         self._shared.setdefault(key, []).append(shared)
         return shared
 
+    def _in_pass(self) -> bool:
+        """Whether a cache pass is running; the pass memos are emptied when a new one began."""
+        if self.cache.pass_id <= 0:
+            return False
+        if self._memo_pass != self.cache.pass_id:
+            self._memo_pass, self._bins, self._homes = self.cache.pass_id, {}, {}
+        return True
+
     def _home_real(self, home: str | None) -> str | None:
         """The home folder's real path, resolved once per cache pass (agents share a home)."""
         if not home:
             return None
-        if self.cache.pass_id <= 0:
+        if not self._in_pass():
             return os.path.realpath(home)
-        if self._homes_pass != self.cache.pass_id:
-            self._homes_pass, self._homes = self.cache.pass_id, {}
         found = self._homes.get(home)
         if found is None:
             found = self._homes[home] = os.path.realpath(home)
         return found
 
     def _pass_bins(self, inputs: SkillsInputs) -> dict[str, bool] | None:
-        if self.cache.pass_id <= 0 or self._bins_pass != self.cache.pass_id:
-            return None
-        return self._bins.get((inputs.host.path, inputs.host.cwd))
+        return self._bins.get((inputs.host.path, inputs.host.cwd)) if self._in_pass() else None
 
     def _remember_bins(self, inputs: SkillsInputs, gate: Gate) -> None:
-        if self.cache.pass_id <= 0:
-            return
-        if self._bins_pass != self.cache.pass_id:
-            self._bins_pass, self._bins = self.cache.pass_id, {}
-        self._bins.setdefault((inputs.host.path, inputs.host.cwd), {}).update(gate.probed())
+        if self._in_pass():
+            self._bins.setdefault((inputs.host.path, inputs.host.cwd), {}).update(gate.probed())
 
     def _load_roots(self, inputs: SkillsInputs) -> tuple[RootLoad, ...]:
         host = inputs.host

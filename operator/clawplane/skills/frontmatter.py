@@ -68,13 +68,13 @@ def extract_block(normalized: str) -> tuple[str, str] | None:
         return None
     start = opening.end()
     # The closing line: "---" at the block's start or after a newline, then only spaces.
-    candidate = start if normalized.startswith("---", start) else normalized.find("\n---", start)
-    while candidate != -1:
-        dashes = candidate if candidate == start and normalized.startswith("---", start) else candidate + 1
+    # (``find`` gives -1 when there is none, so ``dashes`` is 0: the opening holds no "---".)
+    dashes = start if normalized.startswith("---", start) else normalized.find("\n---", start) + 1
+    while dashes:
         rest = _CLOSING_REST.match(normalized, dashes + 3)
         if rest is not None:
-            return normalized[start:candidate], normalized[rest.end():]
-        candidate = normalized.find("\n---", candidate + 1)
+            return normalized[start:max(dashes - 1, start)], normalized[rest.end():]
+        dashes = normalized.find("\n---", dashes) + 1
     return None
 
 

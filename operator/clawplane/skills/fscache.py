@@ -127,11 +127,6 @@ class FsCache:
         else:
             self.roots[key] = _RootResult(view.deps, value, current, racy=view.racy)
 
-    def is_racy(self, st: os.stat_result) -> bool:
-        """True when ``st`` changed so recently that a same-tick change could hide."""
-        newest = max(st.st_mtime_ns, st.st_ctime_ns)
-        return newest + self.racy_window_ns >= self.clock()
-
 
 def _unchanged(deps: list[tuple[str, str, Any]]) -> bool:
     """Whether every recorded read would give the same answer now.
@@ -182,6 +177,7 @@ class FsView:
         self._fresh_since = cache.clock() - cache.racy_window_ns
 
     def _is_racy(self, st: os.stat_result) -> bool:
+        """True when ``st`` changed so recently that a same-tick change could hide."""
         return st.st_mtime_ns >= self._fresh_since or st.st_ctime_ns >= self._fresh_since
 
     def _note(self, kind: str, path: str, observed: Any, st: os.stat_result | None) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
+from clawplane._utils.compactjson import compact
 from clawplane.naming import js_trim
 
 __all__ = [
@@ -99,15 +100,11 @@ _SLOW = object()
 _EXACT_INT = 2**53
 
 
-# json.dumps with options builds an encoder per call; a cold scan stringifies every manifest.
-_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-
-
 def json_stringify(value: Any) -> str:
     """Compact ``JSON.stringify(value)``; non-finite numbers become ``null`` as in JS."""
     ready = _json_ready(value)
     if ready is not _SLOW:  # Python's C encoder gives the same text for these values
-        return _COMPACT.encode(ready)
+        return compact(ready)
     return "".join(_stringify_parts(value))
 
 

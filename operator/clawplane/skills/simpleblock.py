@@ -131,21 +131,14 @@ def _mapping(lines: list[str], index: int, parent_indent: int) -> tuple[int, dic
 
 def _top_value(raw: str, key: str, parsed_json: dict[str, Any]) -> str | None:
     """The frontmatter string for a top-level value (``None`` drops the key, as YAML null does)."""
-    if "\t" in raw:
-        raise _NotSimple
-    first = raw[0]
-    if first == "[" and _FLOW_WORDS.fullmatch(raw):
-        return json_stringify(_flow_words(raw))
-    if first in "{[":
+    if raw[0] in "{[" and not _FLOW_WORDS.fullmatch(raw):
         return _json_value(raw, key, parsed_json)
-    if first == '"':
-        return js_trim(_double_quoted(raw))
-    if first == "'":
-        return js_trim(_single_quoted(raw))
-    resolved = _plain(raw)
-    if resolved is None:
+    value = _nested_value(raw)
+    if value is None:
         return _strip_quotes(raw) or None  # YAML drops null; the line reader keeps the text
-    return js_trim(resolved) if isinstance(resolved, str) else js_string(resolved)
+    if isinstance(value, str):
+        return js_trim(value)
+    return json_stringify(value) if isinstance(value, list) else js_string(value)
 
 
 def _nested_value(raw: str) -> Any:

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from clawplane._utils.compactjson import compact
 from clawplane._utils.fastinit import fast_init
 from clawplane.skills.gating import Requirement
 from clawplane.skills.installoptions import InstallOption
@@ -263,12 +264,7 @@ class AgentSnapshot:
 
 def compact_dumps(value: Any, ascii_only: bool) -> str:
     """Compact, key-sorted JSON (the form snapshots are hashed and written in)."""
-    return (_COMPACT_ASCII if ascii_only else _COMPACT_TEXT).encode(value)
-
-
-# Made once: json.dumps with options builds an encoder per call, and every status is dumped.
-_COMPACT_ASCII = json.JSONEncoder(sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-_COMPACT_TEXT = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return compact(value, sort_keys=True, ascii_only=ascii_only)
 
 
 def _sha256(text: str) -> str:

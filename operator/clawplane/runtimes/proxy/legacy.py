@@ -40,6 +40,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from starlette.types import Message as AsgiMessage
 from starlette.types import Receive, Scope, Send
 
+from clawplane._utils.compactjson import compact
 from clawplane.runtimes.proxy.gate import CallGate
 from clawplane.runtimes.proxy.guard import Principal, reply
 from clawplane.runtimes.proxy.mux import Link, Mux
@@ -121,7 +122,7 @@ def _error(code: int, message: str, request_id: Any = None) -> dict[str, Any]:
 
 
 def _encode(msg: Message) -> bytes:
-    return json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return compact(msg).encode("utf-8")
 
 
 def _event(event_id: int | None, msg: Message | None) -> bytes:

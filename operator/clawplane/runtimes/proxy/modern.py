@@ -35,6 +35,7 @@ from mcp.shared.inbound import (
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from clawplane._utils.compactjson import compact
 from clawplane.runtimes.proxy.guard import Principal
 from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, Hosted, UnavailableError
 from clawplane.runtimes.proxy.legacy import read_body
@@ -67,7 +68,7 @@ def _status_of(msg: Message) -> int:
 
 
 async def _json(send: Send, msg: Message, status: int | None = None) -> None:
-    data = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    data = compact(msg).encode("utf-8")
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     await send({"type": "http.response.start", "status": status or _status_of(msg), "headers": headers})
     await send({"type": "http.response.body", "body": data})
@@ -79,7 +80,7 @@ async def _empty(send: Send, status: int, headers: list[tuple[bytes, bytes]] | N
 
 
 def _sse(msg: Message) -> bytes:
-    data = json.dumps(msg, ensure_ascii=False, separators=(",", ":"))
+    data = compact(msg)
     return f"event: message\r\ndata: {data}\r\n\r\n".encode()
 
 

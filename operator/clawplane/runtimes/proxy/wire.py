@@ -12,6 +12,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from clawplane._utils.compactjson import compact
+
 __all__ = [
     "Message",
     "RequestId",
@@ -81,7 +83,7 @@ def error_response(request_id: RequestId | None, code: int, message: str, data: 
 
 def encode(msg: Mapping[str, Any]) -> bytes:
     """One message as a compact UTF-8 JSON line (with its newline)."""
-    return json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    return compact(msg).encode("utf-8") + b"\n"
 
 
 def decode_line(line: bytes) -> Message | None:
