@@ -6,6 +6,10 @@ mtime, so a listing is reused while the directory's stat identity is unchanged a
 was observed outside the racy window (a change within one timestamp tick could leave
 the mtime alone). Listings with symbolic links are never reused: what a link points to
 can change without its directory changing.
+
+With a change feed (a long-running engine), a directory reached through reused listings
+is not even ``stat``-ed while its watch saw no entry come, go or move since its listing
+was last confirmed: a re-plan of an unchanged skill tree costs no system call per folder.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from clawplane._utils.changefeed import ChangeFeed, Watch
 
 __all__ = ["WalkCache", "walk_resource_files"]
 
@@ -35,12 +41,23 @@ class _Listing:
     links: bool
 
 
+@dataclass(slots=True)
+class _Entry:
+    key: _DirKey
+    listing: _Listing
+    seq: int
+    """The feed's pass in which the listing was last confirmed."""
+    watch: Watch | None
+
+
 @dataclass
 class WalkCache:
     """Directory listings by path and stat identity."""
 
-    entries: dict[str, tuple[_DirKey, _Listing]] = field(default_factory=dict)
+    entries: dict[str, _Entry] = field(default_factory=dict)
     racy_window_ns: int = RACY_WINDOW_NS
+    feed: ChangeFeed | None = None
+    """Lets listings of watched, unchanged directories be reused without a ``stat``."""
 
 
 def walk_resource_files(root: Path, cache: WalkCache | None = None) -> tuple[list[Path], bool]:
@@ -50,17 +67,20 @@ def walk_resource_files(root: Path, cache: WalkCache | None = None) -> tuple[lis
     ``SKILL.md`` (other than ``root``) holds skill files, not resources, and is skipped.
     """
     found: list[Path] = []
-    fresh: dict[str, tuple[_DirKey, _Listing]] = {}
-    links = _walk(str(root), True, cache, fresh, found)
+    fresh: dict[str, _Entry] = {}
+    if cache is not None and cache.feed is not None:
+        cache.feed.drain()  # what changed before this walk: everything it trusts is judged by it
+    links = _walk(str(root), True, False, cache, fresh, found)
     if cache is not None:
         # Keep only what this walk saw, so removed folders do not pile up.
         cache.entries = fresh
     return found, links
 
 
-def _walk(path: str, top: bool, cache: WalkCache | None, fresh: dict[str, tuple[_DirKey, _Listing]],
+def _walk(path: str, top: bool, placed: bool, cache: WalkCache | None, fresh: dict[str, _Entry],
           found: list[Path]) -> bool:
-    listing = _listing(path, cache, fresh)
+    """Walk ``path``; ``placed`` says its parent's listing was reused, so the name still leads here."""
+    listing, reused = _listing(path, placed, cache, fresh)
     if listing is None:
         return False
     if listing.skill and not top:
@@ -73,30 +93,42 @@ def _walk(path: str, top: bool, cache: WalkCache | None, fresh: dict[str, tuple[
     for name in listing.dirs:
         child = prefix + name
         if not (listing.links and os.path.islink(child)):
-            links = _walk(child, False, cache, fresh, found) or links
+            links = _walk(child, False, reused, cache, fresh, found) or links
     return links
 
 
-def _listing(path: str, cache: WalkCache | None,
-             fresh: dict[str, tuple[_DirKey, _Listing]]) -> _Listing | None:
-    key: _DirKey | None = None
-    if cache is not None:
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
-        hit = cache.entries.get(path)
-        if hit is not None and hit[0] == key:
-            fresh[path] = hit
-            return hit[1]
+def _listing(path: str, placed: bool, cache: WalkCache | None,
+             fresh: dict[str, _Entry]) -> tuple[_Listing | None, bool]:
+    """The listing of ``path`` and whether it was reused (its children keep their places)."""
+    if cache is None:
+        return _scan(path), False
+    hit = cache.entries.get(path)
+    feed = cache.feed
+    # Trusted without a stat: the parent's entries did not move (so ``path`` is the same
+    # folder) and this folder's watch saw no entry change since the listing was confirmed.
+    if placed and hit is not None and hit.watch is not None and hit.watch.names_clean(hit.seq):
+        fresh[path] = hit
+        return hit.listing, True
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None, False
+    key = (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+    if hit is not None and hit.key == key:
+        if feed is not None:
+            # Confirmed now; the watch (added in an earlier pass) covers it from here on.
+            hit.seq = feed.seq
+            if hit.watch is None or not hit.watch.alive:
+                hit.watch = feed.watch(path)
+        fresh[path] = hit
+        return hit.listing, True
     listing = _scan(path)
     if listing is None:
-        return None
-    if cache is not None and key is not None and not listing.links \
-            and max(key[2], key[3]) + cache.racy_window_ns < time.time_ns():
-        fresh[path] = (key, listing)
-    return listing
+        return None, False
+    if not listing.links and max(key[2], key[3]) + cache.racy_window_ns < time.time_ns():
+        watch = feed.watch(path) if feed is not None else None
+        fresh[path] = _Entry(key, listing, feed.seq if feed is not None else 0, watch)
+    return listing, False
 
 
 def _scan(path: str) -> _Listing | None:

@@ -121,7 +121,7 @@ class _Handler:
     ) -> None:
         self.ws, self.db, self.backend, self.shutdown, self.cleaned = ws, db, backend, shutdown, cleaned
         self.oversight = oversight
-        self.engine = Engine(ws)
+        self.engine = Engine(ws, watch=True)  # it re-plans on every change: spare the stats
         self.busy = anyio.Lock()
         self.loop = ReconcileLoop(ws, db, backend, self.engine, self.busy, oversight=oversight)
         self.watching = False

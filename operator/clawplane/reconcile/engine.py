@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from clawplane._utils.changefeed import open_feed
 from clawplane._utils.gcpause import gc_paused
 from clawplane.desired import Compiler, DesiredState, RuntimeMode
 from clawplane.desired.state import DigestMemo
@@ -54,7 +55,11 @@ class Planned:
 class Engine:
     """Plans one folder; keeps caches between calls."""
 
-    def __init__(self, ws: Workspace, *, environ: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, ws: Workspace, *, environ: Mapping[str, str] | None = None, watch: bool = False
+    ) -> None:
+        """``watch``: a long-running engine watches the folders it reads (inotify), so a
+        re-plan skips the ``stat`` of every folder and skill file that saw no change."""
         self.ws = ws
         self.environ = os.environ if environ is None else environ
         self.resolver = SecretResolver(self.environ)
@@ -66,6 +71,10 @@ class Engine:
         self._skill_digests: DigestMemo = {}
         self._digests: dict[str, tuple[str, str]] = {}
         self._plan_memo = PlanMemo()
+        self.feed = open_feed() if watch else None
+        if self.feed is not None:
+            self.validation_cache.walk.feed = self.feed
+            self.renderer.engine.cache.feed = self.feed
 
     def load(self, patch: Patch | None = None) -> tuple[DesiredState, ValidationResult]:
         """Validate and compile the folder; raises ``InvalidFolderError`` on any error.

@@ -11,6 +11,10 @@ same identities, so a changed tree re-reads only what changed.
 A change inside the file system's timestamp granularity can leave mtime alone,
 so any entry whose mtime is within ``racy_window_ns`` of when it was observed is
 never trusted on a later scan (the "racy git" rule).
+
+With a change feed (a long-running engine), a root's result also records which of its
+reads watched folders vouch for (``fscover``); while those folders saw no event, only
+the other reads (the root itself, anything outside it) are checked by ``stat``.
 """
 
 from __future__ import annotations
@@ -23,10 +27,12 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from clawplane._utils.changefeed import ChangeFeed
+from clawplane.skills.fscover import Cover, Dep, StatKey, cover_reads, stat_key
+
 __all__ = ["DirEntry", "FsCache", "FsView", "Kind", "StatKey", "stat_key"]
 
 Kind = Literal["directory", "file", "symlink", "other"]
-StatKey = tuple[int, int, int, int, int, int, int]
 _MISSING_ERRNOS = (errno.ENOENT, errno.ENOTDIR)
 _RACY_WINDOW_NS = 2_000_000_000
 
@@ -37,12 +43,6 @@ class DirEntry:
 
     name: str
     kind: Kind
-
-
-def stat_key(st: os.stat_result) -> StatKey:
-    """The identity of a path's state: a change in content, links or type changes it."""
-    return (st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns,
-            st.st_nlink)
 
 
 Observed = StatKey | str | None  # a key, "error:<errno>", or None for a missing path
@@ -72,11 +72,14 @@ class _Cached:
 
 @dataclass(slots=True)
 class _RootResult:
-    deps: list[tuple[str, str, Any]]
+    deps: list[Dep]
     value: Any
     checked_pass: int = -1
     racy: bool = False
     """Saw something too fresh to trust later: good for the pass that made it, then dropped."""
+    anchor: str | None = None
+    """The folder the scan read below (see ``fscover.cover_reads``)."""
+    cover: Cover | None = None
 
 
 @dataclass
@@ -90,10 +93,17 @@ class FsCache:
     roots: dict[Hashable, _RootResult] = field(default_factory=dict)
     pass_id: int = 0
     """Roots re-checked during the current pass are trusted for the rest of it (see ``begin_pass``)."""
+    feed: ChangeFeed | None = None
+    """Spares the ``stat`` calls for reads under watched, unchanged folders."""
+    confirmed: set[Dep] = field(default_factory=set)
+    """Reads a cover checked in this pass (many roots share the folder that keeps them missing)."""
 
     def begin_pass(self) -> None:
         """Start a pass (e.g. one reconcile over every agent): each root is re-checked once per pass."""
         self.pass_id += 1
+        self.confirmed.clear()
+        if self.feed is not None:
+            self.feed.drain()  # what changed before this pass: everything it trusts is judged by it
 
     def view(self) -> FsView:
         """A fresh recorder for one root scan."""
@@ -109,26 +119,51 @@ class FsCache:
         if found.racy:
             del self.roots[key]
             return None
+        cover, feed = found.cover, self.feed
+        if cover is not None and cover.quiet() and self._confirm(cover.checks):
+            found.checked_pass = self.pass_id
+            return found.value
         if not _unchanged(found.deps):
             del self.roots[key]
             return None
         found.checked_pass = self.pass_id
+        if feed is not None and found.anchor is not None:
+            if cover is None or not cover.intact or not _unchanged(cover.checks):
+                # Watches added now count from the next pass (see ``ChangeFeed.watch``).
+                found.cover = cover = cover_reads(found.deps, found.anchor, feed)
+            if cover is not None:
+                cover.seq = feed.seq  # every read was confirmed in this pass
         return found.value
 
-    def store_root(self, key: Hashable, view: FsView, value: Any) -> None:
+    def _confirm(self, checks: list[Dep]) -> bool:
+        """``_unchanged(checks)``, each read checked once per pass."""
+        if self.pass_id <= 0:
+            return _unchanged(checks)
+        confirmed = self.confirmed
+        for dep in checks:
+            if dep not in confirmed:
+                if not _unchanged([dep]):
+                    return False
+                confirmed.add(dep)
+        return True
+
+    def store_root(self, key: Hashable, view: FsView, value: Any, anchor: str | None = None) -> None:
         """Remember a scan result; one that saw something too fresh only for the current pass.
 
         A pass is one consistent look at the tree (every agent of one render), so a fresh
-        checkout is scanned once per pass, not once per agent.
+        checkout is scanned once per pass, not once per agent. ``anchor`` is the root
+        folder the scan read below: with a feed, reads under it can be covered by watches.
         """
         current = self.pass_id if self.pass_id > 0 else -1
         if view.racy and current < 0:
             self.roots.pop(key, None)
-        else:
-            self.roots[key] = _RootResult(view.deps, value, current, racy=view.racy)
+            return
+        result = self.roots[key] = _RootResult(view.deps, value, current, racy=view.racy, anchor=anchor)
+        if self.feed is not None and anchor is not None and not view.racy:
+            result.cover = cover_reads(view.deps, anchor, self.feed)
 
 
-def _unchanged(deps: list[tuple[str, str, Any]]) -> bool:
+def _unchanged(deps: list[Dep]) -> bool:
     """Whether every recorded read would give the same answer now.
 
     A re-plan spends most of its skills time here (a stat per skill folder and file), so
@@ -146,6 +181,13 @@ def _unchanged(deps: list[tuple[str, str, Any]]) -> bool:
                 return False
         elif kind == "lstat" and observed is None and path == missing:
             continue
+        elif kind == "folder":
+            try:
+                st = lstat(path)
+            except OSError:
+                return False
+            if (st.st_dev, st.st_ino) != observed or not stat_mod.S_ISDIR(st.st_mode):
+                return False
         elif kind == "realpath":
             if observed is None and _missing(path):
                 missing = path
@@ -170,7 +212,7 @@ class FsView:
 
     def __init__(self, cache: FsCache) -> None:
         self.cache = cache
-        self.deps: list[tuple[str, str, Any]] = []
+        self.deps: list[Dep] = []
         self.racy = False
         # One clock reading per scan: a scan's start is earlier than any of its reads, so
         # judging every entry against it calls at least as much racy as reading the clock each time.

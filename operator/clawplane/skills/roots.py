@@ -43,7 +43,7 @@ def load_root(cache: FsCache, root: SkillRoot, limits: Limits,
     found = discover(facts, root, limits, allowed_targets, diags)
     records = _load_records(facts, found, root, limits, diags)
     result = RootLoad(tuple(records), tuple(diags))
-    cache.store_root(key, view, result)
+    cache.store_root(key, view, result, anchor=root.dir)
     return result
 
 

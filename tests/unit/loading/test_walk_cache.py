@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from clawplane._utils.changefeed import open_feed
 from clawplane.diagnostics import Diagnostics
 from clawplane.loading import walk as walk_mod
 from clawplane.loading.sources import discover_files
@@ -64,16 +66,54 @@ def test_unchanged_folders_are_not_listed_again(tmp_path: Path, monkeypatch: pyt
     assert listings.count == 0
 
 
-def test_every_change_is_seen(tmp_path: Path) -> None:
+@pytest.fixture(params=["stat", "feed"])
+def cache(request: pytest.FixtureRequest) -> Iterator[WalkCache]:
+    """A listing cache that confirms by ``stat``, or one that trusts a change feed."""
+    feed = open_feed() if request.param == "feed" else None
+    if request.param == "feed" and feed is None:
+        pytest.skip("no inotify here")
+    yield WalkCache(racy_window_ns=0, feed=feed)
+    if feed is not None:
+        feed.close()
+
+
+def test_every_change_is_seen(tmp_path: Path, cache: WalkCache) -> None:
     tree(tmp_path)
-    cache = WalkCache(racy_window_ns=0)
-    walk_resource_files(tmp_path, cache)
+    for _ in range(3):  # with a feed: cold, confirmed, then trusted
+        walk_resource_files(tmp_path, cache)
     (tmp_path / "sub" / "deeper" / "new.yaml").write_text("kind: X\n")
     (tmp_path / "skills" / "one" / "SKILL.md").unlink()  # no longer a skill folder
     (tmp_path / "b.yml").unlink()
     files, _ = walk_resource_files(tmp_path, cache)
     assert files == plain_walk(tmp_path)
     assert tmp_path / "skills" / "one" / "inside.yaml" in files
+
+
+def test_with_a_feed_an_unchanged_walk_stats_only_the_root(
+    tmp_path: Path, cache: WalkCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tree(tmp_path)
+    for _ in range(3):
+        first, _ = walk_resource_files(tmp_path, cache)
+    stats: list[str] = []
+    real = os.stat
+    monkeypatch.setattr(walk_mod.os, "stat", lambda path, *a, **k: stats.append(path) or real(path, *a, **k))
+    assert walk_resource_files(tmp_path, cache)[0] == first
+    if cache.feed is not None:
+        assert stats == [str(tmp_path)]  # where it still leads is checked; below it, the watches
+    else:
+        assert sorted(stats) == sorted(str(tmp_path / p) for p in ("", "sub", "sub/deeper", "skills", "skills/one"))
+
+
+def test_a_folder_renamed_under_a_trusted_parent_is_seen(tmp_path: Path, cache: WalkCache) -> None:
+    tree(tmp_path)
+    for _ in range(3):
+        walk_resource_files(tmp_path, cache)
+    (tmp_path / "sub").rename(tmp_path / "gone")
+    (tmp_path / "sub" / "deeper").mkdir(parents=True)
+    (tmp_path / "sub" / "deeper" / "other.yaml").write_text("kind: X\n")
+    files, _ = walk_resource_files(tmp_path, cache)
+    assert files == plain_walk(tmp_path)
 
 
 def test_fresh_folders_are_not_trusted(tmp_path: Path) -> None:
