@@ -23,37 +23,44 @@ changed, so each consumer confirms by ``stat`` again.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
+import errno
 import os
 import stat as stat_mod
 import struct
 import sys
+import threading
 import time
 import weakref
 from dataclasses import dataclass
 
-__all__ = ["ChangeFeed", "Watch", "default_budget", "open_feed"]
+__all__ = ["ChangeFeed", "Event", "Watch", "default_budget", "inotify_available", "open_feed"]
 
 # <sys/inotify.h>
-_IN_MODIFY = 0x002
-_IN_ATTRIB = 0x004
-_IN_MOVED_FROM = 0x040
-_IN_MOVED_TO = 0x080
-_IN_CREATE = 0x100
-_IN_DELETE = 0x200
-_IN_DELETE_SELF = 0x400
-_IN_MOVE_SELF = 0x800
-_IN_Q_OVERFLOW = 0x4000
-_IN_IGNORED = 0x8000
-_IN_ONLYDIR = 0x01000000
-_IN_DONT_FOLLOW = 0x02000000
-_IN_NONBLOCK = os.O_NONBLOCK
-_IN_CLOEXEC = os.O_CLOEXEC
+IN_MODIFY = 0x002
+IN_ATTRIB = 0x004
+IN_CLOSE_WRITE = 0x008
+IN_MOVED_FROM = 0x040
+IN_MOVED_TO = 0x080
+IN_CREATE = 0x100
+IN_DELETE = 0x200
+IN_DELETE_SELF = 0x400
+IN_MOVE_SELF = 0x800
+IN_Q_OVERFLOW = 0x4000
+IN_IGNORED = 0x8000
+IN_ONLYDIR = 0x01000000
+IN_ISDIR = 0x40000000
+IN_DONT_FOLLOW = 0x02000000
+IN_NONBLOCK = os.O_NONBLOCK
+IN_CLOEXEC = os.O_CLOEXEC
 
-_NAMES = _IN_MOVED_FROM | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE | _IN_DELETE_SELF | _IN_MOVE_SELF
-_MASK = _NAMES | _IN_MODIFY | _IN_ATTRIB | _IN_DONT_FOLLOW
+_NAMES = IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
+_MASK = _NAMES | IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_DONT_FOLLOW
 _EVENT = struct.Struct("iIII")
+Event = tuple[int, int, bytes]
+"""One inotify event: watch descriptor, mask, and the name within a watched folder."""
 # A share of the user's watches, so editors and other watchers (ours too) keep theirs.
 _BUDGET_SHARE = 4
 _BUDGET_CAP = 65_536
@@ -85,6 +92,8 @@ class Watch:
     any: int
     """Last pass that saw any event: also a child's content or attributes."""
     alive: bool = True
+    budgeted: bool = True
+    """Counted in the feed's budget (a folder watcher's own watches are not)."""
 
     def names_clean(self, since: int) -> bool:
         """No entry appeared, vanished or moved after pass ``since``."""
@@ -92,25 +101,41 @@ class Watch:
 
 
 class ChangeFeed:
-    """An inotify instance with one watch per watched inode; ``drain`` starts a pass."""
+    """An inotify instance with one watch per watched inode; ``drain`` starts a pass.
+
+    One instance can also serve a folder watcher (``subscribe``): every event read, by
+    either side, stamps the watches and is kept for the watcher, and a drain that read
+    some wakes it through a pipe, so one descriptor serves both and neither loses events.
+    """
 
     def __init__(self, fd: int, libc: _Libc, budget: int, refresh_s: float) -> None:
         self._fd = fd
         self._libc = libc
         self._budget = budget
+        self._budgeted = 0
         self._refresh_s = refresh_s
         self._refreshed = time.monotonic()
         self.seq = 0
         """The current pass (see the module docstring)."""
         self._by_wd: dict[int, Watch] = {}
-        self._finalizer = weakref.finalize(self, os.close, fd)
+        # Drains run in a plan's worker thread, the watcher in the event loop.
+        self._lock = threading.Lock()
+        self._pending: list[Event] | None = None
+        self._wake: tuple[int, int] | None = None
+        self._finalizer = weakref.finalize(self, _close_all, [fd])
+
+    @property
+    def fd(self) -> int:
+        """The inotify descriptor: readable when events are queued."""
+        return self._fd
 
     def close(self) -> None:
         """Release the inotify instance; every watch stops being trusted."""
-        for watch in self._by_wd.values():
-            watch.alive = False
-        self._by_wd.clear()
-        self._finalizer()
+        with self._lock:
+            for watch in self._by_wd.values():
+                watch.alive = False
+            self._by_wd.clear()
+            self._finalizer()
 
     @property
     def closed(self) -> bool:
@@ -118,14 +143,44 @@ class ChangeFeed:
         return not self._finalizer.alive
 
     def drain(self) -> int:
-        """Start a pass: stamp every queued event with it; returns the new pass number."""
-        self.seq += 1
-        if self.closed:
+        """Start a pass: every event queued so far is stamped with it; returns its number."""
+        with self._lock:
+            if not self.closed:
+                now = time.monotonic()
+                if now - self._refreshed >= self._refresh_s:
+                    self._refreshed = now
+                    self._lost()
+                if self._read() and self._wake is not None:
+                    os.write(self._wake[1], b"!")  # the watcher sleeps on the inotify fd: tell it
+            self.seq += 1
             return self.seq
-        now = time.monotonic()
-        if now - self._refreshed >= self._refresh_s:
-            self._refreshed = now
-            self._lost()
+
+    def subscribe(self) -> int:
+        """Keep every event for ``events``; returns a descriptor that turns readable when a
+        drain took events off the queue the caller waits on."""
+        with self._lock:
+            if self._wake is None:
+                self._wake = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+                self._finalizer.detach()
+                self._finalizer = weakref.finalize(self, _close_all, [self._fd, *self._wake])
+                self._pending = []
+            return self._wake[0]
+
+    def events(self) -> list[Event]:
+        """``(wd, mask, name)`` of every event since the last call (``subscribe`` first)."""
+        with self._lock:
+            if self.closed or self._wake is None or self._pending is None:
+                return []
+            self._read()
+            taken, self._pending = self._pending, []
+            with contextlib.suppress(BlockingIOError):
+                while os.read(self._wake[0], 4096):
+                    pass
+            return taken
+
+    def _read(self) -> bool:
+        """Read every queued event (the lock held); True when there was any."""
+        got = False
         while True:
             try:
                 data = os.read(self._fd, 65_536)
@@ -136,35 +191,41 @@ class ChangeFeed:
                 break
             if not data:
                 break
+            got = True
             self._stamp(data)
-        return self.seq
+        return got
 
     def _stamp(self, data: bytes) -> None:
-        seq, by_wd, unpack = self.seq, self._by_wd, _EVENT.unpack_from
+        # Read now, before the next pass starts: whatever it reads comes after these.
+        seq, by_wd, unpack, pending = self.seq + 1, self._by_wd, _EVENT.unpack_from, self._pending
         offset, end = 0, len(data)
         while offset < end:
             wd, mask, _cookie, size = unpack(data, offset)
+            name = data[offset + _EVENT.size: offset + _EVENT.size + size].rstrip(b"\0")
             offset += _EVENT.size + size
-            if mask & _IN_Q_OVERFLOW:
+            if pending is not None:
+                pending.append((wd, mask, name))
+            if mask & IN_Q_OVERFLOW:
                 self._lost()
                 continue
             watch = by_wd.get(wd)
             if watch is None:
                 continue
             watch.any = seq
-            if mask & _NAMES or (size == 0 and mask & _IN_ATTRIB):
+            if mask & _NAMES or (size == 0 and mask & IN_ATTRIB):
                 watch.names = seq
-            if mask & _IN_IGNORED:  # removed by the kernel: the folder is gone or unmounted
+            if mask & IN_IGNORED:  # removed by the kernel: the folder is gone or unmounted
                 self._forget(watch)
 
     def _forget(self, watch: Watch) -> None:
         watch.alive = False
         del self._by_wd[watch.wd]
+        self._budgeted -= watch.budgeted
 
     def _lost(self) -> None:
-        """Events were dropped: nothing read before this pass may be trusted."""
+        """Events were dropped: nothing read before the next pass may be trusted."""
         for watch in self._by_wd.values():
-            watch.names = watch.any = self.seq
+            watch.names = watch.any = self.seq + 1
 
     def watch(self, path: str, *, folder: bool = True) -> Watch | None:
         """Watch the folder (or, with ``folder=False``, the file) ``path``, never a symlink itself.
@@ -174,38 +235,53 @@ class ChangeFeed:
         through any of its links. Asked again, it returns the watch on whatever is at
         ``path`` now (the kernel knows inodes, not names: a folder moved away keeps its watch).
         """
-        if self.closed:
-            return None
-        encoded = os.fsencode(path)
         try:
-            wd = self._libc.add_watch(self._fd, encoded, _MASK | _IN_ONLYDIR if folder else _MASK)
+            return self.add(path, folder=folder, budgeted=True)
         except (OSError, ValueError):
             return None
-        # The same inode reached by another path shares its watch and its history.
-        watch = self._by_wd.get(wd)
-        if watch is not None:
-            return watch
-        if not self._admissible(encoded, folder):
-            self._libc.rm_watch(self._fd, wd)
-            return None
-        watch = self._by_wd[wd] = Watch(wd, self.seq + 1, self.seq + 1)
-        return watch
 
-    def _admissible(self, path: bytes, folder: bool) -> bool:
-        """Within budget, on a local file system, and (a file) not a symlink."""
-        if len(self._by_wd) >= self._budget:
-            return False
+    def add(self, path: str, *, folder: bool = True, budgeted: bool = False) -> Watch:
+        """``watch``, raising ``OSError`` with the cause; a folder watcher's watches are not budgeted."""
+        encoded = os.fsencode(path)
+        with self._lock:
+            if self.closed:
+                raise OSError(errno.EBADF, "the change feed is closed")
+            wd = self._libc.add_watch(self._fd, encoded, _MASK | IN_ONLYDIR if folder else _MASK)
+            # The same inode reached by another path shares its watch and its history.
+            watch = self._by_wd.get(wd)
+            if watch is not None:
+                return watch
+            problem = self._inadmissible(encoded, folder, budgeted)
+            if problem is not None:
+                self._libc.rm_watch(self._fd, wd)
+                raise OSError(problem, f"{path}: {os.strerror(problem)}")
+            watch = self._by_wd[wd] = Watch(wd, self.seq + 1, self.seq + 1, budgeted=budgeted)
+            self._budgeted += budgeted
+            return watch
+
+    def _inadmissible(self, path: bytes, folder: bool, budgeted: bool) -> int | None:
+        """Why a new watch may not stay (an errno), or None."""
+        if budgeted and self._budgeted >= self._budget:
+            return errno.ENOSPC
         try:
             # Changes made by another machine never reach this kernel's inotify.
             if self._libc.fs_type(path) not in _LOCAL_FS:
-                return False
+                return errno.EXDEV
             # IN_ONLYDIR refuses a symlink to a folder; a file's link would be watched itself.
-            return folder or stat_mod.S_ISREG(os.lstat(path).st_mode)
-        except OSError:
-            return False
+            if not folder and not stat_mod.S_ISREG(os.lstat(path).st_mode):
+                return errno.EINVAL
+        except OSError as exc:
+            return exc.errno or errno.EIO
+        return None
 
     def __len__(self) -> int:
         return len(self._by_wd)
+
+
+def _close_all(fds: list[int]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 class _Libc:
@@ -222,8 +298,6 @@ class _Libc:
         self._statfs.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
         for call in (self._init, self._add, self._rm, self._statfs):
             call.restype = ctypes.c_int
-        # struct statfs is at most 120 bytes on 64-bit Linux; f_type is its first word.
-        self._buffer = (ctypes.c_long * 32)()
 
     @staticmethod
     def _checked(result: int) -> int:
@@ -234,7 +308,7 @@ class _Libc:
 
     def init(self) -> int:
         """A non-blocking, close-on-exec inotify descriptor."""
-        return self._checked(int(self._init(_IN_NONBLOCK | _IN_CLOEXEC)))
+        return self._checked(int(self._init(IN_NONBLOCK | IN_CLOEXEC)))
 
     def add_watch(self, fd: int, path: bytes, mask: int) -> int:
         """The watch descriptor for ``path``."""
@@ -248,8 +322,15 @@ class _Libc:
 
     def fs_type(self, path: bytes) -> int:
         """``statfs(path).f_type``."""
-        self._checked(int(self._statfs(path, ctypes.byref(self._buffer))))
-        return int(self._buffer[0]) & 0xFFFFFFFF
+        # struct statfs is at most 120 bytes on 64-bit Linux; f_type is its first word.
+        buffer = (ctypes.c_long * 32)()
+        self._checked(int(self._statfs(path, ctypes.byref(buffer))))
+        return int(buffer[0]) & 0xFFFFFFFF
+
+
+def inotify_available() -> bool:
+    """Whether this platform has inotify."""
+    return _LIBC is not None
 
 
 def default_budget() -> int:
@@ -263,13 +344,22 @@ def default_budget() -> int:
 
 def open_feed(budget: int | None = None, refresh_s: float = _DEFAULT_REFRESH_S) -> ChangeFeed | None:
     """A new feed, or ``None`` where inotify is unavailable (other systems, instance limit)."""
+    if _LIBC is None:
+        return None
+    try:
+        fd = _LIBC.init()
+    except OSError:
+        return None
+    return ChangeFeed(fd, _LIBC, default_budget() if budget is None else budget, refresh_s)
+
+
+def _load_libc() -> _Libc | None:
     if not sys.platform.startswith("linux"):
         return None
-    if budget is None:
-        budget = default_budget()
     try:
-        libc = _Libc(ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True))
-        fd = libc.init()
+        return _Libc(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True))
     except (OSError, AttributeError):
         return None
-    return ChangeFeed(fd, libc, budget, refresh_s)
+
+
+_LIBC = _load_libc()

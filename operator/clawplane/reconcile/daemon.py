@@ -34,6 +34,7 @@ from typing import Any
 import anyio
 from starlette.types import ASGIApp
 
+from clawplane._utils.changefeed import ChangeFeed
 from clawplane.approvals import ApprovalError, ToolCallApprovals, mark_applied
 from clawplane.desired import DesiredState
 from clawplane.planning import Plan
@@ -257,10 +258,13 @@ async def _watch_signals(received: AsyncIterator[int], shutdown: anyio.Event) ->
         return
 
 
-async def _watch_folder(ws: Workspace, changes: FileChanges, shutdown: anyio.Event) -> None:
+async def _watch_folder(
+    ws: Workspace, changes: FileChanges, shutdown: anyio.Event, feed: ChangeFeed | None
+) -> None:
     from clawplane.reconcile.watch import watch_folder
 
-    await watch_folder(ws.folder, changes, ignore=(ws.state_dir, ws.out_dir), stop=shutdown)
+    # On the engine's change feed: one inotify descriptor for the watch and the engine's caches.
+    await watch_folder(ws.folder, changes, ignore=(ws.state_dir, ws.out_dir), stop=shutdown, feed=feed)
 
 
 async def _end_leftovers(db: StateDB, cleaned: anyio.Event, previous_root: Path | None) -> None:
@@ -456,7 +460,7 @@ async def _supervise(
                     tg.start_soon(_end_leftovers, db, cleaned, previous_root)
                     tg.start_soon(_watch_signals, received, shutdown)
                     if context.changes.listening:  # one watch for the loop and every service
-                        tg.start_soon(_watch_folder, ws, context.changes, shutdown)
+                        tg.start_soon(_watch_folder, ws, context.changes, shutdown, handler.engine.feed)
                     if options.watch:
                         tg.start_soon(loop.run, cleaned)
                     else:

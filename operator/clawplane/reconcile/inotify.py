@@ -1,4 +1,4 @@
-"""An event-driven recursive folder watch on Linux's inotify (through libc, no thread).
+"""An event-driven recursive folder watch on Linux's inotify (``_utils.changefeed``, no thread).
 
 watchfiles' watcher wakes every ``step`` milliseconds to look for changes, which trades
 idle CPU against the latency of every save. This one sleeps in the event loop until the
@@ -9,51 +9,34 @@ and a save is seen within milliseconds.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import errno
 import os
-import struct
-import sys
 from collections.abc import AsyncIterator, Callable
 
 import anyio
 
-IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
-IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
-IN_DELETE_SELF, IN_MOVE_SELF = 0x400, 0x800
-IN_Q_OVERFLOW, IN_IGNORED, IN_ONLYDIR, IN_ISDIR = 0x4000, 0x8000, 0x01000000, 0x40000000
-IN_NONBLOCK, IN_CLOEXEC = 0o4000, 0o2000000
-MASK = (
-    IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
-    | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR
-)  # fmt: skip
+from clawplane._utils.changefeed import (
+    IN_CREATE,
+    IN_IGNORED,
+    IN_ISDIR,
+    IN_MOVED_TO,
+    IN_Q_OVERFLOW,
+    ChangeFeed,
+    inotify_available,
+    open_feed,
+)
+
 QUIET_S = 0.02
 """A burst of events ends once none has arrived for this long (editors write in several steps)."""
 MAX_BATCH_S = 0.2
 """A steady stream of changes is still reported this often."""
-_HEADER = struct.Struct("iIII")
 
 Keep = Callable[[str], bool]
 
 
-def _libc() -> ctypes.CDLL | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.inotify_init1, libc.inotify_add_watch  # noqa: B018 - both must exist
-    except (OSError, AttributeError):
-        return None
-    return libc
-
-
-_LIBC = _libc()
-
-
 def available() -> bool:
     """Whether this platform has inotify (otherwise the caller polls with watchfiles)."""
-    return _LIBC is not None
+    return inotify_available()
 
 
 class InotifyError(OSError):
@@ -61,39 +44,32 @@ class InotifyError(OSError):
 
 
 class _Watches:
-    def __init__(self, keep: Keep) -> None:
-        assert _LIBC is not None
+    def __init__(self, keep: Keep, feed: ChangeFeed | None) -> None:
         self.keep = keep
-        self.fd = _LIBC.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
-        if self.fd < 0:
-            raise InotifyError(ctypes.get_errno(), "inotify_init1 failed")
+        self.owned = feed is None
+        found = open_feed() if feed is None else feed
+        if found is None:
+            raise InotifyError(errno.EMFILE, "inotify_init1 failed")
+        self.feed = found
+        self.wake = found.subscribe()
         self.dirs: dict[int, str] = {}
 
     def add_tree(self, root: str) -> None:
         """Watch ``root`` and every directory under it that is kept."""
-        assert _LIBC is not None
         for here, subdirs, _ in os.walk(root):
-            wd = _LIBC.inotify_add_watch(self.fd, os.fsencode(here), MASK)
-            if wd < 0:
-                code = ctypes.get_errno()
-                if code in (errno.ENOENT, errno.ENOTDIR):  # gone again already
+            try:
+                wd = self.feed.add(here).wd
+            except OSError as exc:
+                if exc.errno in (errno.ENOENT, errno.ENOTDIR):  # gone again already
                     continue
-                raise InotifyError(code, f"inotify_add_watch {here}: {os.strerror(code)}")
+                raise InotifyError(exc.errno, f"inotify_add_watch {here}: {exc.strerror}") from None
             self.dirs[wd] = here
             subdirs[:] = [d for d in subdirs if self.keep(os.path.join(here, d))]
 
     def read(self) -> set[str]:
         """The paths named by the pending events (new directories are watched as they appear)."""
         changed: set[str] = set()
-        try:
-            data = os.read(self.fd, 1 << 16)
-        except BlockingIOError:
-            return changed
-        offset = 0
-        while offset + _HEADER.size <= len(data):
-            wd, mask, _, size = _HEADER.unpack_from(data, offset)
-            raw = data[offset + _HEADER.size : offset + _HEADER.size + size].rstrip(b"\0")
-            offset += _HEADER.size + size
+        for wd, mask, raw in self.feed.events():
             if mask & IN_Q_OVERFLOW:  # events were lost: everything may have changed
                 changed.add(next(iter(self.dirs.values()), ""))
                 continue
@@ -102,7 +78,7 @@ class _Watches:
                 self.dirs.pop(wd, None)
                 continue
             if base is None:
-                continue
+                continue  # a watch the engine's caches placed (a file, say), not the tree's
             path = os.path.join(base, os.fsdecode(raw)) if raw else base
             if not self.keep(path):
                 continue
@@ -111,22 +87,38 @@ class _Watches:
                 self.add_tree(path)
         return changed
 
+    async def readable(self) -> None:
+        """Until events are queued, or a drain (a plan) took some off the queue for us."""
+        async with anyio.create_task_group() as tg:
+
+            async def wait(fd: int) -> None:
+                await anyio.wait_readable(fd)
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(wait, self.feed.fd)
+            tg.start_soon(wait, self.wake)
+
     def close(self) -> None:
-        os.close(self.fd)
+        if self.owned:
+            self.feed.close()
 
 
-async def watch_tree(root: str, keep: Keep) -> AsyncIterator[set[str]]:
-    """Yield the changed paths under ``root``, one set per quiet-ended burst, forever."""
-    watches = _Watches(keep)
+async def watch_tree(root: str, keep: Keep, feed: ChangeFeed | None = None) -> AsyncIterator[set[str]]:
+    """Yield the changed paths under ``root``, one set per quiet-ended burst, forever.
+
+    With ``feed`` (a watching engine's), the tree is watched on that inotify instance, so the
+    supervisor holds one descriptor for both.
+    """
+    watches = _Watches(keep, feed)
     try:
         watches.add_tree(root)
         while True:
-            await anyio.wait_readable(watches.fd)
+            await watches.readable()
             batch = watches.read()
             with anyio.move_on_after(MAX_BATCH_S):
                 while True:
                     with anyio.move_on_after(QUIET_S) as quiet:
-                        await anyio.wait_readable(watches.fd)
+                        await watches.readable()
                     if quiet.cancelled_caught:
                         break
                     batch |= watches.read()

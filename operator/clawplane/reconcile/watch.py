@@ -21,6 +21,7 @@ from pathlib import Path
 import anyio
 from watchfiles import Change, DefaultFilter, awatch
 
+from clawplane._utils.changefeed import ChangeFeed
 from clawplane.reconcile import inotify
 
 DEBOUNCE_MS = 200
@@ -42,8 +43,12 @@ async def watch_folder(
     ignore: Sequence[Path] = (),
     stop: anyio.Event,
     debounce_ms: int = DEBOUNCE_MS,
+    feed: ChangeFeed | None = None,
 ) -> None:
-    """Report changed paths under ``folder`` until ``stop`` is set."""
+    """Report changed paths under ``folder`` until ``stop`` is set.
+
+    ``feed``: a watching engine's change feed, whose inotify instance the watch then shares.
+    """
     watch_filter = DefaultFilter(ignore_paths=[str(p) for p in ignore])
     while not stop.is_set():
         target = _target(folder)
@@ -62,7 +67,7 @@ async def watch_folder(
             tg.start_soon(follow_link)
             tg.start_soon(relay_stop)
             if os.path.isdir(target):
-                tg.start_soon(_watch, target, on_change, watch_filter, moved, debounce_ms)
+                tg.start_soon(_watch, target, on_change, watch_filter, moved, debounce_ms, feed)
             await moved.wait()
             tg.cancel_scope.cancel()
         if not stop.is_set():
@@ -76,10 +81,11 @@ async def _watch(
     watch_filter: DefaultFilter,
     moved: anyio.Event,
     debounce_ms: int,
+    feed: ChangeFeed | None,
 ) -> None:
     if inotify.available():
         try:
-            async for paths in inotify.watch_tree(target, lambda p: watch_filter(Change.modified, p)):
+            async for paths in inotify.watch_tree(target, lambda p: watch_filter(Change.modified, p), feed):
                 on_change(paths)
         except inotify.InotifyError as exc:
             log.warning("cannot watch %s with inotify (%s); polling instead", target, exc)

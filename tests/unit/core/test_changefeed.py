@@ -157,3 +157,14 @@ def test_a_closed_feed_trusts_nothing(tmp_path: Path) -> None:
     assert feed.closed and not watch.alive
     assert feed.watch(str(tmp_path)) is None
     assert feed.drain() == 2
+
+
+def test_events_a_watcher_takes_off_the_queue_still_stamp_the_watches(feed: ChangeFeed, tmp_path: Path) -> None:
+    feed.subscribe()
+    watch = watched(feed, tmp_path)
+    feed.drain()
+    (tmp_path / "x").write_text("1")
+    assert any(name == b"x" for _wd, _mask, name in feed.events())
+    assert feed.events() == []  # each event is handed over once
+    feed.drain()
+    assert watch.names == feed.seq  # the pass after they were read

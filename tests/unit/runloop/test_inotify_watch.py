@@ -7,6 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from clawplane._utils.changefeed import open_feed
 from clawplane.reconcile import inotify, watch
 
 pytestmark = pytest.mark.skipif(not inotify.available(), reason="inotify is Linux only")
@@ -92,3 +93,28 @@ async def test_an_idle_watch_is_not_woken(tmp_path: Path, monkeypatch: pytest.Mo
             await anyio.sleep(0)
         stop.set()
     assert reads == 0
+
+
+@pytest.mark.anyio
+async def test_a_plan_that_drains_the_shared_feed_first_still_wakes_the_watch(tmp_path: Path) -> None:
+    """The supervisor's watch and its engine share one inotify instance; whoever reads, both learn."""
+    feed = open_feed()
+    assert feed is not None
+    stream = inotify.watch_tree(str(tmp_path), lambda _p: True, feed)
+    got: set[str] = set()
+
+    async def first() -> None:
+        got.update(await stream.__anext__())
+
+    try:
+        with anyio.fail_after(30):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(first)
+                await anyio.wait_all_tasks_blocked()
+                # No await in between: the drain empties the queue before the watch can look.
+                (tmp_path / "a.yaml").write_text("x")
+                feed.drain()
+        assert str(tmp_path / "a.yaml") in got
+    finally:
+        await stream.aclose()
+        feed.close()
