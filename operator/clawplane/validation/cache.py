@@ -16,7 +16,7 @@ from clawplane.diagnostics import Diagnostic, Diagnostics
 from clawplane.loading import SourceDocument, read_file
 from clawplane.loading.walk import WalkCache
 from clawplane.validation.result import LoadedResource
-from clawplane.validation.semantic import ResourceChecks
+from clawplane.validation.semantic import SemanticMemo
 from clawplane.validation.structure import validate_document
 
 RACY_WINDOW_NS = 2_000_000_000
@@ -38,8 +38,8 @@ class ValidationCache:
 
     entries: dict[str, tuple[StatKey, FileResult]] = field(default_factory=dict)
     racy_window_ns: int = RACY_WINDOW_NS
-    checks: ResourceChecks = field(default_factory=dict)
-    """Per-resource semantic checks, reused for unchanged resources."""
+    checks: SemanticMemo = field(default_factory=SemanticMemo)
+    """Semantic checks, reused for what did not change."""
     walk: WalkCache = field(default_factory=WalkCache)
     """Directory listings, so finding the files of an unchanged folder costs a ``stat`` per folder."""
 

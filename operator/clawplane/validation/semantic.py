@@ -9,9 +9,11 @@ providers (``validation.providers``) and model references (``validation.modelref
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from operator import is_
 
 from clawplane.diagnostics import Diagnostic, Severity
-from clawplane.models import Agent, Channel, Gateway, McpServer
+from clawplane.models import Agent, Channel, Gateway, McpServer, Resource
 from clawplane.models.base import AGENT_ID_RE
 from clawplane.models.channel import DmPolicy
 from clawplane.models.values import ValueFrom
@@ -32,27 +34,90 @@ from clawplane.validation.suggest import did_you_mean
 E, W = Severity.ERROR, Severity.WARNING
 
 
-ResourceChecks = dict[int, tuple[LoadedResource, tuple[Diagnostic, ...]]]
+@dataclass
+class SemanticMemo:
+    """What ``check_all`` keeps between passes over one folder (a validation cache holds it).
+
+    A validation cache hands back the same resource object while its file is unchanged, so
+    identity is the cheap "nothing changed" test for what depends on one resource alone.
+    The set-wide checks (duplicates, references, name collisions, providers, model
+    references) depend on the whole set: they are reused when every resource's
+    ``_set_facts`` equals the last pass's, and either they found nothing then or every
+    resource is the very same object (a diagnostic names where its resource is written).
+    """
+
+    resources: dict[int, tuple[LoadedResource, tuple[Diagnostic, ...], object]] = field(default_factory=dict)
+    """Per resource object: its own checks' findings and its set-wide facts."""
+    items: list[LoadedResource] = field(default_factory=list)
+    facts: list[object] | None = None
+    """Every resource's set-wide facts, in order; None when the last set-wide result is not reusable."""
+    set_wide: list[Diagnostic] = field(default_factory=list)
+
+    def set_wide_of(self, items: list[LoadedResource], facts: list[object]) -> list[Diagnostic] | None:
+        """The last pass's set-wide findings, if they hold for ``items`` (with these ``facts``)."""
+        if self.facts is None or facts != self.facts:
+            return None
+        if self.set_wide and not (len(items) == len(self.items) and all(map(is_, items, self.items))):
+            return None
+        return self.set_wide
 
 
 def check_all(
     resources: list[LoadedResource],
     *,
     invalid: Iterable[RawResource] = (),
-    memo: ResourceChecks | None = None,
+    memo: SemanticMemo | None = None,
 ) -> list[Diagnostic]:
     """Every semantic check over the whole set; ``invalid`` holds resources that failed validation.
 
     Those still count as declared, and their own references are checked from the raw document.
-
-    ``memo`` keeps the checks that look at one resource alone, keyed by the resource object
-    (a validation cache hands back the same one while its file is unchanged); it is updated
-    to hold exactly this set's resources.
+    ``memo``, kept from the last call on the same folder, spares work for what did not change
+    (see ``SemanticMemo``); it is updated to hold exactly this set's resources.
     """
+    raws = list(invalid)
+    known = memo.resources if memo is not None else {}
+    fresh: dict[int, tuple[LoadedResource, tuple[Diagnostic, ...], object]] = {}
+    for item in resources:
+        hit = known.get(id(item))
+        if hit is None or hit[0] is not item:
+            hit = (item, tuple(_one_resource(item)), _set_facts(item.resource))
+        fresh[id(item)] = hit
+    facts = [fresh[id(item)][2] for item in resources]
+    # Raw documents of invalid resources are new objects each pass: never reuse around them.
+    reused = memo.set_wide_of(resources, facts) if memo is not None and not raws else None
+    out = list(reused) if reused is not None else _set_wide(resources, raws)
+    if memo is not None:
+        memo.resources = fresh
+        memo.items = list(resources)
+        memo.facts = None if raws else facts
+        memo.set_wide = out[:]
+    for item in resources:
+        out.extend(fresh[id(item)][1])
+    return out
+
+
+def _set_facts(res: Resource) -> object:
+    """All that the set-wide checks (``_set_wide``) read of ``res``: equal facts, equal findings.
+
+    A set-wide check that comes to read more of a resource must add it here, or its findings
+    go stale while only that field changes.
+    """
+    meta = res.metadata
+    if isinstance(res, McpServer):
+        codex = res.spec.codex
+        return (type(res), res.kind, meta.namespace, meta.name, codex.agents if codex is not None else None)
+    if isinstance(res, Agent):
+        return (type(res), res.kind, meta.namespace, meta.name, res.spec.mcp_servers, res.spec.model)
+    if isinstance(res, Channel):
+        return (type(res), res.kind, meta.namespace, meta.name, res.spec.agent)
+    return res  # Gateways and providers feed checks that read most of them: all of it
+
+
+def _set_wide(resources: list[LoadedResource], raws: list[RawResource]) -> list[Diagnostic]:
+    """The checks that look at the whole set."""
     out: list[Diagnostic] = []
     for check in (_duplicates, _gateways, _server_names, _agent_ids):
         out.extend(check(resources))
-    raws = list(invalid)
     out.extend(_references(resources, raws))
     for raw in raws:
         url = raw.value(("spec", "url")) if raw.kind == "McpServer" else None
@@ -60,15 +125,6 @@ def check_all(
             out.extend(_url_credentials(raw, url))
     out.extend(check_providers(resources))
     out.extend(check_model_refs(resources, invalid=raws))
-    fresh: ResourceChecks = {}
-    for item in resources:
-        hit = memo.get(id(item)) if memo is not None else None
-        found = hit[1] if hit is not None and hit[0] is item else tuple(_one_resource(item))
-        fresh[id(item)] = (item, found)
-        out.extend(found)
-    if memo is not None:
-        memo.clear()
-        memo.update(fresh)
     return out
 
 
