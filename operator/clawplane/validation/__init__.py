@@ -45,7 +45,8 @@ def _validate(paths: Iterable[str | os.PathLike[str]], cache: ValidationCache | 
                 invalid.append(raw)
     memo = cache.checks if cache is not None else None
     result.diagnostics.extend(check_all(result.resources, invalid=invalid, memo=memo))
-    result.diagnostics.extend(check_paths(result.resources, paths))
+    paths_memo = cache.paths if cache is not None else None
+    result.diagnostics.extend(check_paths(result.resources, paths, memo=paths_memo))
     return result
 
 

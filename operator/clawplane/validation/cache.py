@@ -15,6 +15,7 @@ from pathlib import Path
 from clawplane.diagnostics import Diagnostic, Diagnostics
 from clawplane.loading import SourceDocument, read_file
 from clawplane.loading.walk import WalkCache
+from clawplane.validation.paths import PathMemo
 from clawplane.validation.result import LoadedResource
 from clawplane.validation.semantic import SemanticMemo
 from clawplane.validation.structure import validate_document
@@ -40,6 +41,8 @@ class ValidationCache:
     racy_window_ns: int = RACY_WINDOW_NS
     checks: SemanticMemo = field(default_factory=SemanticMemo)
     """Semantic checks, reused for what did not change."""
+    paths: PathMemo = field(default_factory=dict)
+    """The paths each resource names, for the folder check (``validation.paths``)."""
     walk: WalkCache = field(default_factory=WalkCache)
     """Directory listings, so finding the files of an unchanged folder costs a ``stat`` per folder."""
 

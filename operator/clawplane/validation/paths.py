@@ -18,9 +18,14 @@ from clawplane.models import Gateway, McpServer
 from clawplane.models.values import ValueFrom
 from clawplane.validation.result import LoadedResource
 
-__all__ = ["check_paths"]
+__all__ = ["PathMemo", "check_paths"]
 
 _HINT = "move it into the folder, or list a folder that holds it in the Gateway's spec.allowedPaths"
+
+
+Reference = tuple[tuple[str | int, ...], str, str]
+PathMemo = dict[int, tuple[LoadedResource, tuple[Reference, ...], tuple[str, ...]]]
+"""Per resource object: the paths it names and, for a Gateway, its ``allowedPaths``."""
 
 
 def _absolute(raw: str, base: Path) -> Path:
@@ -32,7 +37,7 @@ def _inside(path: Path, folders: Iterable[Path]) -> bool:
     return any(path == f or f in path.parents for f in folders)
 
 
-def _references(item: LoadedResource) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
+def _references(item: LoadedResource) -> Iterator[Reference]:
     """(field path, raw path, what it is) of every path in ``item``."""
     res = item.resource
     if isinstance(res, McpServer):
@@ -54,8 +59,19 @@ def _references(item: LoadedResource) -> Iterator[tuple[tuple[str | int, ...], s
             yield ("spec", "secrets", "envFile"), res.spec.secrets.env_file, "env file"
 
 
-def check_paths(resources: list[LoadedResource], roots: Iterable[str | os.PathLike[str]]) -> list[Diagnostic]:
-    """Warnings for paths outside ``roots`` that no Gateway's ``allowedPaths`` covers."""
+def check_paths(
+    resources: list[LoadedResource],
+    roots: Iterable[str | os.PathLike[str]],
+    *,
+    memo: PathMemo | None = None,
+) -> list[Diagnostic]:
+    """Warnings for paths outside ``roots`` that no Gateway's ``allowedPaths`` covers.
+
+    ``memo``, kept from the last call on the same folder, holds the paths each resource
+    object names (a validation cache hands back the same object while its file is
+    unchanged); it is updated to hold exactly this set's resources. Paths are resolved
+    again on every call: a symlink may have changed.
+    """
     folders = [Path(os.path.realpath(r)) for r in roots]
     folders = [f if f.is_dir() else f.parent for f in folders]
     bases: dict[str, Path] = {}  # a file holds many resources: resolve its folder once
@@ -67,15 +83,22 @@ def check_paths(resources: list[LoadedResource], roots: Iterable[str | os.PathLi
             base = bases[name] = Path(name).resolve().parent
         return base
 
-    allowed = [
-        _absolute(p, base_of(item))
-        for item in resources
-        if isinstance(item.resource, Gateway)
-        for p in item.resource.spec.allowed_paths
-    ]
-    found: list[Diagnostic] = []
+    known = memo if memo is not None else {}
+    fresh: PathMemo = {}
     for item in resources:
-        references = list(_references(item))
+        hit = known.get(id(item))
+        if hit is None or hit[0] is not item:
+            res = item.resource
+            allows = tuple(res.spec.allowed_paths) if isinstance(res, Gateway) else ()
+            hit = (item, tuple(_references(item)), allows)
+        fresh[id(item)] = hit
+    if memo is not None:
+        memo.clear()
+        memo.update(fresh)
+    entries = [fresh[id(item)] for item in resources]
+    allowed = [_absolute(p, base_of(item)) for item, _, allows in entries for p in allows]
+    found: list[Diagnostic] = []
+    for item, references, _ in entries:
         if not references:
             continue
         base = base_of(item)
