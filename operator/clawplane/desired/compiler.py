@@ -109,6 +109,9 @@ class Compiler:
         # Keyed by the validated resource object: a validation cache hands back the same object
         # for an unchanged file, so identity is the cheapest "nothing changed" test.
         self._cache: dict[int, tuple[LoadedResource, DesiredResource, bool]] = {}
+        # An agent's view depends on its resource and the enabled servers: kept while those are.
+        self._views: dict[int, tuple[LoadedResource, AgentView]] = {}
+        self._enabled: list[str] = []
 
     def compile(
         self,
@@ -125,21 +128,28 @@ class Compiler:
         """
         resolver = resolver or SecretResolver(environ)
         resolver.load_env_file(env_file_of(result))
-        names = [r.resource.name for r in result.resources if isinstance(r.resource, McpServer)]
+        names = [r.resource.metadata.name for r in result.resources if isinstance(r.resource, McpServer)]
         safe = dict(zip(names, assign_server_names(names), strict=True))
         resources: dict[str, DesiredResource] = {}
         fresh: dict[int, tuple[LoadedResource, DesiredResource, bool]] = {}
         dirs: dict[str, Path] = {}  # one resolve per file, not per resource
+        agents: list[tuple[LoadedResource, Agent]] = []
         for item in result.resources:
+            res = item.resource
             hit = self._cache.get(id(item))
             if hit is not None and hit[0] is item:
                 cached: DesiredResource | None = hit[1]
                 has_refs = hit[2]
             else:
                 cached = None
-                has_refs = any(isinstance(v, ValueFrom) for _, _, v in secret_fields(item.resource))
+                has_refs = any(isinstance(v, ValueFrom) for _, _, v in secret_fields(res))
             # A referenced secret may change without the document changing: always rehash those.
-            safe_name = safe[item.resource.name] if isinstance(item.resource, McpServer) else ""
+            if isinstance(res, McpServer):
+                safe_name = safe[res.metadata.name]
+            else:
+                safe_name = ""
+                if isinstance(res, Agent):
+                    agents.append((item, res))
             if cached is None or has_refs:
                 desired = self._one(item, resolver, dirs, safe_name)
             elif cached.safe_name != safe_name:
@@ -147,10 +157,26 @@ class Compiler:
             else:
                 desired = cached
             fresh[id(item)] = (item, desired, has_refs)
-            resources[item.key] = desired
+            resources[desired.key] = desired  # the item's key, already made
         self._cache = fresh
-        agents = _agent_views(result, resources)
-        return DesiredState(folder, MappingProxyType(resources), MappingProxyType(agents))
+        views = self._agent_views(agents, resources)
+        return DesiredState(folder, MappingProxyType(resources), MappingProxyType(views))
+
+    def _agent_views(
+        self, agents: list[tuple[LoadedResource, Agent]], resources: Mapping[str, DesiredResource]
+    ) -> dict[str, AgentView]:
+        # Only enabled servers have a runtime (``_runtime_mode``): no model to look into.
+        enabled = [r.name for r in resources.values() if r.runtime is not RuntimeMode.NONE]
+        known = self._views if enabled == self._enabled else {}
+        fresh: dict[int, tuple[LoadedResource, AgentView]] = {}
+        views: dict[str, AgentView] = {}
+        for item, res in agents:
+            hit = known.get(id(item))
+            view = hit[1] if hit is not None and hit[0] is item else _agent_view(res, enabled)
+            fresh[id(item)] = (item, view)
+            views[view.agent_id] = view
+        self._views, self._enabled = fresh, enabled
+        return views
 
     def _one(
         self, item: LoadedResource, resolver: SecretResolver, dirs: dict[str, Path], safe_name: str
@@ -183,17 +209,9 @@ def _with_safe_name(desired: DesiredResource, safe_name: str) -> DesiredResource
     return replace(desired, safe_name=safe_name)
 
 
-def _agent_views(result: ValidationResult, resources: Mapping[str, DesiredResource]) -> dict[str, AgentView]:
-    enabled = [
-        r.name for r in resources.values() if isinstance(r.resource, McpServer) and r.resource.spec.enabled
-    ]
-    views: dict[str, AgentView] = {}
-    for item in result.resources:
-        res = item.resource
-        if isinstance(res, Agent):
-            servers = tuple(
-                enabled if res.spec.mcp_servers is None else [s for s in res.spec.mcp_servers if s in enabled]
-            )
-            skills = None if res.spec.skills is None else tuple(res.spec.skills)
-            views[res.name] = AgentView(res.name, servers, skills)
-    return views
+def _agent_view(res: Agent, enabled: list[str]) -> AgentView:
+    servers = tuple(
+        enabled if res.spec.mcp_servers is None else [s for s in res.spec.mcp_servers if s in enabled]
+    )
+    skills = None if res.spec.skills is None else tuple(res.spec.skills)
+    return AgentView(res.name, servers, skills)

@@ -147,3 +147,28 @@ def test_recompile_reuses_unchanged_resources(tmp_path: Path) -> None:
     assert second.resources["Agent/w"] is first.resources["Agent/w"]
     assert second.resources["Agent/coder"] is not first.resources["Agent/coder"]
     assert second.resources["Agent/coder"].resource.spec.skills == ["y"]  # type: ignore[attr-defined]
+
+
+def test_agent_views_follow_edits_to_the_agent_and_to_the_servers(tmp_path: Path) -> None:
+    from clawplane.validation import ValidationCache
+
+    compiler, cache = Compiler(), ValidationCache(racy_window_ns=0)
+    server = HEAD + "kind: McpServer\nmetadata:\n  name: {name}\nspec:\n  enabled: {on}\n  command: node\n"
+    agent = HEAD + "kind: Agent\nmetadata:\n  name: coder\nspec:\n  mcpServers: [{servers}]\n"
+    (tmp_path / "a.yaml").write_text(agent.format(servers="s1"))
+    (tmp_path / "s1.yaml").write_text(server.format(name="s1", on="true"))
+    (tmp_path / "s2.yaml").write_text(server.format(name="s2", on="false"))
+
+    def views() -> tuple[str, ...]:
+        desired = compiler.compile(validate_paths([tmp_path], cache=cache), folder=tmp_path)
+        fresh = Compiler().compile(validate_paths([tmp_path]), folder=tmp_path)
+        assert desired.agents == fresh.agents
+        return desired.agents["coder"].servers
+
+    assert views() == ("s1",)
+    (tmp_path / "a.yaml").write_text(agent.format(servers="s1, s2"))
+    assert views() == ("s1",)
+    (tmp_path / "s2.yaml").write_text(server.format(name="s2", on="true"))  # the agent's file is unchanged
+    assert views() == ("s1", "s2")
+    (tmp_path / "s1.yaml").write_text(server.format(name="s1", on="false"))
+    assert views() == ("s2",)
