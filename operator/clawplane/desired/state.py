@@ -81,9 +81,13 @@ class DesiredState:
     agents: MappingProxyType[str, AgentView] = field(default_factory=lambda: MappingProxyType({}))
     _fingerprint: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
     """The fingerprint once computed (a copy made by ``replace`` starts without it)."""
-    _by_kind: dict[str | type, tuple[DesiredResource, ...]] = field(
+    _groups: dict[tuple[type, str], list[DesiredResource]] = field(
         default_factory=dict, init=False, repr=False, compare=False)
-    """Resources by kind name and by model type, each found on first use (a render asks often)."""
+    """Resources by model class and kind name, in declaration order, grouped on first use.
+
+    A pass asks for many kinds (a render, then the plan): one pass over the resources, not one
+    per kind asked for.
+    """
 
     @property
     def fingerprint(self) -> str:
@@ -132,17 +136,35 @@ class DesiredState:
 
     def of_kind(self, kind: str) -> list[DesiredResource]:
         """Resources of one kind in declaration order."""
-        return self._indexed(kind, lambda r: r.kind == kind)
+        return self._gathered([g for g in self._grouped() if g[1] == kind], lambda r: r.kind == kind)
 
     def of_type(self, kind: type[Resource]) -> list[DesiredResource]:
         """Resources whose model is a ``kind`` (a subclass too), in declaration order."""
-        return self._indexed(kind, lambda r: isinstance(r.resource, kind))
+        return self._gathered(
+            [g for g in self._grouped() if issubclass(g[0], kind)], lambda r: isinstance(r.resource, kind)
+        )
 
-    def _indexed(self, key: str | type, wanted: Callable[[DesiredResource], bool]) -> list[DesiredResource]:
-        found = self._by_kind.get(key)
-        if found is None:
-            found = self._by_kind[key] = tuple(r for r in self.resources.values() if wanted(r))
-        return list(found)
+    def _grouped(self) -> dict[tuple[type, str], list[DesiredResource]]:
+        groups = self._groups
+        if not groups:
+            for r in self.resources.values():
+                key = (type(r.resource), r.kind)
+                found = groups.get(key)
+                if found is None:
+                    groups[key] = [r]
+                else:
+                    found.append(r)
+        return groups
+
+    def _gathered(
+        self, keys: list[tuple[type, str]], wanted: Callable[[DesiredResource], bool]
+    ) -> list[DesiredResource]:
+        if len(keys) == 1:
+            return list(self._groups[keys[0]])
+        if not keys:
+            return []
+        # Several groups (a model subclass, or a class whose kind varies): keep declaration order.
+        return [r for r in self.resources.values() if wanted(r)]
 
     @property
     def gateway(self) -> Gateway | None:

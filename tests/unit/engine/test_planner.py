@@ -172,3 +172,18 @@ def test_agent_views_follow_edits_to_the_agent_and_to_the_servers(tmp_path: Path
     assert views() == ("s1", "s2")
     (tmp_path / "s1.yaml").write_text(server.format(name="s1", on="false"))
     assert views() == ("s2",)
+
+
+def test_resources_of_a_kind_or_type_keep_declaration_order(tmp_path: Path) -> None:
+    from clawplane.models import Agent, McpServer, Resource
+
+    server = HEAD + "kind: McpServer\nmetadata:\n  name: {name}\nspec:\n  command: node\n"
+    agent = HEAD + "kind: Agent\nmetadata:\n  name: {name}\n"
+    desired = compile_folder(tmp_path, {"a.yaml": "---\n".join(
+        [server.format(name="s2"), agent.format(name="b"), server.format(name="s1"), agent.format(name="a")]
+    )})
+    assert [r.name for r in desired.of_kind("McpServer")] == ["s2", "s1"]
+    assert [r.name for r in desired.of_type(Agent)] == ["b", "a"]
+    assert [r.name for r in desired.of_type(Resource)] == ["s2", "b", "s1", "a"]  # a base class: every group
+    assert desired.of_kind("Channel") == [] and desired.models(McpServer)[0].name == "s2"
+    assert desired.of_type(McpServer) is not desired.of_type(McpServer)  # callers may change the list
