@@ -93,9 +93,12 @@ def make_plan(
 
 
 def _warnings(desired: DesiredState, observed: ObservedState) -> list[PlanWarning]:
+    listed = listed_models(observed)
+    if not listed:
+        return []  # each warning is about what a probed provider lists: none was
     refs = [ref for d in desired.resources.values() for ref in model_refs(d.key, d.spec)]
     declared = {p.name.lower(): p.spec.model_ids for p in desired.providers}
-    return model_warnings(refs, listed_models(observed), declared)
+    return model_warnings(refs, listed, declared)
 
 
 def _resource_change(

@@ -63,3 +63,25 @@ def test_a_copy_does_not_inherit_the_fingerprint_of_its_original(tmp_path: Path)
     assert changed.fingerprint != before
     assert changed.fingerprint == state.fingerprint_of(changed.resources)
     assert desired.fingerprint == before
+
+
+def test_the_fingerprint_follows_keys_and_hashes_not_declaration_order() -> None:
+    import hashlib
+    import json
+    from types import SimpleNamespace
+
+    def resources(keys: list[str], bump: str = "") -> dict[str, Any]:
+        return {k: SimpleNamespace(config_hash=hashlib.sha256((k + bump * (k == keys[0])).encode()).hexdigest())
+                for k in keys}
+
+    def expected(found: dict[str, Any]) -> str:  # the definition, spelt out
+        doc = json.dumps(sorted((k, r.config_hash) for k, r in found.items()), separators=(",", ":"))
+        return hashlib.sha256(doc.encode()).hexdigest()[:16]
+
+    keys = [f"McpServer/s-{i:03d}" for i in range(300, 0, -1)] + ["Agent/é"]
+    seen = set()
+    for found in (resources(keys), resources(keys[::-1]), resources(keys, "x"), resources(keys[1:]),
+                  resources([*keys, "Agent/a"])):
+        assert state.fingerprint_of(found) == expected(found)
+        seen.add(state.fingerprint_of(found))
+    assert len(seen) == 4  # only the reversed declaration order gives the same fingerprint
