@@ -66,6 +66,11 @@ def _indented(value: Any, level: int) -> str:
     return _shifted(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False), level)
 
 
+Placed = dict[str, tuple[Any, int, str]]
+"""Per member key of one fleet: the member object placed there, its level and its text."""
+_NONE_PLACED: Placed = {}
+
+
 class IndentedJson:
     """Encodes documents, reusing the text of unchanged members under the given fleet paths."""
 
@@ -73,11 +78,15 @@ class IndentedJson:
         self.fleets = tuple(fleets)
         self._prefixes = {fleet[:n] for fleet in self.fleets for n in range(len(fleet) + 1)}
         self._fleet_set = frozenset(self.fleets)
+        # A fleet no other fleet lies under holds only members: no per-child path tests there.
+        self._leaves = frozenset(
+            f for f in self.fleets if not any(len(g) > len(f) and g[: len(f)] == f for g in self.fleets)
+        )
         self._memo: dict[str, str] = {}
         self._fresh: dict[str, str] = {}
         # The same member object as last pass (renderers keep unchanged entries): no key needed.
-        self._placed: dict[tuple[str, ...], tuple[Any, int, str]] = {}
-        self._placed_fresh: dict[tuple[str, ...], tuple[Any, int, str]] = {}
+        self._placed: dict[tuple[str, ...], Placed] = {}
+        self._placed_fresh: dict[tuple[str, ...], Placed] = {}
 
     def begin_pass(self) -> None:
         """Start a render pass: texts the last pass did not use are dropped, so none pile up."""
@@ -92,26 +101,35 @@ class IndentedJson:
         if path in self._prefixes and value and isinstance(value, dict) \
                 and all(isinstance(k, str) for k in value):
             inner = "\n" + INDENT * (level + 1)
-            items = [
-                _encode_string(key) + ": " + self._encode(item, (*path, key), level + 1)
-                for key, item in sorted(value.items())
-            ]
+            if path in self._leaves:
+                placed, fresh = self._placed.get(path, _NONE_PLACED), self._placed_fresh.setdefault(path, {})
+                items = [
+                    _encode_string(key) + ": " + self._member(item, key, placed, fresh, level + 1)
+                    for key, item in sorted(value.items())
+                ]
+            else:
+                items = [
+                    _encode_string(key) + ": " + self._encode(item, (*path, key), level + 1)
+                    for key, item in sorted(value.items())
+                ]
             return "{" + inner + ("," + inner).join(items) + "\n" + INDENT * level + "}"
         if path[:-1] in self._fleet_set:
-            return self._member(value, path, level)
+            fleet = path[:-1]
+            placed, fresh = self._placed.get(fleet, _NONE_PLACED), self._placed_fresh.setdefault(fleet, {})
+            # The empty fleet's one member is the document itself, at the empty key.
+            return self._member(value, path[-1] if path else "", placed, fresh, level)
         return _shifted(_plain(value), level)
 
-    def _member(self, value: Any, path: tuple[str, ...], level: int) -> str:
-        placed = self._placed.get(path)
-        reusable = isinstance(value, dict | list)
-        if placed is not None and reusable and placed[0] is value and placed[1] == level:
-            self._placed_fresh[path] = placed
-            return placed[2]
-        key = compact(value, sort_keys=True)
-        text = self._memo.get(key) or self._fresh.get(key) or _plain(value)
-        self._fresh[key] = text
+    def _member(self, value: Any, key: str, placed: Placed, fresh: Placed, level: int) -> str:
+        hit = placed.get(key)
+        if hit is not None and hit[0] is value and hit[1] == level and isinstance(value, dict | list):
+            fresh[key] = hit
+            return hit[2]
+        compact_text = compact(value, sort_keys=True)
+        text = self._memo.get(compact_text) or self._fresh.get(compact_text) or _plain(value)
+        self._fresh[compact_text] = text
         shifted = _shifted(text, level)
-        self._placed_fresh[path] = (value, level, shifted)
+        fresh[key] = (value, level, shifted)
         return shifted
 
 

@@ -74,3 +74,19 @@ def test_an_unchanged_member_is_not_encoded_again(monkeypatch: pytest.MonkeyPatc
     second = writer.dumps({"mcp": {"servers": entries}})
     assert encoded == [{"command": "deno"}]
     assert second == reference({"mcp": {"servers": entries}}) != first
+
+
+def test_a_whole_document_fleet_and_nested_fleets_are_exact_and_reused() -> None:
+    rng = random.Random(11)
+    whole = IndentedJson([()])
+    nested = IndentedJson([("a",), ("a", "b"), ()])
+    rows = [{"name": f"t{i}", "schema": value(rng)} for i in range(5)]
+    for round_ in range(20):
+        whole.begin_pass()
+        nested.begin_pass()
+        if round_ % 3 == 0:
+            rows = [*rows[1:], {"name": f"n{round_}", "schema": value(rng)}]
+        doc: Any = rows if round_ % 2 else {"rows": rows, "n": round_}
+        assert whole.dumps(doc) == reference(doc)
+        tree = {"a": {"b": {"x": rows[0], "y": value(rng)}, "c": rows}, "d": value(rng), "": rows[1]}
+        assert nested.dumps(tree) == reference(tree)
