@@ -89,7 +89,7 @@ class OutputRenderer:
         servers: list[McpServer] = desired.servers
         self.access, self.missing_tokens = {}, set()
         auth = self._auth(observed)
-        hosted_servers = [s for s in servers if s.spec.behind_endpoint and s.name in hosted]
+        hosted_servers = [s for s in servers if s.spec.behind_endpoint and s.name in hosted] if hosted else []
         secret_env: dict[str, tuple[str, str]] | None = {} if self.secret_key_refs_as_env else None
         rendered = render_openclaw_config(
             gateway=desired.gateway,
@@ -117,7 +117,7 @@ class OutputRenderer:
             files["gateway-secret-env.json"] = _json(env)
         self.snapshots = self._snapshots(desired)
         views = {name.lower(): view for name, view in desired.agents.items()}
-        by_name = {s.name: s for s in servers}
+        by_name = {s.metadata.name: s for s in servers}  # not the property: once per server of a fleet
         # Looked up once: per agent, these scans made a render quadratic in agents x resources.
         gateway = desired.gateway
         agent_models: dict[str, Agent] = {}

@@ -37,9 +37,9 @@ def render_agents(
     diagnostics: list[Diagnostic],
 ) -> dict[str, dict[str, Any]]:
     """``agents.entries``: one entry per agent, keyed by its canonical id."""
-    names = [s.name for s in servers]
+    names = [s.metadata.name for s in servers]  # not the property: a fleet has 1,000s of servers
     safe = dict(zip(names, assign_server_names(names), strict=True))
-    enabled = [s.name for s in servers if s.spec.enabled]
+    enabled = [name for name, s in zip(names, servers, strict=True) if s.spec.enabled]
     entries: dict[str, dict[str, Any]] = {}
     for agent in agents:
         entry = _entry(agent, base_dir_of(agent, base_dirs), diagnostics)

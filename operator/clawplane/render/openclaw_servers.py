@@ -36,12 +36,13 @@ class ServerEntries:
         self, server: McpServer, base_dir: Path, url: str | None
     ) -> tuple[Verbatim, tuple[Diagnostic, ...]] | None:
         """The kept entry when nothing it depends on changed."""
-        hit = self._kept.get(server.name)
+        name = server.metadata.name
+        hit = self._kept.get(name)
         # The same Path object is the common case; comparing Paths by value costs more.
         if hit is None or hit[0] is not server or (hit[1] is not base_dir and hit[1] != base_dir) \
                 or hit[2] != url:
             return None
-        self._fresh[server.name] = hit
+        self._fresh[name] = hit
         return hit[3], hit[4]
 
     def put(self, server: McpServer, base_dir: Path, url: str | None, entry: dict[str, Any],
@@ -75,27 +76,29 @@ def render_servers(
     sends (the gateway's own bearer token); such entries are never memoized (tokens rotate).
     """
     out: dict[str, Any] = {}
+    auths = hosted_auth or {}
     for server in servers:
+        name = server.metadata.name  # looked up once: this loop runs for every server of a fleet
         base_dir = base_dir_of(server, base_dirs)
-        url = hosted_urls.get(server.name)
-        auth = (hosted_auth or {}).get(server.name) if server.spec.behind_endpoint else None
+        url = hosted_urls.get(name)
+        auth = auths.get(name) if auths and server.spec.behind_endpoint else None
         if memo is not None and auth is None and _pure(server):
             hit = memo.get(server, base_dir, url)
             if hit is not None:
-                out[server.name], found = hit
+                out[name], found = hit
                 diagnostics.extend(found)
                 continue
             fresh: list[Diagnostic] = []
             entry = _server(server, hosted_urls, base_dir, secrets, fresh)
             diagnostics.extend(fresh)
             if entry is not None:
-                out[server.name] = memo.put(server, base_dir, url, entry, fresh)
+                out[name] = memo.put(server, base_dir, url, entry, fresh)
             continue
         entry = _server(server, hosted_urls, base_dir, secrets, diagnostics)
         if entry is not None and auth is not None and "url" in entry:
             entry["headers"] = {"Authorization": auth}
         if entry is not None:
-            out[server.name] = entry
+            out[name] = entry
     return out
 
 
