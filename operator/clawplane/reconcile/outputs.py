@@ -23,7 +23,13 @@ from clawplane.naming import ToolPolicyLayer
 from clawplane.reconcile.agentcatalog import agent_layers, catalog_rows, filter_catalog, recorded_surfaces
 from clawplane.reconcile.jsontext import IndentedJson
 from clawplane.reconcile.workspace import Workspace
-from clawplane.render import ServerEntries, projected_into, render_codex_config, render_openclaw_config
+from clawplane.render import (
+    AgentEntries,
+    ServerEntries,
+    projected_into,
+    render_codex_config,
+    render_openclaw_config,
+)
 from clawplane.render.clients import render_client_configs
 from clawplane.runtimes.catalog import merge_catalog
 from clawplane.skills import INLINE_SKILLS_DIR, AgentSnapshot, GatewaySkills, Host, Placed, SkillsEngine
@@ -61,6 +67,7 @@ class OutputRenderer:
     """Consumers the last render needed a token for and found none (apply issues them)."""
     _snapshot_text: dict[str, tuple[str, str]] = field(default_factory=dict)
     _server_entries: ServerEntries = field(default_factory=ServerEntries)
+    _agent_entries: AgentEntries = field(default_factory=AgentEntries)
     _setup: GatewaySkills | None = None
     _host: Host | None = None
     _tools_text: IndentedJson = field(default_factory=lambda: IndentedJson([()]))
@@ -101,6 +108,7 @@ class OutputRenderer:
             environ=self.environ,
             secret_env=secret_env,
             server_memo=self._server_entries,
+            agent_memo=self._agent_entries,
             hosted_auth=auth(OPENCLAW, hosted_servers),
             providers=desired.providers,
         )

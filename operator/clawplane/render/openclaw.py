@@ -22,7 +22,7 @@ from clawplane.diagnostics import Diagnostic
 from clawplane.models import Agent, Channel, Gateway, McpServer, ModelProvider
 from clawplane.render.finalize import finalize
 from clawplane.render.merge import merge_raw_config
-from clawplane.render.openclaw_agents import default_agent, render_agents
+from clawplane.render.openclaw_agents import AgentEntries, default_agent, render_agents
 from clawplane.render.openclaw_channels import render_channels
 from clawplane.render.openclaw_gateway import render_gateway
 from clawplane.render.openclaw_models import render_models
@@ -50,6 +50,7 @@ def render_openclaw_config(
     environ: Mapping[str, str] | None = None,
     secret_env: dict[str, tuple[str, str]] | None = None,
     server_memo: ServerEntries | None = None,
+    agent_memo: AgentEntries | None = None,
     hosted_auth: Mapping[str, str] | None = None,
     providers: Sequence[ModelProvider] = (),
 ) -> RenderedConfig:
@@ -59,10 +60,13 @@ def render_openclaw_config(
 
     With ``secret_env`` (Kubernetes), secretKeyRefs become env references and the dict is
     filled with variable → (Secret, key) for the gateway pod's ``env``. A ``server_memo``
-    kept by the caller between renders spares re-rendering unchanged servers.
+    kept by the caller between renders spares re-rendering unchanged servers, an ``agent_memo``
+    unchanged agents.
     """
     if server_memo is not None:
         server_memo.begin()
+    if agent_memo is not None:
+        agent_memo.begin()
     diagnostics: list[Diagnostic] = []
     secrets = SecretRenderer(resolve_secrets=resolve_secrets, environ=environ, secret_env=secret_env)
     config: dict[str, Any] = {}
@@ -80,7 +84,7 @@ def render_openclaw_config(
     models = render_models(gateway, providers, base_dirs=base_dirs, secrets=secrets, diagnostics=diagnostics)
     if models:
         config["models"] = models
-    _agents(config, gateway, servers, agents, base_dirs, diagnostics)
+    _agents(config, gateway, servers, agents, base_dirs, diagnostics, agent_memo)
     ids = list(config.get("agents", {}).get("entries", {}))
     rendered = render_channels(
         channels,
@@ -95,12 +99,18 @@ def render_openclaw_config(
     if rendered.bindings:
         config["bindings"] = rendered.bindings
     for agent, patterns in rendered.agent_mentions.items():
-        config["agents"]["entries"][agent].setdefault("groupChat", {})["mentionPatterns"] = patterns
+        # Into a copy: an entry may be shared with other renders (``AgentEntries``).
+        entry = config["agents"]["entries"][agent] = dict(config["agents"]["entries"][agent])
+        entry["groupChat"] = {**entry.get("groupChat", {}), "mentionPatterns": patterns}
     if rendered.global_mentions:
         config["messages"] = {"groupChat": {"mentionPatterns": rendered.global_mentions}}
     if secrets.providers:
         config["secrets"] = {"providers": dict(sorted(secrets.providers.items()))}
     diagnostics.extend(secrets.diagnostics)
+    if agent_memo is not None and "entries" in config.get("agents", {}):
+        # An unchanged entry keeps its finalized object, so its text is reused as well.
+        section = config["agents"]
+        section["entries"] = {key: agent_memo.finalized(key, e) for key, e in section["entries"].items()}
     final = finalize(config)
     if gateway is not None and gateway.spec.config:
         final, found = merge_raw_config(gateway.spec.config, final, resource=gateway.key)
@@ -115,11 +125,12 @@ def _agents(
     agents: Sequence[Agent],
     base_dirs: Mapping[str, Path],
     diagnostics: list[Diagnostic],
+    memo: AgentEntries | None,
 ) -> None:
     if not agents:
         return
     section = config.setdefault("agents", {})
-    entries = render_agents(agents, servers=servers, base_dirs=base_dirs, diagnostics=diagnostics)
+    entries = render_agents(agents, servers=servers, base_dirs=base_dirs, diagnostics=diagnostics, memo=memo)
     section["entries"] = entries
     explicit_default = gateway is not None and gateway.spec.agents.default_agent is not None
     if len(entries) > 1:

@@ -10,7 +10,9 @@ from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.models import Agent, Gateway, McpServer
 from clawplane.models.agent import ModelChoice, ToolPolicy
 from clawplane.naming import TOOL_NAME_SEPARATOR, assign_server_names
+from clawplane.render.finalize import finalize
 from clawplane.render.paths import absolute_path, base_dir_of
+from clawplane.render.secretvalues import Verbatim
 
 
 def agent_id(name: str) -> str:
@@ -29,26 +31,87 @@ def default_agent(gateway: Gateway | None, agents: Sequence[Agent]) -> str | Non
     return ids[0] if len(ids) == 1 else None
 
 
+class AgentEntries:
+    """``agents.entries`` entries kept between renders, as built and as finalized.
+
+    An entry is a function of the agent, its folder and the servers hidden from it; the
+    engine hands back the same Agent object while its file is unchanged, so a fleet's
+    entries are rebuilt only where it changed. Kept entries are shared between renders:
+    read-only (mention patterns go into a copy), which is what lets ``finalized`` know an
+    entry by its identity and hand back the very object the last render wrote.
+    """
+
+    def __init__(self) -> None:
+        self._kept: dict[str, tuple[Agent, Path, list[str], dict[str, Any], tuple[Diagnostic, ...]]] = {}
+        self._fresh: dict[str, tuple[Agent, Path, list[str], dict[str, Any], tuple[Diagnostic, ...]]] = {}
+        self._final_kept: dict[str, tuple[dict[str, Any], Verbatim]] = {}
+        self._final_fresh: dict[str, tuple[dict[str, Any], Verbatim]] = {}
+
+    def begin(self) -> None:
+        """Start a render: entries the last one did not use are dropped."""
+        self._kept, self._fresh = self._fresh, {}
+        self._final_kept, self._final_fresh = self._final_fresh, {}
+
+    def entry(
+        self, agent: Agent, base_dir: Path, hidden: list[str], diagnostics: list[Diagnostic]
+    ) -> dict[str, Any]:
+        """The agent's entry (read-only), built again only when something it depends on changed."""
+        key = agent_id(agent.metadata.name)
+        hit = self._kept.get(key)
+        if hit is not None and hit[0] is agent and (hit[1] is base_dir or hit[1] == base_dir) \
+                and hit[2] == hidden:
+            self._fresh[key] = hit
+            diagnostics.extend(hit[4])
+            return hit[3]
+        found: list[Diagnostic] = []
+        built = _agent_entry(agent, base_dir, hidden, found)
+        diagnostics.extend(found)
+        self._fresh[key] = (agent, base_dir, hidden, built, tuple(found))
+        return built
+
+    def finalized(self, key: str, entry: dict[str, Any]) -> Verbatim:
+        """``entry`` finalized; the same object as last render's when ``entry`` is the same kept entry."""
+        hit = self._final_kept.get(key)
+        if hit is None or hit[0] is not entry:
+            hit = (entry, Verbatim(finalize(entry)))
+        self._final_fresh[key] = hit
+        return hit[1]
+
+
 def render_agents(
     agents: Sequence[Agent],
     *,
     servers: Sequence[McpServer],
     base_dirs: Mapping[str, Path],
     diagnostics: list[Diagnostic],
+    memo: AgentEntries | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """``agents.entries``: one entry per agent, keyed by its canonical id."""
+    """``agents.entries``: one entry per agent, keyed by its canonical id.
+
+    With a ``memo`` the entries may be shared with other renders: change only copies.
+    """
     names = [s.metadata.name for s in servers]  # not the property: a fleet has 1,000s of servers
     safe = dict(zip(names, assign_server_names(names), strict=True))
     enabled = [name for name, s in zip(names, servers, strict=True) if s.spec.enabled]
     entries: dict[str, dict[str, Any]] = {}
     for agent in agents:
-        entry = _entry(agent, base_dir_of(agent, base_dirs), diagnostics)
-        if agent.spec.mcp_servers is not None:
-            hidden = [safe[name] for name in enabled if name not in agent.spec.mcp_servers]
-            if hidden:
-                _deny_servers(entry, agent, hidden, diagnostics)
-        entries[agent_id(agent.name)] = entry
+        base_dir = base_dir_of(agent, base_dirs)
+        uses = agent.spec.mcp_servers
+        hidden = [] if uses is None else [safe[name] for name in enabled if name not in uses]
+        if memo is not None:
+            entries[agent_id(agent.name)] = memo.entry(agent, base_dir, hidden, diagnostics)
+        else:
+            entries[agent_id(agent.name)] = _agent_entry(agent, base_dir, hidden, diagnostics)
     return entries
+
+
+def _agent_entry(
+    agent: Agent, base_dir: Path, hidden: list[str], diagnostics: list[Diagnostic]
+) -> dict[str, Any]:
+    entry = _entry(agent, base_dir, diagnostics)
+    if hidden:
+        _deny_servers(entry, agent, hidden, diagnostics)
+    return entry
 
 
 def _entry(agent: Agent, base_dir: Path, diagnostics: list[Diagnostic]) -> dict[str, Any]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.unit.render.build import agent, codes, gateway, render_resources, server
 
 from clawplane.diagnostics import Severity
@@ -79,3 +81,36 @@ def test_mcp_server_list_becomes_deny_globs_on_sanitized_names() -> None:
     assert "tools" not in config["agents"]["entries"]["b"]
     assert codes(diagnostics) == ["render.agent-servers-as-deny"]
     assert diagnostics[0].severity is Severity.INFO
+
+
+def test_kept_entries_follow_their_inputs_and_are_never_changed_in_place() -> None:
+    from tests.unit.render.build import channel
+
+    from clawplane.render import AgentEntries
+
+    memo = AgentEntries()
+    # allow with alsoAllow: an error each render, and a deny list for the servers it does not use.
+    coder = agent("coder", mcpServers=["a"], tools={"allow": ["x"], "alsoAllow": ["y"]})
+    writer = agent("writer", skills=["s"])
+    servers = [server("a", command="x"), server("b", command="x", enabled=False)]
+    mention = channel("team", type="telegram", agent="writer", mentionPatterns=["@w"])
+
+    def both(**kwargs):  # type: ignore[no-untyped-def]
+        kept = render_resources(agent_memo=memo, hosted_urls={}, **kwargs)
+        assert kept == render_resources(hosted_urls={}, **kwargs)  # as rendered without the memo
+        return kept
+
+    first, found = both(agents=[coder, writer], servers=servers)
+    assert "deny" not in first["agents"]["entries"]["coder"]["tools"]  # b is disabled
+    second, again = both(agents=[coder, writer], servers=servers)
+    assert second["agents"]["entries"]["coder"] is first["agents"]["entries"]["coder"]  # reused
+    assert again == found and "render.tools-allow-conflict" in codes(found)
+    enabled = [servers[0], server("b", command="x")]
+    third, _ = both(agents=[coder, writer], servers=enabled)
+    assert third["agents"]["entries"]["coder"]["tools"]["deny"] == ["b__*"]
+    mentioned, _ = both(agents=[coder, writer], servers=enabled, channels=[mention])
+    assert mentioned["agents"]["entries"]["writer"]["groupChat"] == {"mentionPatterns": ["@w"]}
+    plain, _ = both(agents=[coder, writer], servers=enabled)
+    assert "groupChat" not in plain["agents"]["entries"]["writer"]  # the kept entry was not changed
+    moved, _ = both(agents=[coder, writer], servers=enabled, base=Path("/elsewhere"))
+    assert moved["agents"]["entries"]["writer"] is not plain["agents"]["entries"]["writer"]
