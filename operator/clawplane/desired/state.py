@@ -13,7 +13,6 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from clawplane._utils.compactjson import compact
 from clawplane.models import Agent, Channel, Gateway, McpServer, ModelProvider, Resource, Skill
 from clawplane.models.values import ValueFrom
 from clawplane.models.values import secret_fields as model_secret_fields
@@ -225,12 +224,24 @@ def secret_fields(res: Resource) -> list[tuple[tuple[str | int, ...], str, Any]]
 
 
 def fingerprint_of(resources: Mapping[str, DesiredResource]) -> str:
-    """A hash over every resource's config hash."""
-    doc = compact([(k, resources[k].config_hash) for k in _sorted_keys(tuple(resources))], ascii_only=True)
+    """A hash over every resource's config hash.
+
+    The hash of ``json.dumps(sorted((key, config_hash), ...), separators=(",", ":"))``, with
+    the text put together from each key's encoded form, made once for a set of keys.
+    """
+    order, heads = _sorted_heads(tuple(resources))
+    pairs = [h + _ascii_string(resources[k].config_hash) + "]" for k, h in zip(order, heads, strict=True)]
+    doc = "[" + ",".join(pairs) + "]"
     return hashlib.sha256(doc.encode()).hexdigest()[:16]
 
 
+_ascii_string: Callable[[str], str] = (
+    getattr(json.encoder, "c_encode_basestring_ascii", None) or json.encoder.py_encode_basestring_ascii
+)
+
+
 @functools.lru_cache(maxsize=8)
-def _sorted_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
-    # A folder's keys seldom change between passes: sorting 1,000s of them once is enough.
-    return tuple(sorted(keys))
+def _sorted_heads(keys: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    # A folder's keys seldom change between passes: sorting and encoding 1,000s of them once is enough.
+    order = tuple(sorted(keys))
+    return order, tuple(f"[{_ascii_string(k)}," for k in order)

@@ -78,7 +78,7 @@ def test_the_fingerprint_follows_keys_and_hashes_not_declaration_order() -> None
         doc = json.dumps(sorted((k, r.config_hash) for k, r in found.items()), separators=(",", ":"))
         return hashlib.sha256(doc.encode()).hexdigest()[:16]
 
-    keys = [f"McpServer/s-{i:03d}" for i in range(300, 0, -1)] + ["Agent/é"]
+    keys = [f"McpServer/s-{i:03d}" for i in range(300, 0, -1)] + ["Agent/é", "Odd/\"\\\n🦞"]
     seen = set()
     for found in (resources(keys), resources(keys[::-1]), resources(keys, "x"), resources(keys[1:]),
                   resources([*keys, "Agent/a"])):
