@@ -66,8 +66,8 @@ def _indented(value: Any, level: int) -> str:
     return _shifted(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False), level)
 
 
-Placed = dict[str, tuple[Any, int, str]]
-"""Per member key of one fleet: the member object placed there, its level and its text."""
+Placed = dict[str, tuple[Any, int, str, str]]
+"""Per member key of one fleet: the member object placed there, its level, its text and its line."""
 _NONE_PLACED: Placed = {}
 
 
@@ -99,14 +99,10 @@ class IndentedJson:
 
     def _encode(self, value: Any, path: tuple[str, ...], level: int) -> str:
         if path in self._prefixes and value and isinstance(value, dict) \
-                and all(isinstance(k, str) for k in value):
+                and all(issubclass(t, str) for t in set(map(type, value))):
             inner = "\n" + INDENT * (level + 1)
             if path in self._leaves:
-                placed, fresh = self._placed.get(path, _NONE_PLACED), self._placed_fresh.setdefault(path, {})
-                items = [
-                    _encode_string(key) + ": " + self._member(item, key, placed, fresh, level + 1)
-                    for key, item in sorted(value.items())
-                ]
+                items = self._members(value, path, level + 1)
             else:
                 items = [
                     _encode_string(key) + ": " + self._encode(item, (*path, key), level + 1)
@@ -117,20 +113,29 @@ class IndentedJson:
             fleet = path[:-1]
             placed, fresh = self._placed.get(fleet, _NONE_PLACED), self._placed_fresh.setdefault(fleet, {})
             # The empty fleet's one member is the document itself, at the empty key.
-            return self._member(value, path[-1] if path else "", placed, fresh, level)
+            return self._member(value, path[-1] if path else "", placed, fresh, level)[2]
         return _shifted(_plain(value), level)
 
-    def _member(self, value: Any, key: str, placed: Placed, fresh: Placed, level: int) -> str:
+    def _members(self, value: dict[str, Any], fleet: tuple[str, ...], level: int) -> list[str]:
+        """The ``"key": text`` lines of a leaf fleet's members, in key order."""
+        placed, fresh = self._placed.get(fleet, _NONE_PLACED), self._placed_fresh.setdefault(fleet, {})
+        member = self._member
+        # Keys are distinct strings: sorting them gives the order of sorted(items()).
+        return [member(value[key], key, placed, fresh, level)[3] for key in sorted(value)]
+
+    def _member(
+        self, value: Any, key: str, placed: Placed, fresh: Placed, level: int
+    ) -> tuple[Any, int, str, str]:
         hit = placed.get(key)
         if hit is not None and hit[0] is value and hit[1] == level and isinstance(value, dict | list):
             fresh[key] = hit
-            return hit[2]
+            return hit
         compact_text = compact(value, sort_keys=True)
         text = self._memo.get(compact_text) or self._fresh.get(compact_text) or _plain(value)
         self._fresh[compact_text] = text
         shifted = _shifted(text, level)
-        fresh[key] = (value, level, shifted)
-        return shifted
+        hit = fresh[key] = (value, level, shifted, _encode_string(key) + ": " + shifted)
+        return hit
 
 
 def _shifted(text: str, level: int) -> str:
