@@ -121,6 +121,8 @@ class ChangeFeed:
         # Drains run in a plan's worker thread, the watcher in the event loop.
         self._lock = threading.Lock()
         self._pending: list[Event] | None = None
+        self._this_pass: dict[tuple[str, bool], Watch] = {}
+        self._local_devices: set[int] = set()
         self._wake: tuple[int, int] | None = None
         self._finalizer = weakref.finalize(self, _close_all, [fd])
 
@@ -149,10 +151,12 @@ class ChangeFeed:
                 now = time.monotonic()
                 if now - self._refreshed >= self._refresh_s:
                     self._refreshed = now
+                    self._local_devices.clear()
                     self._lost()
                 if self._read() and self._wake is not None:
                     os.write(self._wake[1], b"!")  # the watcher sleeps on the inotify fd: tell it
             self.seq += 1
+            self._this_pass = {}
             return self.seq
 
     def subscribe(self) -> int:
@@ -227,20 +231,31 @@ class ChangeFeed:
         for watch in self._by_wd.values():
             watch.names = watch.any = self.seq + 1
 
-    def watch(self, path: str, *, folder: bool = True) -> Watch | None:
+    def watch(self, path: str, *, folder: bool = True, seen: tuple[int, int] | None = None) -> Watch | None:
         """Watch the folder (or, with ``folder=False``, the file) ``path``, never a symlink itself.
 
         ``None`` when it cannot be watched: missing, the wrong type, not on a local file
         system, or the budget is spent. A file's own watch sees its content change
         through any of its links. Asked again, it returns the watch on whatever is at
-        ``path`` now (the kernel knows inodes, not names: a folder moved away keeps its watch).
+        ``path`` now (the kernel knows inodes, not names: a folder moved away keeps its watch),
+        or, within one pass, the watch it returned before: had the name moved on since,
+        the events of the move would mark that watch changed for the next pass anyway.
+        ``seen``: ``(st_mode, st_dev)`` of ``path`` as the caller found it in this pass, which
+        spares an ``lstat`` here.
         """
+        key = (path, folder)
+        known = self._this_pass.get(key)
+        if known is not None and known.alive:
+            return known
         try:
-            return self.add(path, folder=folder, budgeted=True)
+            found = self.add(path, folder=folder, budgeted=True, seen=seen)
         except (OSError, ValueError):
             return None
+        self._this_pass[key] = found
+        return found
 
-    def add(self, path: str, *, folder: bool = True, budgeted: bool = False) -> Watch:
+    def add(self, path: str, *, folder: bool = True, budgeted: bool = False,
+            seen: tuple[int, int] | None = None) -> Watch:
         """``watch``, raising ``OSError`` with the cause; a folder watcher's watches are not budgeted."""
         encoded = os.fsencode(path)
         with self._lock:
@@ -251,7 +266,7 @@ class ChangeFeed:
             watch = self._by_wd.get(wd)
             if watch is not None:
                 return watch
-            problem = self._inadmissible(encoded, folder, budgeted)
+            problem = self._inadmissible(encoded, folder, budgeted, seen)
             if problem is not None:
                 self._libc.rm_watch(self._fd, wd)
                 raise OSError(problem, f"{path}: {os.strerror(problem)}")
@@ -259,17 +274,26 @@ class ChangeFeed:
             self._budgeted += budgeted
             return watch
 
-    def _inadmissible(self, path: bytes, folder: bool, budgeted: bool) -> int | None:
+    def _inadmissible(
+        self, path: bytes, folder: bool, budgeted: bool, seen: tuple[int, int] | None
+    ) -> int | None:
         """Why a new watch may not stay (an errno), or None."""
         if budgeted and self._budgeted >= self._budget:
             return errno.ENOSPC
         try:
-            # Changes made by another machine never reach this kernel's inotify.
-            if self._libc.fs_type(path) not in _LOCAL_FS:
-                return errno.EXDEV
+            if seen is None:
+                st = os.lstat(path)
+                seen = (st.st_mode, st.st_dev)
+            mode, device = seen
             # IN_ONLYDIR refuses a symlink to a folder; a file's link would be watched itself.
-            if not folder and not stat_mod.S_ISREG(os.lstat(path).st_mode):
+            if not folder and not stat_mod.S_ISREG(mode):
                 return errno.EINVAL
+            # Changes made by another machine never reach this kernel's inotify. A device
+            # number names one mounted file system: asked once per device (and refresh).
+            if device not in self._local_devices:
+                if self._libc.fs_type(path) not in _LOCAL_FS:
+                    return errno.EXDEV
+                self._local_devices.add(device)
         except OSError as exc:
             return exc.errno or errno.EIO
         return None

@@ -126,7 +126,7 @@ def _listing(path: str, placed: bool, cache: WalkCache | None,
     if listing is None:
         return None, False
     if not listing.links and max(key[2], key[3]) + cache.racy_window_ns < time.time_ns():
-        watch = feed.watch(path) if feed is not None else None
+        watch = feed.watch(path, seen=(st.st_mode, st.st_dev)) if feed is not None else None
         fresh[path] = _Entry(key, listing, feed.seq if feed is not None else 0, watch)
     return listing, False
 

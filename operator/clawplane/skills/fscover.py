@@ -83,11 +83,11 @@ class _Builder:
         self.placed[folder] = found
         return found
 
-    def file(self, path: str) -> bool:
-        """Watch the regular file ``path`` itself, below a watched chain."""
+    def file(self, path: str, observed: tuple[int, ...]) -> bool:
+        """Watch the regular file ``path`` itself (as ``observed`` by ``lstat``), below a watched chain."""
         if self.chain(path.rpartition("/")[0]) is None:
             return False
-        watch = self.feed.watch(path, folder=False)
+        watch = self.feed.watch(path, folder=False, seen=(observed[0], observed[1]))
         if watch is not None:
             self.contents[watch.wd] = watch
         return watch is not None
@@ -131,7 +131,7 @@ def _covered(builder: _Builder, kind: str, path: str, observed: Any, anchor_real
         return False  # ``stat`` of a non-folder may go through a symlink
     if stat_mod.S_ISLNK(mode):
         return builder.chain(parent) is not None
-    return stat_mod.S_ISREG(mode) and builder.file(path)
+    return stat_mod.S_ISREG(mode) and builder.file(path, observed)
 
 
 def _cover_missing(deps: list[Dep], anchor: str, feed: ChangeFeed) -> Cover | None:
