@@ -34,11 +34,15 @@ class PlanMemo:
     """What a long-lived planner may reuse between plans.
 
     A new resource's change (a create with its field diff) depends on its compiled form
-    alone, and the compiler hands back the same object for an unchanged resource.
+    alone, and the compiler hands back the same object for an unchanged resource. So does
+    an applied resource's no-op (it was applied at the compiled form's hash); its reasons to
+    act, read from the observed state, are found again each plan.
     """
 
     def __init__(self) -> None:
         self.created: dict[str, tuple[DesiredResource, Change]] = {}
+        self.steady: dict[str, tuple[DesiredResource, Change]] = {}
+        """No-op changes: a no-op's hashes are both the compiled form's."""
         self.outputs: dict[tuple[str, str | None, str | None], Change] = {}
 
 
@@ -55,16 +59,25 @@ def make_plan(
     """Everything apply must do to make ``observed`` match ``desired``."""
     moment = now or datetime.now(UTC)
     created: dict[str, tuple[DesiredResource, Change]] = {}
+    steady: dict[str, tuple[DesiredResource, Change]] = {}
     changes = []
     for key, d in desired.resources.items():
         prior = observed.resources.get(key)
-        hit = memo.created.get(key) if memo is not None and prior is None else None
-        change = hit[1] if hit is not None and hit[0] is d else _resource_change(d, prior, observed, moment)
         if prior is None:
-            created[key] = (d, change)
+            hit = memo.created.get(key) if memo is not None else None
+            if hit is None or hit[0] is not d:
+                hit = (d, _resource_change(d, None, observed, moment))
+            created[key] = hit
+            change = hit[1]
+        else:
+            kept = memo.steady.get(key) if memo is not None else None
+            noop = kept[1] if kept is not None and kept[0] is d else None
+            change = _resource_change(d, prior, observed, moment, noop)
+            if change.action is ActionType.NOOP:
+                steady[key] = (d, change)
         changes.append(change)
     if memo is not None:
-        memo.created = created
+        memo.created, memo.steady = created, steady
     removed = Reason(code=R.REMOVED, message="removed from the folder")
     deleted = [
         Change(
@@ -102,8 +115,10 @@ def _warnings(desired: DesiredState, observed: ObservedState) -> list[PlanWarnin
 
 
 def _resource_change(
-    d: DesiredResource, prior: ResourceRecord | None, observed: ObservedState, now: datetime
+    d: DesiredResource, prior: ResourceRecord | None, observed: ObservedState, now: datetime,
+    noop: Change | None = None,
 ) -> Change:
+    """The change for one resource; ``noop``: its no-op from the last plan, made from the same inputs."""
     base = {"key": d.key, "kind": d.kind, "name": d.name, "hash_after": d.config_hash}
     if prior is None:
         return Change(
@@ -119,11 +134,18 @@ def _resource_change(
         reasons = _hash_reasons(d, prior, diff)
         action = ActionType.REPLACE if restarts else ActionType.UPDATE
         return Change(**base, action=action, reasons=reasons, diff=diff)
-    reasons = _runtime_reasons(d, observed, now) + _tool_reasons(d, observed) + _probe_reasons(d, prior)
+    reasons = _steady_reasons(d, prior, observed, now)
     if not reasons:
-        return Change(**base, action=ActionType.NOOP)
+        return noop if noop is not None else Change(**base, action=ActionType.NOOP)
     replace = any(r.code in (R.RUNTIME_MISSING, R.RUNTIME_CRASHED, R.RUNTIME_PAUSED_EXPIRED) for r in reasons)
     return Change(**base, action=ActionType.REPLACE if replace else ActionType.UPDATE, reasons=reasons)
+
+
+def _steady_reasons(
+    d: DesiredResource, prior: ResourceRecord, observed: ObservedState, now: datetime
+) -> list[Reason]:
+    """Why a resource applied at its current hash still needs acting on."""
+    return _runtime_reasons(d, observed, now) + _tool_reasons(d, observed) + _probe_reasons(d, prior)
 
 
 def _hash_reasons(d: DesiredResource, prior: ResourceRecord, diff: list[FieldChange]) -> list[Reason]:

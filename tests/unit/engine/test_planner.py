@@ -187,3 +187,33 @@ def test_resources_of_a_kind_or_type_keep_declaration_order(tmp_path: Path) -> N
     assert [r.name for r in desired.of_type(Resource)] == ["s2", "b", "s1", "a"]  # a base class: every group
     assert desired.of_kind("Channel") == [] and desired.models(McpServer)[0].name == "s2"
     assert desired.of_type(McpServer) is not desired.of_type(McpServer)  # callers may change the list
+
+
+def test_a_kept_plan_reuses_no_ops_but_finds_reasons_to_act_again(tmp_path: Path) -> None:
+    """The memo keeps a no-op per resource; a crash, drift or new applied hash still shows."""
+    from clawplane.planning import PlanMemo
+
+    desired = compile_folder(tmp_path, {"s.yaml": SERVER.format(arg="a.py"), "a.yaml": AGENT.format(skill="x")})
+    memo = PlanMemo()
+    settled = applied(desired)
+    first = make_plan(desired, settled, outputs={}, created_at="t", memo=memo)
+    again = make_plan(desired, applied(desired), outputs={}, created_at="t", memo=memo)
+    assert [c.action for c in again.changes] == [ActionType.NOOP, ActionType.NOOP]
+    assert all(a is b for a, b in zip(first.changes, again.changes, strict=True))  # nothing rebuilt
+    crashed = make_plan(desired, applied(desired, phase="crashed"), outputs={}, created_at="t", memo=memo)
+    assert action(crashed, "McpServer/notes") == (ActionType.REPLACE, [ReasonCode.RUNTIME_CRASHED])
+    drifted = applied(desired)
+    drifted = ObservedState(resources=drifted.resources, runtimes=drifted.runtimes,
+                            tools_observed={"notes": (ToolRecord("add", "notes__add", "h2"),)},
+                            tools_applied=drifted.tools_applied, supervisor_alive=True)
+    assert action(make_plan(desired, drifted, outputs={}, created_at="t", memo=memo),
+                  "McpServer/notes")[1] == [ReasonCode.TOOLS_DRIFTED]
+    # Applied at another hash: the kept no-op (made against the old one) is not reused.
+    other = compile_folder(tmp_path, {"s.yaml": SERVER.format(arg="b.py"), "a.yaml": AGENT.format(skill="x")})
+    moved = make_plan(desired, applied(other), outputs={}, created_at="t", memo=memo)
+    assert action(moved, "McpServer/notes")[0] is ActionType.REPLACE
+    back = make_plan(desired, settled, outputs={}, created_at="t", memo=memo)
+    assert [c.model_dump() for c in back.changes] == [c.model_dump() for c in plan(desired, settled).changes]
+    # The edit applied: the no-op now names the new hash, not the one the kept no-op had.
+    now = make_plan(other, applied(other), outputs={}, created_at="t", memo=memo)
+    assert [c.model_dump() for c in now.changes] == [c.model_dump() for c in plan(other, applied(other)).changes]
