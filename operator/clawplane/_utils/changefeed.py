@@ -4,11 +4,12 @@ A re-plan of an unchanged tree used to cost one ``stat`` per folder and per skil
 With a feed, a consumer that read a directory in pass ``s`` (after the watch existed)
 may reuse what it read while the directory's watch saw no event after that pass.
 
-Passes are numbered by ``drain``: events read by the drain that starts pass ``p`` are
-stamped ``p`` and happened before anything pass ``p`` reads; an event stamped later
-happened after (or during) the read. A watch added in pass ``p`` is stamped ``p + 1``,
-so whatever was read before it existed is checked by ``stat`` once more before it is
-trusted. The kernel queues an event before the modifying call returns, so a drain that
+Passes are numbered by ``drain``: an event is stamped with the pass after the last one
+started when it is read (by a drain, or by a folder watcher sharing the feed), so events
+read by the drain that starts pass ``p`` are stamped ``p`` and happened before anything
+pass ``p`` reads; an event stamped later happened after (or during) the read. A watch
+added in pass ``p`` is stamped ``p + 1``, so whatever was read before it existed is
+checked by ``stat`` once more before it is trusted. The kernel queues an event before the modifying call returns, so a drain that
 reads until the queue is empty sees every change made before it started.
 
 What inotify cannot see is left to ``stat``: content behind symbolic links (watches
@@ -167,8 +168,14 @@ class ChangeFeed:
                 self._wake = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
                 self._finalizer.detach()
                 self._finalizer = weakref.finalize(self, _close_all, [self._fd, *self._wake])
+            if self._pending is None:
                 self._pending = []
             return self._wake[0]
+
+    def unsubscribe(self) -> None:
+        """Stop keeping events (a watcher that stopped would never take them)."""
+        with self._lock:
+            self._pending = None
 
     def events(self) -> list[Event]:
         """``(wd, mask, name)`` of every event since the last call (``subscribe`` first)."""

@@ -101,6 +101,8 @@ class _Watches:
     def close(self) -> None:
         if self.owned:
             self.feed.close()
+        else:
+            self.feed.unsubscribe()
 
 
 async def watch_tree(root: str, keep: Keep, feed: ChangeFeed | None = None) -> AsyncIterator[set[str]]:

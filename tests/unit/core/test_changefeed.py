@@ -168,3 +168,13 @@ def test_events_a_watcher_takes_off_the_queue_still_stamp_the_watches(feed: Chan
     assert feed.events() == []  # each event is handed over once
     feed.drain()
     assert watch.names == feed.seq  # the pass after they were read
+
+
+def test_a_watcher_that_left_no_longer_collects_events(feed: ChangeFeed, tmp_path: Path) -> None:
+    feed.subscribe()
+    watched(feed, tmp_path)
+    feed.unsubscribe()
+    (tmp_path / "x").write_text("1")
+    feed.drain()
+    feed.subscribe()
+    assert feed.events() == []  # nothing was kept for nobody while it was away
