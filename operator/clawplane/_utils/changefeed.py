@@ -9,8 +9,9 @@ started when it is read (by a drain, or by a folder watcher sharing the feed), s
 read by the drain that starts pass ``p`` are stamped ``p`` and happened before anything
 pass ``p`` reads; an event stamped later happened after (or during) the read. A watch
 added in pass ``p`` is stamped ``p + 1``, so whatever was read before it existed is
-checked by ``stat`` once more before it is trusted. The kernel queues an event before the modifying call returns, so a drain that
-reads until the queue is empty sees every change made before it started.
+checked by ``stat`` once more before it is trusted. The kernel queues an event before
+the modifying call returns, so a drain that reads until the queue is empty sees every
+change made before it started.
 
 What inotify cannot see is left to ``stat``: content behind symbolic links (watches
 refuse a symlink itself, so a chain of watched folders has none) and network or FUSE
