@@ -213,10 +213,9 @@ class ChangeFeed:
         offset, end = 0, len(data)
         while offset < end:
             wd, mask, _cookie, size = unpack(data, offset)
-            name = data[offset + _EVENT.size: offset + _EVENT.size + size].rstrip(b"\0")
-            offset += _EVENT.size + size
-            if pending is not None:
-                pending.append((wd, mask, name))
+            start, offset = offset + _EVENT.size, offset + _EVENT.size + size
+            if pending is not None:  # only a folder watcher needs the names
+                pending.append((wd, mask, data[start:offset].rstrip(b"\0")))
             if mask & IN_Q_OVERFLOW:
                 self._lost()
                 continue

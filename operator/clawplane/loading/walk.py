@@ -119,7 +119,7 @@ def _listing(path: str, placed: bool, cache: WalkCache | None,
             # Confirmed now; the watch (added in an earlier pass) covers it from here on.
             hit.seq = feed.seq
             if hit.watch is None or not hit.watch.alive:
-                hit.watch = feed.watch(path)
+                hit.watch = feed.watch(path, seen=(st.st_mode, st.st_dev))
         fresh[path] = hit
         return hit.listing, True
     listing = _scan(path)

@@ -27,6 +27,7 @@ _encode_string: Callable[[str], str] = (
     getattr(json.encoder, "c_encode_basestring", None) or json.encoder.py_encode_basestring
 )
 
+
 def _plain(value: Any) -> str:
     return _indented(value, 0)
 

@@ -128,7 +128,8 @@ class FsCache:
             return None
         found.checked_pass = self.pass_id
         if feed is not None and found.anchor is not None:
-            if cover is None or not cover.intact or not _unchanged(cover.checks):
+            # Its checks are reads just confirmed, but for a missing root's nearest folder.
+            if cover is None or not cover.intact or not self._confirm(cover.checks):
                 # Watches added now count from the next pass (see ``ChangeFeed.watch``).
                 found.cover = cover = cover_reads(found.deps, found.anchor, feed)
             if cover is not None:
