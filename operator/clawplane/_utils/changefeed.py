@@ -68,6 +68,12 @@ _BUDGET_SHARE = 4
 _BUDGET_CAP = 65_536
 _LIMIT_FILE = "/proc/sys/fs/inotify/max_user_watches"
 _DEFAULT_REFRESH_S = 30.0
+# Why a watch was refused, in words (the errno's own text would mislead: EXDEV is no link).
+_REFUSALS = {
+    errno.ENOSPC: "the change feed's share of fs.inotify.max_user_watches is spent",
+    errno.EXDEV: "not on a local file system: inotify would miss changes made by other machines",
+    errno.EINVAL: "not a regular file",
+}
 # statfs f_type of local file systems, whose every change passes through this kernel.
 _LOCAL_FS = frozenset({
     0xEF53,  # ext2/3/4
@@ -276,7 +282,7 @@ class ChangeFeed:
             problem = self._inadmissible(encoded, folder, budgeted, seen)
             if problem is not None:
                 self._libc.rm_watch(self._fd, wd)
-                raise OSError(problem, f"{path}: {os.strerror(problem)}")
+                raise OSError(problem, _REFUSALS.get(problem) or os.strerror(problem), path)
             watch = self._by_wd[wd] = Watch(wd, self.seq + 1, self.seq + 1, budgeted=budgeted)
             self._budgeted += budgeted
             return watch

@@ -178,3 +178,9 @@ def test_a_watcher_that_left_no_longer_collects_events(feed: ChangeFeed, tmp_pat
     feed.drain()
     feed.subscribe()
     assert feed.events() == []  # nothing was kept for nobody while it was away
+
+
+def test_a_refused_watch_says_why(feed: ChangeFeed) -> None:
+    with pytest.raises(OSError, match="not on a local file system") as refused:
+        feed.add("/proc")
+    assert refused.value.filename == "/proc"
