@@ -23,6 +23,7 @@ from clawplane.desired.state import (
     DesiredState,
     RuntimeMode,
     secret_fields,
+    secret_input_paths,
 )
 from clawplane.models import Agent, Gateway, Hosting, McpServer, ModelProvider, Resource, Transport
 from clawplane.models.values import ValueFrom
@@ -42,13 +43,16 @@ def _redacted_spec(res: Resource, spec: dict[str, Any] | None = None) -> dict[st
     ``spec`` is the resource's own dump when the caller has one; it is redacted in place.
     """
     spec = _spec_dump(res) if spec is None else spec
-    for path, key, value in secret_fields(res):
+    fields = secret_fields(res)
+    secret_inputs = secret_input_paths(res) if fields else set()
+    for path, key, value in fields:
         if isinstance(value, ValueFrom):
             continue
         node: Any = spec
         for part in path[:-1]:
             node = node[part]
-        node[path[-1]] = REDACTED if _always_sensitive(res, path) else display_value(key, value)
+        sensitive = _always_sensitive(res, path) or path in secret_inputs
+        node[path[-1]] = REDACTED if sensitive else display_value(key, value)
     return spec
 
 

@@ -17,6 +17,7 @@ from clawplane.models import Agent, Channel, Gateway, McpServer, ModelProvider, 
 from clawplane.models.values import ValueFrom
 from clawplane.models.values import secret_fields as model_secret_fields
 from clawplane.secrets import ResolvedSecrets
+from clawplane.validation.openclaw.secretvalues import openclaw_secret_values
 
 
 class RuntimeMode(enum.StrEnum):
@@ -208,6 +209,20 @@ def secret_fields(res: Resource) -> list[tuple[tuple[str | int, ...], str, Any]]
     """(path, key, value) of every secret-capable value in a resource."""
     if isinstance(res, ModelProvider):
         return model_secret_fields(res.spec)
+    found = _typed_secret_fields(res)
+    seen = {path for path, _, _ in found}
+    found.extend((s.path, s.key, s.value) for s in openclaw_secret_values(res) if s.path not in seen)
+    return found
+
+
+def secret_input_paths(res: Resource) -> set[tuple[str | int, ...]]:
+    """Spec paths of the literals OpenClaw's schema makes secret (SecretInput fields), whatever their name."""
+    if isinstance(res, ModelProvider):
+        return set()
+    return {s.path for s in openclaw_secret_values(res) if s.secret_input}
+
+
+def _typed_secret_fields(res: Resource) -> list[tuple[tuple[str | int, ...], str, Any]]:
     spec = getattr(res, "spec", None)
     found: list[tuple[tuple[str | int, ...], str, Any]] = []
     for attr in ("env", "headers", "credentials"):

@@ -7,7 +7,8 @@ from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, StringConstraints
 
-from clawplane.models.base import Model, NonEmptyStr, Resource
+from clawplane.models.base import NonEmptyStr, Resource
+from clawplane.models.openparts import OpenPart
 
 SkillName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
@@ -21,8 +22,9 @@ class ToolProfile(enum.StrEnum):
     FULL = "full"
 
 
-class ToolPolicy(Model):
-    """Tool allow/deny lists (OpenClaw ``tools``): names, ``group:*`` and ``*`` globs."""
+class ToolPolicy(OpenPart):
+    """Tool policy (OpenClaw ``tools``): allow/deny lists of names, ``group:*`` and ``*`` globs, and
+    every other key OpenClaw's ``tools`` takes at this place (``exec``, ``fs``, ``elevated``, …)."""
 
     profile: ToolProfile | None = None
     """Base tool profile."""
@@ -34,14 +36,14 @@ class ToolPolicy(Model):
     """Tools never allowed; wins over allow."""
 
 
-class SkillsLimits(Model):
+class SkillsLimits(OpenPart):
     """Per-agent prompt budget."""
 
     max_skills_prompt_chars: Annotated[int, Field(gt=0)] | None = None
     """Most characters (UTF-16 units) of the skills catalog in this agent's prompt."""
 
 
-class ModelChoice(Model):
+class ModelChoice(OpenPart):
     """A primary model with fallbacks."""
 
     primary: NonEmptyStr
@@ -50,8 +52,11 @@ class ModelChoice(Model):
     """Models tried in order when the primary fails."""
 
 
-class AgentSpec(Model):
-    """Desired configuration of one agent."""
+class AgentSpec(OpenPart):
+    """Desired configuration of one agent: clawplane's fields and every key of OpenClaw's
+    ``agents.entries.<id>`` (``identity``, ``sandbox``, ``heartbeat``, ``subagents``, …)."""
+
+    OWN: ClassVar[frozenset[str]] = frozenset({"mcpServers"})
 
     description: str | None = None
     """What the agent is for."""

@@ -44,6 +44,10 @@ class Model(BaseModel):
         defer_build=True,
     )
 
+    OWN: ClassVar[frozenset[str]] = frozenset()
+    """Wire names of the fields that are clawplane's own where the part stands for an OpenClaw object
+    (never checked against, nor rendered into, that object)."""
+
 
 class ObjectMeta(Model):
     """Standard object metadata."""

@@ -7,7 +7,8 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, StrictInt, StrictStr
 
-from clawplane.models.base import AgentId, Model, Resource
+from clawplane.models.base import AgentId, Resource
+from clawplane.models.openparts import OpenPart
 from clawplane.models.values import SecretValue
 
 # The channel ids in OpenClaw 2026.9.6's config schema.
@@ -46,8 +47,8 @@ class GroupPolicy(enum.StrEnum):
 Sender = StrictStr | StrictInt
 
 
-class GroupSettings(Model):
-    """Settings for one group (or ``"*"`` for every group)."""
+class GroupSettings(OpenPart):
+    """Settings for one group (or ``"*"`` for every group), with every other key OpenClaw's channel takes for a group."""
 
     require_mention: bool | None = None
     """Only answer when mentioned."""
@@ -59,8 +60,11 @@ class GroupSettings(Model):
     """Overrides the channel's group policy for this group."""
 
 
-class ChannelSpec(Model):
-    """Desired configuration of one chat channel."""
+class ChannelSpec(OpenPart):
+    """Desired configuration of one chat channel: clawplane's fields and every key of OpenClaw's
+    ``channels.<type>`` (connection settings, ``accounts``, ``dm``, ``guilds``, …)."""
+
+    OWN: ClassVar[frozenset[str]] = frozenset({"type", "agent", "credentials", "mentionPatterns"})
 
     type: ChannelType
     """Channel id as OpenClaw names it (``telegram``, ``slack``, ``discord``, …)."""
@@ -81,7 +85,8 @@ class ChannelSpec(Model):
     agent: AgentId | None = None
     """Agent id that answers on this channel (default: the default agent)."""
     credentials: dict[str, SecretValue] = Field(default_factory=dict)
-    """Channel credentials (e.g. ``botToken``), best given as ``valueFrom`` references."""
+    """Keys of the channel's OpenClaw config kept apart (e.g. ``botToken``), best as ``valueFrom``
+    references; the same as writing them directly under ``spec``."""
 
 
 class Channel(Resource):

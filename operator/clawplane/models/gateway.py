@@ -1,4 +1,10 @@
-"""Gateway: folder-wide settings (OpenClaw's top-level skills, agents.defaults, mcp, plugins, tools)."""
+"""Gateway: folder-wide settings, and every top-level section of OpenClaw's config.
+
+The Gateway stands for openclaw.json itself: besides clawplane's own fields it takes, by
+OpenClaw's names, every section OpenClaw allows at the top (``gateway``, ``hooks``,
+``logging``, ``diagnostics``, ``browser``, …), except the parts other resources declare
+(``mcp.servers``, ``agents.entries``, ``channels.<type>``, ``models.providers``).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,9 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, StringConstraints
 
-from clawplane.models.agent import SkillName, ToolPolicy
+from clawplane.models.agent import ModelChoice, SkillName, ToolPolicy
 from clawplane.models.base import Model, NonEmptyStr, Resource
+from clawplane.models.openparts import OpenPart, OpenValue, deep_merged, openclaw_view
 from clawplane.models.session import ModelsConfig, SessionConfig
 from clawplane.models.values import SecretValue
 
@@ -30,7 +37,7 @@ class SkillRoots(Model):
     """Personal tier (OpenClaw's ``~/.agents/skills``)."""
 
 
-class SkillsLoad(Model):
+class SkillsLoad(OpenPart):
     """Extra skill folders and symlink policy."""
 
     extra_dirs: list[Path_] = Field(default_factory=list)
@@ -41,7 +48,7 @@ class SkillsLoad(Model):
     """Watch skill folders for changes."""
 
 
-class SkillEntry(Model):
+class SkillEntry(OpenPart):
     """Per-skill settings keyed by skill key."""
 
     enabled: bool | None = None
@@ -50,11 +57,11 @@ class SkillEntry(Model):
     """Value for the skill's ``primaryEnv``."""
     env: dict[str, SecretValue] = Field(default_factory=dict)
     """Environment the skill needs."""
-    config: dict[str, Any] = Field(default_factory=dict)
-    """Free-form skill configuration."""
+    config: dict[str, OpenValue] = Field(default_factory=dict)
+    """Free-form skill configuration (values may be ``valueFrom`` references)."""
 
 
-class SkillsLimitsConfig(Model):
+class SkillsLimitsConfig(OpenPart):
     """Discovery and prompt limits (OpenClaw ``skills.limits``)."""
 
     max_candidates_per_root: Annotated[int, Field(gt=0)] = 300
@@ -69,8 +76,10 @@ class SkillsLimitsConfig(Model):
     """Largest SKILL.md read."""
 
 
-class SkillsConfig(Model):
-    """Skill discovery and gating."""
+class SkillsConfig(OpenPart):
+    """Skill discovery and gating (OpenClaw ``skills``)."""
+
+    OWN: ClassVar[frozenset[str]] = frozenset({"roots"})
 
     roots: SkillRoots = Field(default_factory=SkillRoots)
     """Folders of the fixed tiers."""
@@ -84,19 +93,21 @@ class SkillsConfig(Model):
     """Discovery and prompt limits."""
 
 
-class AgentDefaults(Model):
-    """Defaults every Agent inherits."""
+class AgentDefaults(OpenPart):
+    """Defaults every Agent inherits (OpenClaw ``agents.defaults``: also ``sandbox``, ``heartbeat``, …)."""
 
     skills: list[SkillName] | None = None
     """Skills allowlist for agents without their own; absent = unrestricted."""
     workspace: Path_ | None = None
     """Default workspace folder; each agent uses ``<workspace>/<agentId>`` unless it sets its own."""
-    model: NonEmptyStr | None = None
-    """Default model id."""
+    model: NonEmptyStr | ModelChoice | None = None
+    """Default model id, or ``{primary, fallbacks}``."""
 
 
-class AgentsConfig(Model):
-    """Agent defaults."""
+class AgentsConfig(OpenPart):
+    """Agent defaults (OpenClaw ``agents``; its ``entries`` are the Agent resources)."""
+
+    OWN: ClassVar[frozenset[str]] = frozenset({"defaultAgent", "stateDir"})
 
     defaults: AgentDefaults = Field(default_factory=AgentDefaults)
     """Defaults every Agent inherits."""
@@ -106,15 +117,15 @@ class AgentsConfig(Model):
     """OpenClaw's state dir as the gateway sees it (``OPENCLAW_STATE_DIR``, default ``~/.openclaw``); gives agents OpenClaw's default agent dir and workspace. Not rendered."""
 
 
-class McpConfig(Model):
-    """Settings for all MCP servers."""
+class McpConfig(OpenPart):
+    """Settings for all MCP servers (OpenClaw ``mcp``; its ``servers`` are the McpServer resources)."""
 
     session_idle_ttl_ms: Annotated[int, Field(ge=0)] | None = None
     """Idle time after which an agent session's MCP runtimes are closed; 0 = never."""
 
 
-class PluginsConfig(Model):
-    """OpenClaw plugin activation."""
+class PluginsConfig(OpenPart):
+    """OpenClaw plugins: activation, and ``load``, ``slots`` and ``entries`` (with each plugin's ``config``)."""
 
     enabled: bool | None = None
     """``false`` turns every plugin off."""
@@ -171,13 +182,19 @@ class ApprovalRule(Model):
     """How long the approval request stays answerable before it expires."""
 
 
-class ApprovalsConfig(Model):
-    """Plan approvals: which changes a commit makes wait for a human answer."""
+class ApprovalsConfig(OpenPart):
+    """Plan approvals (clawplane's ``rules``: which changes a commit makes wait for a human answer),
+    and OpenClaw's own ``approvals`` (``exec``, ``plugin``)."""
+
+    OWN: ClassVar[frozenset[str]] = frozenset({"rules"})
 
     rules: list[ApprovalRule] = Field(default_factory=list)
     """Rules; an action matched by any rule is held until its approval is answered."""
-class GatewaySecrets(Model):
-    """Where the local supervisor finds the values of ``valueFrom.env`` references."""
+class GatewaySecrets(OpenPart):
+    """Where the local supervisor finds the values of ``valueFrom.env`` references (``envFile``), and
+    OpenClaw's own ``secrets`` (``providers``, ``defaults``, ``egressProxy``)."""
+
+    OWN: ClassVar[frozenset[str]] = frozenset({"envFile"})
 
     env_file: Path_ | None = None
     """A ``KEY=VALUE`` file (dotenv syntax) read on every reconcile; its names win over the environment.
@@ -192,8 +209,10 @@ class OsPlatform(enum.StrEnum):
     WIN32 = "win32"
 
 
-class GatewaySpec(Model):
-    """Folder-wide settings."""
+class GatewaySpec(OpenPart):
+    """Folder-wide settings, and every top-level section of OpenClaw's config by its own name."""
+
+    OWN: ClassVar[frozenset[str]] = frozenset({"endpoint", "allowedPaths", "config", "configUnchecked"})
 
     skills: SkillsConfig = Field(default_factory=SkillsConfig)
     """Skill discovery and gating."""
@@ -219,7 +238,15 @@ class GatewaySpec(Model):
     """Folders outside the resource folder that ``valueFrom.file``, ``cwd`` and skills ``extraDirs`` may
     use without a warning (relative to the Gateway's file; ``~`` is the home folder)."""
     config: dict[str, Any] = Field(default_factory=dict)
-    """Extra OpenClaw config merged into the rendered openclaw.json (also read by ``requires.config``); keys a typed field covers (``models``, ``session``) are refused."""
+    """Raw OpenClaw config merged under the rendered openclaw.json: the escape hatch for keys of an OpenClaw newer than the one clawplane targets. Checked against OpenClaw's schema like everything else; prefer the sections by name under ``spec``."""
+    config_unchecked: list[NonEmptyStr] = Field(default_factory=list)
+    """Dotted paths under ``config`` (e.g. ``gateway.newThing``) passed to OpenClaw without checking: keys an OpenClaw newer than the one clawplane targets knows."""
+
+
+    def openclaw_view(self) -> dict[str, Any]:
+        """What the Gateway sets of openclaw.json, by OpenClaw's names: ``config`` with the sections
+        written under ``spec`` over it (references kept as ``ValueFrom``, paths as written)."""
+        return dict(deep_merged(self.config, openclaw_view(self)))
 
 
 class Gateway(Resource):

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
 from clawplane.models.base import AgentId, Model, NonEmptyStr, Resource
+from clawplane.models.openparts import OpenPart
 from clawplane.models.values import SecretValue
 
 DEFAULT_CONNECTION_TIMEOUT_MS = 30000
@@ -51,7 +52,8 @@ DEFAULT_SESSION_IDLE_TTL_MS = 600_000
 
 class ApprovalMode(enum.StrEnum):
     """Tool approval as Codex has it: ``approve`` never asks, ``prompt`` always asks, ``writes`` asks
-    unless the tool is read-only, ``auto`` asks unless the tool's annotations say it is safe."""
+    unless the tool is read-only, ``auto`` asks unless the tool's annotations say it is safe.
+    OpenClaw has no ``writes``: openclaw.json gets ``prompt`` for it (never less strict)."""
 
     AUTO = "auto"
     PROMPT = "prompt"
@@ -123,6 +125,48 @@ class ClientProjection(Model):
     """Clients to write configs for; omitted = all of them."""
 
 
+class OAuthIdentity(enum.StrEnum):
+    """Whose OAuth credentials a remote server is called with."""
+
+    SHARED = "shared"
+    PER_REQUESTER = "per-requester"
+
+
+def _url_of(value: str, *, https_path: bool) -> str:
+    parts = urlsplit(value.strip())
+    if https_path:
+        if parts.scheme != "https" or not parts.netloc or parts.path in ("", "/"):
+            raise ValueError("Expected an https:// URL with a path")
+    elif parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError("Expected http:// or https:// URL")
+    return value.strip()
+
+
+class McpOAuth(Model):
+    """OAuth 2.1 for a remote MCP server (OpenClaw ``mcp.servers.<name>.oauth``)."""
+
+    identity: OAuthIdentity | None = None
+    """``shared`` (default): operator-managed credentials; ``per-requester``: each sender connects their own account."""
+    auth_profile_id: NonEmptyStr | None = None
+    """OpenClaw auth profile holding the shared credentials (not with ``per-requester``)."""
+    scope: NonEmptyStr | None = None
+    """OAuth scopes to request, space-separated."""
+    redirect_url: str | None = None
+    """Redirect URL registered with the authorization server (http or https)."""
+    client_metadata_url: str | None = None
+    """Client ID metadata document URL (https, with a path)."""
+
+    @field_validator("redirect_url")
+    @classmethod
+    def _redirect(cls, value: str | None) -> str | None:
+        return None if value is None else _url_of(value, https_path=False)
+
+    @field_validator("client_metadata_url")
+    @classmethod
+    def _metadata(cls, value: str | None) -> str | None:
+        return None if value is None else _url_of(value, https_path=True)
+
+
 class KubernetesResources(Model):
     """Container resource requests and limits (kubernetes driver)."""
 
@@ -134,8 +178,14 @@ class KubernetesResources(Model):
 
 
 
-class McpServerSpec(Model):
-    """Desired configuration of one MCP server."""
+class McpServerSpec(OpenPart):
+    """Desired configuration of one MCP server: clawplane's fields and every key of OpenClaw's
+    ``mcp.servers.<name>``."""
+
+    OWN: ClassVar[frozenset[str]] = frozenset({
+        "type", "toolApproval", "clients", "hosting", "sessions", "maxSessions", "sessionIdleTtlMs",
+        "image", "resources", "replicas", "sessionAffinity",
+    })  # fmt: skip
 
     enabled: bool = True
     """``false`` keeps the declaration but runs and renders nothing."""
@@ -167,6 +217,10 @@ class McpServerSpec(Model):
     """Client certificate file for mutual TLS."""
     client_key: str | None = None
     """Client key file for mutual TLS."""
+    auth: Literal["oauth"] | None = None
+    """``oauth``: the remote server is called with OAuth 2.1 tokens (see ``oauth``)."""
+    oauth: McpOAuth | None = None
+    """OAuth settings of a remote server (``auth: oauth``)."""
     tool_filter: ToolFilter | None = None
     """Include/exclude lists applied to the server's raw tool names."""
     codex: CodexProjection | None = None
@@ -216,6 +270,13 @@ class McpServerSpec(Model):
             raise ValueError(f'"{transport.value}" transport requires a url')
         if transport is None:
             raise ValueError("an MCP server needs a command (stdio) or a url (sse/streamable-http)")
+        if self.oauth is not None and self.oauth.identity is OAuthIdentity.PER_REQUESTER:
+            if self.auth != "oauth":
+                raise ValueError('oauth.identity "per-requester" requires auth: oauth')
+            if self.oauth.auth_profile_id is not None:
+                raise ValueError('oauth.identity "per-requester" cannot use oauth.authProfileId')
+            if transport is Transport.STDIO or self.command or not self.url:
+                raise ValueError('oauth.identity "per-requester" needs a remote server (url), not a command')
         return self
 
     @property
@@ -256,8 +317,10 @@ __all__ = [
     "CodexProjection",
     "Hosting",
     "McpClient",
+    "McpOAuth",
     "McpServer",
     "McpServerSpec",
+    "OAuthIdentity",
     "SessionMode",
     "ToolApproval",
     "ToolFilter",

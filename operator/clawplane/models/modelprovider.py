@@ -454,6 +454,8 @@ class LocalService(Model):
 class ModelProviderSpec(Model):
     """Desired configuration of one model provider."""
 
+    OWN: ClassVar[frozenset[str]] = frozenset({"probe", "connectionTimeoutMs"})
+
     api: ModelApi | None = None
     """Request adapter (default ``openai-completions`` when baseUrl is set); also how clawplane lists models."""
     base_url: str | None = None

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from pydantic import AfterValidator, Field, StrictFloat, StrictInt, StrictStr, WithJsonSchema, field_validator
 
 from clawplane.models.base import Model
+from clawplane.models.openparts import OpenPart
 
 _SAFE_INTEGER = 9007199254740991
 _DURATION_UNITS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
@@ -241,7 +242,7 @@ class GroupScope(enum.StrEnum):
     PER_GROUP = "per-group"
 
 
-class SessionConfig(Model):
+class SessionConfig(OpenPart):
     """Session routing, reset, delivery and maintenance (OpenClaw ``session``)."""
 
     scope: SessionScope = SessionScope.PER_SENDER
@@ -301,7 +302,7 @@ class CatalogRefresh(Model):
         raise ValueError("models.catalogRefresh.url must use https, or http on localhost")
 
 
-class ModelsConfig(Model):
+class ModelsConfig(OpenPart):
     """How declared ModelProviders combine with OpenClaw's bundled catalogs."""
 
     mode: Literal["merge", "replace"] = "merge"

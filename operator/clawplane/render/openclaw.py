@@ -84,7 +84,7 @@ def render_openclaw_config(
     models = render_models(gateway, providers, base_dirs=base_dirs, secrets=secrets, diagnostics=diagnostics)
     if models:
         config["models"] = models
-    _agents(config, gateway, servers, agents, base_dirs, diagnostics, agent_memo)
+    _agents(config, gateway, servers, agents, base_dirs, diagnostics, agent_memo, secrets)
     ids = list(config.get("agents", {}).get("entries", {}))
     rendered = render_channels(
         channels,
@@ -95,17 +95,20 @@ def render_openclaw_config(
         diagnostics=diagnostics,
     )
     if rendered.channels:
-        config["channels"] = rendered.channels
+        config["channels"] = {**config.get("channels", {}), **rendered.channels}
     if rendered.bindings:
-        config["bindings"] = rendered.bindings
+        # The Gateway's own rules (acp bindings, peer routes) come first; a channel's route after them.
+        config["bindings"] = [*config.get("bindings", []), *rendered.bindings]
     for agent, patterns in rendered.agent_mentions.items():
         # Into a copy: an entry may be shared with other renders (``AgentEntries``).
         entry = config["agents"]["entries"][agent] = dict(config["agents"]["entries"][agent])
         entry["groupChat"] = {**entry.get("groupChat", {}), "mentionPatterns": patterns}
     if rendered.global_mentions:
-        config["messages"] = {"groupChat": {"mentionPatterns": rendered.global_mentions}}
+        messages = config.setdefault("messages", {})
+        messages["groupChat"] = {**messages.get("groupChat", {}), "mentionPatterns": rendered.global_mentions}
     if secrets.providers:
-        config["secrets"] = {"providers": dict(sorted(secrets.providers.items()))}
+        section = config.setdefault("secrets", {})
+        section["providers"] = {**section.get("providers", {}), **dict(sorted(secrets.providers.items()))}
     diagnostics.extend(secrets.diagnostics)
     if agent_memo is not None and "entries" in config.get("agents", {}):
         # An unchanged entry keeps its finalized object, so its text is reused as well.
@@ -126,11 +129,14 @@ def _agents(
     base_dirs: Mapping[str, Path],
     diagnostics: list[Diagnostic],
     memo: AgentEntries | None,
+    secrets: SecretRenderer,
 ) -> None:
     if not agents:
         return
     section = config.setdefault("agents", {})
-    entries = render_agents(agents, servers=servers, base_dirs=base_dirs, diagnostics=diagnostics, memo=memo)
+    entries = render_agents(
+        agents, servers=servers, base_dirs=base_dirs, diagnostics=diagnostics, memo=memo, secrets=secrets
+    )
     section["entries"] = entries
     explicit_default = gateway is not None and gateway.spec.agents.default_agent is not None
     if len(entries) > 1:

@@ -9,10 +9,14 @@ from typing import Any
 from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.models import Agent, Gateway, McpServer
 from clawplane.models.agent import ModelChoice, ToolPolicy
+from clawplane.models.openparts import OpenPart
+from clawplane.models.values import ValueFrom
 from clawplane.naming import TOOL_NAME_SEPARATOR, assign_server_names
 from clawplane.render.finalize import finalize
+from clawplane.render.openclaw_keys import KeyRenderer
 from clawplane.render.paths import absolute_path, base_dir_of
-from clawplane.render.secretvalues import Verbatim
+from clawplane.render.secretvalues import SecretRenderer, Verbatim
+from clawplane.schema.openclaw import ANY, Node, child, node_at
 
 
 def agent_id(name: str) -> str:
@@ -53,10 +57,18 @@ class AgentEntries:
         self._final_kept, self._final_fresh = self._final_fresh, {}
 
     def entry(
-        self, agent: Agent, base_dir: Path, hidden: list[str], diagnostics: list[Diagnostic]
+        self,
+        agent: Agent,
+        base_dir: Path,
+        hidden: list[str],
+        diagnostics: list[Diagnostic],
+        secrets: SecretRenderer,
     ) -> dict[str, Any]:
         """The agent's entry (read-only), built again only when something it depends on changed."""
         key = agent_id(agent.metadata.name)
+        if has_references(agent):
+            # A reference may read a file or a Secret that changed: never kept.
+            return _agent_entry(agent, base_dir, hidden, diagnostics, secrets)
         hit = self._kept.get(key)
         if hit is not None and hit[0] is agent and (hit[1] is base_dir or hit[1] == base_dir) \
                 and hit[2] == hidden:
@@ -64,7 +76,7 @@ class AgentEntries:
             diagnostics.extend(hit[4])
             return hit[3]
         found: list[Diagnostic] = []
-        built = _agent_entry(agent, base_dir, hidden, found)
+        built = _agent_entry(agent, base_dir, hidden, found, secrets)
         diagnostics.extend(found)
         self._fresh[key] = (agent, base_dir, hidden, built, tuple(found))
         return built
@@ -85,11 +97,13 @@ def render_agents(
     base_dirs: Mapping[str, Path],
     diagnostics: list[Diagnostic],
     memo: AgentEntries | None = None,
+    secrets: SecretRenderer | None = None,
 ) -> dict[str, dict[str, Any]]:
     """``agents.entries``: one entry per agent, keyed by its canonical id.
 
     With a ``memo`` the entries may be shared with other renders: change only copies.
     """
+    secrets = secrets if secrets is not None else SecretRenderer(resolve_secrets=False)
     names = [s.metadata.name for s in servers]  # not the property: a fleet has 1,000s of servers
     safe = dict(zip(names, assign_server_names(names), strict=True))
     enabled = [name for name, s in zip(names, servers, strict=True) if s.spec.enabled]
@@ -99,50 +113,94 @@ def render_agents(
         uses = agent.spec.mcp_servers
         hidden = [] if uses is None else [safe[name] for name in enabled if name not in uses]
         if memo is not None:
-            entries[agent_id(agent.name)] = memo.entry(agent, base_dir, hidden, diagnostics)
+            entries[agent_id(agent.name)] = memo.entry(agent, base_dir, hidden, diagnostics, secrets)
         else:
-            entries[agent_id(agent.name)] = _agent_entry(agent, base_dir, hidden, diagnostics)
+            entries[agent_id(agent.name)] = _agent_entry(agent, base_dir, hidden, diagnostics, secrets)
     return entries
 
 
+def has_references(agent: Agent) -> bool:
+    """Whether any OpenClaw key of the agent holds a ``valueFrom`` reference."""
+    return _holds_reference(agent.spec)
+
+
+def _holds_reference(value: Any) -> bool:
+    if isinstance(value, ValueFrom):
+        return True
+    if isinstance(value, OpenPart):
+        return any(_holds_reference(v) for v in value.openclaw_keys.values()) or any(
+            _holds_reference(getattr(value, name)) for name in type(value).model_fields
+        )
+    if isinstance(value, dict):
+        return any(_holds_reference(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds_reference(v) for v in value)
+    return False
+
+
 def _agent_entry(
-    agent: Agent, base_dir: Path, hidden: list[str], diagnostics: list[Diagnostic]
+    agent: Agent, base_dir: Path, hidden: list[str], diagnostics: list[Diagnostic], secrets: SecretRenderer
 ) -> dict[str, Any]:
-    entry = _entry(agent, base_dir, diagnostics)
+    entry = _entry(agent, base_dir, diagnostics, secrets)
     if hidden:
         _deny_servers(entry, agent, hidden, diagnostics)
     return entry
 
 
-def _entry(agent: Agent, base_dir: Path, diagnostics: list[Diagnostic]) -> dict[str, Any]:
+AGENT_NODE: tuple[str, ...] = ("agents", "entries", "*")
+
+
+def _entry(
+    agent: Agent, base_dir: Path, diagnostics: list[Diagnostic], secrets: SecretRenderer
+) -> dict[str, Any]:
     spec = agent.spec
-    entry: dict[str, Any] = {}
+    node = node_at(AGENT_NODE) or {}
+    keys = KeyRenderer(secrets=secrets, base_dir=base_dir, resource=agent.key)
+    # OpenClaw's keys written by name first; the typed fields below are rendered over them.
+    entry: dict[str, Any] = keys.keys(spec, node, "")
     if spec.description is not None:
         entry["description"] = spec.description
     if spec.skills is not None:
         entry["skills"] = list(spec.skills)
-    if spec.skills_limits is not None and spec.skills_limits.max_skills_prompt_chars is not None:
-        entry["skillsLimits"] = {"maxSkillsPromptChars": spec.skills_limits.max_skills_prompt_chars}
+    if spec.skills_limits is not None:
+        limits = keys.part(spec.skills_limits, _under(node, "skillsLimits"), "skillsLimits")
+        if limits:
+            entry["skillsLimits"] = limits
     if spec.workspace is not None:
         entry["workspace"] = absolute_path(spec.workspace, base_dir)
     if spec.agent_dir is not None:
         entry["agentDir"] = absolute_path(spec.agent_dir, base_dir)
     if isinstance(spec.model, ModelChoice):
-        entry["model"] = {"primary": spec.model.primary, "fallbacks": list(spec.model.fallbacks)}
+        entry["model"] = {"primary": spec.model.primary, "fallbacks": list(spec.model.fallbacks),
+                          **keys.keys(spec.model, _under(node, "model"), "model")}
     elif spec.model is not None:
         entry["model"] = spec.model
     if spec.tools is not None:
-        tools = render_tool_policy(spec.tools, resource=agent.key, path="spec.tools", diagnostics=diagnostics)
+        tools = render_tool_policy(spec.tools, resource=agent.key, path="spec.tools", diagnostics=diagnostics,
+                                   keys=keys, node=_under(node, "tools"))
         if tools:
             entry["tools"] = tools
     return entry
 
 
+def _under(node: Node, key: str) -> Node:
+    return child(node, key) or ANY
+
+
 def render_tool_policy(
-    policy: ToolPolicy, *, resource: str, path: str, diagnostics: list[Diagnostic]
+    policy: ToolPolicy,
+    *,
+    resource: str,
+    path: str,
+    diagnostics: list[Diagnostic],
+    keys: KeyRenderer | None = None,
+    node: Node | None = None,
 ) -> dict[str, Any]:
     """A tool policy as OpenClaw writes it (``allow`` and ``alsoAllow`` cannot both be set)."""
-    out: dict[str, Any] = policy.model_dump(mode="json", by_alias=True, exclude_none=True)
+    keys = keys if keys is not None else KeyRenderer(
+        secrets=SecretRenderer(resolve_secrets=False), base_dir=Path.cwd(), resource=resource
+    )
+    out: dict[str, Any] = keys.part(policy, node, path.removeprefix("spec."))
     if "allow" in out and "alsoAllow" in out:
         diagnostics.append(
             Diagnostic(

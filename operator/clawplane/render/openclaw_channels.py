@@ -1,4 +1,9 @@
-"""Channel resources → OpenClaw's ``channels.<type>``, route ``bindings`` and mention patterns."""
+"""Channel resources → OpenClaw's ``channels.<type>``, route ``bindings`` and mention patterns.
+
+A channel's block is its OpenClaw keys as written (connection settings, ``accounts``, ``dm``,
+``guilds``, …), its ``credentials`` (the same keys kept apart), and the typed policy fields,
+each only where OpenClaw's schema of that channel has it (matrix keeps its DM policy in ``dm``).
+"""
 
 from __future__ import annotations
 
@@ -11,10 +16,14 @@ from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.models import Channel
 from clawplane.models.channel import DmPolicy, GroupPolicy
 from clawplane.models.values import literal_text
-from clawplane.naming.channelfields import REJECTED_CHANNELS, ChannelFields, channel_fields
+from clawplane.naming.channelfields import REJECTED_CHANNELS
 from clawplane.render.openclaw_agents import agent_id
+from clawplane.render.openclaw_keys import KeyRenderer
 from clawplane.render.paths import base_dir_of
 from clawplane.render.secretvalues import SecretRenderer
+from clawplane.schema.openclaw import ANY, Node, admits_string, child, declared_keys, node_at, types_of
+
+MATRIX_DM_KEYS = {"dmPolicy": "policy", "allowFrom": "allowFrom"}
 
 _DEFAULTS: dict[str, Any] = {
     "enabled": True,
@@ -71,9 +80,12 @@ def render_channels(
                 )
             )
             continue
-        fields = channel_fields(kind)
-        block = _policies(channel, fields, diagnostics)
-        block.update(_credentials(channel, fields, base_dir_of(channel, base_dirs), secrets, diagnostics))
+        node = node_at(("channels", kind)) or {}
+        base_dir = base_dir_of(channel, base_dirs)
+        keys = KeyRenderer(secrets=secrets, base_dir=base_dir, resource=channel.key)
+        block = keys.keys(channel.spec, node, "")
+        block.update(_credentials(channel, node, keys, diagnostics))
+        _merge_policies(block, _policies(channel, node, keys, diagnostics))
         out.channels[kind] = block
         target = _binding(channel, agent_ids, default_agent, out, diagnostics)
         if channel.spec.mention_patterns:
@@ -82,7 +94,9 @@ def render_channels(
     return out
 
 
-def _policies(channel: Channel, fields: ChannelFields, diagnostics: list[Diagnostic]) -> dict[str, Any]:
+def _policies(
+    channel: Channel, node: Node, keys: KeyRenderer, diagnostics: list[Diagnostic]
+) -> dict[str, Any]:
     spec = channel.spec
     values: dict[str, Any] = {
         "enabled": spec.enabled,
@@ -90,12 +104,20 @@ def _policies(channel: Channel, fields: ChannelFields, diagnostics: list[Diagnos
         "allowFrom": list(spec.allow_from),
         "groupPolicy": spec.group_policy.value,
         "groupAllowFrom": list(spec.group_allow_from),
-        "groups": _groups(channel, fields, diagnostics),
+        "groups": _groups(channel, node, keys),
     }
+    declared = set(declared_keys(node))
+    fields = type(spec).model_fields
+    given = {fields[name].alias or name for name in spec.model_fields_set if name in fields}
     block: dict[str, Any] = {}
     for key, value in values.items():
         meaningful = value != _DEFAULTS.get(key, []) and value != {}
-        if key not in fields.policy:
+        if spec.type == "matrix" and key in MATRIX_DM_KEYS:
+            # OpenClaw's matrix channel keeps these under dm (dm.policy, dm.allowFrom).
+            if key in given:
+                block.setdefault("dm", {})[MATRIX_DM_KEYS[key]] = value
+            continue
+        if key not in declared:
             if meaningful:
                 diagnostics.append(
                     _diag(
@@ -113,57 +135,58 @@ def _policies(channel: Channel, fields: ChannelFields, diagnostics: list[Diagnos
     return block
 
 
-def _groups(channel: Channel, fields: ChannelFields, diagnostics: list[Diagnostic]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for group_id, settings in channel.spec.groups.items():
-        data = settings.model_dump(mode="json", by_alias=True, exclude_none=True)
-        for key in sorted(set(data) - fields.group_keys):
-            if "groups" in fields.policy:
-                diagnostics.append(
-                    _diag(
-                        Severity.WARNING,
-                        "render.channel-field-unsupported",
-                        f"OpenClaw's {channel.spec.type} groups have no {key}; not rendered",
-                        channel,
-                        f"spec.groups.{group_id}.{key}",
-                    )
-                )
-            del data[key]
-        out[group_id] = data
-    return out
+def _merge_policies(block: dict[str, Any], policies: dict[str, Any]) -> None:
+    """Typed policy fields over the keys written by name (``dm`` is merged key by key)."""
+    for key, value in policies.items():
+        if isinstance(value, dict) and isinstance(block.get(key), dict):
+            block[key] = {**block[key], **value}
+        else:
+            block[key] = value
+
+
+def _groups(channel: Channel, node: Node, keys: KeyRenderer) -> dict[str, Any]:
+    groups = child(node, "groups") or ANY
+    entry = child(groups, "*") or ANY
+    return {
+        group_id: keys.part(settings, entry, f"groups.{group_id}")
+        for group_id, settings in channel.spec.groups.items()
+    }
 
 
 def _credentials(
-    channel: Channel,
-    fields: ChannelFields,
-    base_dir: Path,
-    secrets: SecretRenderer,
-    diagnostics: list[Diagnostic],
+    channel: Channel, node: Node, keys: KeyRenderer, diagnostics: list[Diagnostic]
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in channel.spec.credentials.items():
-        path = f"spec.credentials.{key}"
-        if key not in fields.credentials:
-            known = ", ".join(sorted(fields.credentials)) or "none"
+        path = f"credentials.{key}"
+        sub = child(node, key)
+        if sub is None or key not in declared_keys(node):
+            known = ", ".join(declared_keys(node)) or "none"
             diagnostics.append(
                 _diag(
                     Severity.ERROR,
                     "render.channel-credential-unknown",
-                    f"OpenClaw's {channel.spec.type} channel has no credential {key!r} "
-                    f"(known: {known}); left out",
+                    f"OpenClaw's {channel.spec.type} channel has no key {key!r} (known: {known}); left out",
                     channel,
-                    path,
+                    f"spec.{path}",
                 )
             )
             continue
-        secret_input = key in fields.secret_inputs
-        rendered = secrets.render(
-            value, base_dir=base_dir, secret_input=secret_input, resource=channel.key, path=path
-        )
-        if rendered is not None:
-            # Credential fields are strings in OpenClaw's schema.
-            out[key] = literal_text(rendered) if isinstance(rendered, int | float | bool) else rendered
+        rendered = keys.typed(value, sub, path)
+        scalar = isinstance(rendered, int | float | bool)
+        if scalar and admits_string(sub) and not _admits_scalar(sub, rendered):
+            rendered = literal_text(rendered)  # a number written for a string key
+        out[key] = rendered
     return out
+
+
+def _admits_scalar(node: Node, value: Any) -> bool:
+    kinds = types_of(node)
+    if not kinds:
+        return True
+    if isinstance(value, bool):
+        return "boolean" in kinds
+    return "number" in kinds or ("integer" in kinds and isinstance(value, int))
 
 
 def _binding(

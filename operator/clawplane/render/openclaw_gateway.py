@@ -1,4 +1,4 @@
-"""The Gateway → OpenClaw's top-level skills, agents.defaults, mcp, plugins, tools and session."""
+"""The Gateway → OpenClaw's top-level sections: typed settings and every section named by OpenClaw's keys."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ from clawplane.models.gateway import SkillEntry
 from clawplane.models.session import SessionConfig
 from clawplane.models.values import literal_text
 from clawplane.render.openclaw_agents import render_tool_policy
+from clawplane.render.openclaw_keys import KeyRenderer
 from clawplane.render.paths import absolute_path
 from clawplane.render.secretvalues import SecretRenderer
+from clawplane.schema.openclaw import node_at
 
 # Skill tiers OpenClaw derives itself (state dir, package, home); openclaw.json cannot move them.
 _FIXED_ROOTS = ("bundled", "workshop", "managed", "personal")
@@ -23,49 +25,65 @@ def render_gateway(
 ) -> dict[str, Any]:
     """The Gateway's sections of openclaw.json (without ``spec.config``, merged later)."""
     spec = gateway.spec
-    out: dict[str, Any] = {}
-    skills = _skills(gateway, base_dir, secrets, diagnostics)
+    keys = KeyRenderer(secrets=secrets, base_dir=base_dir, resource=gateway.key)
+    # Sections named by OpenClaw's keys first: the typed ones below are merged over them.
+    out: dict[str, Any] = keys.keys(spec, node_at(()), "")
+    skills = _skills(gateway, base_dir, secrets, diagnostics, keys)
     if skills:
         out["skills"] = skills
     defaults = spec.agents.defaults
-    agent_defaults: dict[str, Any] = {}
+    agent_defaults: dict[str, Any] = keys.keys(defaults, node_at(("agents", "defaults")), "agents.defaults")
     if defaults.skills is not None:
         agent_defaults["skills"] = list(defaults.skills)
     if defaults.workspace is not None:
         agent_defaults["workspace"] = absolute_path(defaults.workspace, base_dir)
     if defaults.model is not None:
-        agent_defaults["model"] = defaults.model
+        agent_defaults["model"] = keys.typed(defaults.model, node_at(("agents", "defaults", "model")) or {},
+                                             "agents.defaults.model")
+    agents = keys.keys(spec.agents, node_at(("agents",)), "agents")
     if agent_defaults:
-        out["agents"] = {"defaults": agent_defaults}
+        agents["defaults"] = agent_defaults
+    if agents:
+        out["agents"] = agents
+    mcp = keys.keys(spec.mcp, node_at(("mcp",)), "mcp")
     if spec.mcp.session_idle_ttl_ms is not None:
-        out["mcp"] = {"sessionIdleTtlMs": spec.mcp.session_idle_ttl_ms}
-    plugins = spec.plugins.model_dump(mode="json", by_alias=True, exclude_none=True)
+        mcp["sessionIdleTtlMs"] = spec.mcp.session_idle_ttl_ms
+    if mcp:
+        out["mcp"] = mcp
+    plugins = keys.part(spec.plugins, node_at(("plugins",)), "plugins")
     if plugins:
         out["plugins"] = plugins
-    tools = render_tool_policy(spec.tools, resource=gateway.key, path="spec.tools", diagnostics=diagnostics)
+    tools = render_tool_policy(spec.tools, resource=gateway.key, path="spec.tools", diagnostics=diagnostics,
+                               keys=keys, node=node_at(("tools",)))
     if tools:
         out["tools"] = tools
     if spec.session is not None:
-        out["session"] = _session(spec.session, base_dir)
+        out["session"] = _session(spec.session, base_dir, keys)
+    for section, part in (("approvals", spec.approvals), ("secrets", spec.secrets)):
+        rendered = keys.keys(part, node_at((section,)), section)
+        if rendered:
+            out[section] = rendered
     return out
 
 
-def _session(session: SessionConfig, base_dir: Path) -> dict[str, Any]:
+def _session(session: SessionConfig, base_dir: Path, keys: KeyRenderer) -> dict[str, Any]:
     """The session policy as written: only the fields set, so OpenClaw's defaults fill the rest."""
-    out: dict[str, Any] = session.model_dump(
-        mode="json", by_alias=True, exclude_unset=True, exclude_none=True
-    )
+    out: dict[str, Any] = keys.part(session, node_at(("session",)), "session", exclude_unset=True)
     if session.store is not None:
         out["store"] = absolute_path(session.store, base_dir)
     return out
 
 
 def _skills(
-    gateway: Gateway, base_dir: Path, secrets: SecretRenderer, diagnostics: list[Diagnostic]
+    gateway: Gateway,
+    base_dir: Path,
+    secrets: SecretRenderer,
+    diagnostics: list[Diagnostic],
+    keys: KeyRenderer,
 ) -> dict[str, Any]:
     skills = gateway.spec.skills
-    out: dict[str, Any] = {}
-    load: dict[str, Any] = {}
+    out: dict[str, Any] = keys.keys(skills, node_at(("skills",)), "skills")
+    load: dict[str, Any] = keys.keys(skills.load, node_at(("skills", "load")), "skills.load")
     # Plugin skill folders load at the extra tier right after load.extraDirs.
     extra = [absolute_path(d, base_dir) for d in (*skills.load.extra_dirs, *skills.roots.plugins)]
     if extra:
@@ -78,11 +96,13 @@ def _skills(
         out["load"] = load
     if skills.allow_bundled is not None:
         out["allowBundled"] = list(skills.allow_bundled)
-    entries = {key: _entry(gateway, key, entry, base_dir, secrets) for key, entry in skills.entries.items()}
+    entries = {
+        key: _entry(gateway, key, entry, base_dir, secrets, keys) for key, entry in skills.entries.items()
+    }
     if entries:
         out["entries"] = entries
     if "limits" in skills.model_fields_set:
-        limits = skills.limits.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        limits = keys.part(skills.limits, node_at(("skills", "limits")), "skills.limits", exclude_unset=True)
         if limits:
             out["limits"] = limits
     for root in _FIXED_ROOTS:
@@ -101,10 +121,10 @@ def _skills(
 
 
 def _entry(
-    gateway: Gateway, key: str, entry: SkillEntry, base_dir: Path, secrets: SecretRenderer
+    gateway: Gateway, key: str, entry: SkillEntry, base_dir: Path, secrets: SecretRenderer, keys: KeyRenderer
 ) -> dict[str, Any]:
-    out: dict[str, Any] = {}
     path = f"spec.skills.entries.{key}"
+    out: dict[str, Any] = keys.keys(entry, node_at(("skills", "entries", "*")), path.removeprefix("spec."))
     if entry.enabled is not None:
         out["enabled"] = entry.enabled
     if entry.api_key is not None:
@@ -124,5 +144,6 @@ def _entry(
     if env or entry.env:
         out["env"] = env
     if entry.config:
-        out["config"] = dict(entry.config)
+        out["config"] = keys.value(entry.config, node_at(("skills", "entries", "*", "config")) or {},
+                                   f"{path.removeprefix('spec.')}.config")
     return out

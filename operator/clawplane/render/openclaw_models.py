@@ -21,8 +21,10 @@ from pydantic import BaseModel
 from clawplane.diagnostics import Diagnostic
 from clawplane.models import Gateway, ModelProvider
 from clawplane.models.values import admits_reference, literal_text
+from clawplane.render.openclaw_keys import KeyRenderer
 from clawplane.render.paths import absolute_path, base_dir_of
 from clawplane.render.secretvalues import SecretRenderer
+from clawplane.schema.openclaw import node_at
 
 _CLAWPLANE_ONLY = frozenset({"probe", "connection_timeout_ms"})
 # Under these keys OpenClaw takes plain strings, not SecretRefs.
@@ -40,7 +42,8 @@ def render_models(
     """The ``models`` section: ``mode`` and ``catalogRefresh`` from the Gateway, one entry per provider."""
     out: dict[str, Any] = {}
     if gateway is not None:
-        out.update(gateway.spec.models.model_dump(mode="json", by_alias=True, exclude_unset=True))
+        keys = KeyRenderer(secrets=secrets, base_dir=base_dir_of(gateway, base_dirs), resource=gateway.key)
+        out.update(keys.part(gateway.spec.models, node_at(("models",)), "models", exclude_unset=True))
     rendered = {
         provider.name: _Walker(provider, base_dir_of(provider, base_dirs), secrets).provider()
         for provider in providers

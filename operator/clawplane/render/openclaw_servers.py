@@ -8,11 +8,14 @@ from typing import Any
 
 from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.models import Hosting, McpServer, Transport
-from clawplane.models.mcpserver import DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS
+from clawplane.models.mcpserver import DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, ApprovalMode
 from clawplane.models.values import ValueFrom
 from clawplane.render.finalize import finalize
 from clawplane.render.paths import absolute_path, base_dir_of
 from clawplane.render.secretvalues import SecretRenderer, Verbatim
+
+OPENCLAW_MODE_FOR_WRITES = ApprovalMode.PROMPT.value
+"""openclaw.json's mode for Codex's ``writes``, which OpenClaw lacks: ``prompt`` asks for every tool."""
 
 
 class ServerEntries:
@@ -222,6 +225,15 @@ def _common(server: McpServer) -> dict[str, Any]:
         out["toolFilter"] = spec.tool_filter.model_dump(mode="json", by_alias=True, exclude_none=True)
     if spec.codex is not None:
         codex = spec.codex.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if codex.get("defaultToolsApprovalMode") == ApprovalMode.WRITES.value:
+            # OpenClaw has no "writes" (Codex's config.toml keeps it): never less strict.
+            codex["defaultToolsApprovalMode"] = OPENCLAW_MODE_FOR_WRITES
         if codex:
             out["codex"] = codex
+    if spec.auth is not None:
+        out["auth"] = spec.auth
+    if spec.oauth is not None:
+        oauth = spec.oauth.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if oauth:
+            out["oauth"] = oauth
     return out

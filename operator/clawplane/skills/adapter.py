@@ -31,7 +31,6 @@ them there is no workshop tier.
 
 from __future__ import annotations
 
-import copy
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -270,7 +269,7 @@ class GatewaySkills:
         skills = self.spec.skills
         diags: list[Diagnostic] = []
         entries = {key: self._entry(key, entry, host, diags) for key, entry in skills.entries.items()}
-        install = _mapping(_mapping(self.spec.config.get("skills")).get("install"))
+        install = _mapping(_mapping(self._shared_config().get("skills")).get("install"))
         manager = js_trim(str(install.get("nodeManager") or "")).lower()
         settings = SkillsSettings(
             allow_bundled=tuple(skills.allow_bundled) if skills.allow_bundled is not None else None,
@@ -306,24 +305,9 @@ class GatewaySkills:
 
     def config_view(self) -> Mapping[str, Any]:
         """OpenClaw-shaped config for ``requires.config``: ``config`` overlaid with typed settings."""
-        spec = self.spec
-        view = copy.deepcopy(dict(spec.config))
-        typed = spec.model_dump(mode="json", by_alias=True, exclude_unset=True,
-                                exclude={"config", "endpoint"})
-        skills = typed.get("skills")
-        if isinstance(skills, dict):
-            skills.pop("roots", None)
-        _deep_merge(view, typed)
-        return view
+        return self.spec.openclaw_view()
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
-
-def _deep_merge(target: dict[str, Any], overlay: Mapping[str, Any]) -> None:
-    for key, value in overlay.items():
-        if isinstance(value, Mapping) and isinstance(target.get(key), dict):
-            _deep_merge(target[key], value)
-        else:
-            target[key] = copy.deepcopy(value)

@@ -90,7 +90,7 @@ class ModelWorld:
         for failed in invalid:
             if failed.kind == "ModelProvider":
                 providers.setdefault(failed.name.lower(), None)
-        raw = gateway.spec.config if gateway is not None else {}
+        raw = gateway.spec.openclaw_view() if gateway is not None else {}
         return cls(
             providers=providers,
             aliases=dict(_aliases(raw)),
@@ -123,7 +123,14 @@ def _refs_of(item: LoadedResource) -> Iterator[tuple[tuple[str | int, ...], str]
         elif model is not None:
             yield ("spec", "model"), model
     elif isinstance(res, Gateway) and res.spec.agents.defaults.model is not None:
-        yield ("spec", "agents", "defaults", "model"), res.spec.agents.defaults.model
+        model = res.spec.agents.defaults.model
+        base = ("spec", "agents", "defaults", "model")
+        if isinstance(model, ModelChoice):
+            yield (*base, "primary"), model.primary
+            for i, fallback in enumerate(model.fallbacks):
+                yield (*base, "fallbacks", i), fallback
+        else:
+            yield base, model
 
 
 def _problem(text: str, world: ModelWorld) -> tuple[Severity, str, str, str] | None:

@@ -26,6 +26,7 @@ from clawplane.naming import (
     redact_url_userinfo,
 )
 from clawplane.validation.modelrefs import check_model_refs
+from clawplane.validation.openclaw.secretvalues import openclaw_secret_values
 from clawplane.validation.providers import VALUE_FROM_HINT, check_providers
 from clawplane.validation.rawrefs import RawResource
 from clawplane.validation.result import LoadedResource
@@ -136,8 +137,9 @@ def _one_resource(item: LoadedResource) -> Iterator[Diagnostic]:
         yield from _server_secrets(item, res)
     elif isinstance(res, Channel):
         yield from _channel_policy(item, res)
-        yield from _literal_secrets(item, res.spec.credentials, ("spec", "credentials"))
-    elif isinstance(res, Gateway):
+    if isinstance(res, Channel | Gateway | Agent | McpServer):
+        yield from _openclaw_literal_secrets(item, res)
+    if isinstance(res, Gateway):
         for key, entry in res.spec.skills.entries.items():
             base = ("spec", "skills", "entries", key)
             yield from _literal_secrets(item, entry.env, (*base, "env"))
@@ -338,6 +340,24 @@ def _url_credentials(item: LoadedResource | RawResource, url: str) -> Iterator[D
             ("spec", "url"),
             hint="move the credentials into headers with valueFrom; clawplane shows this url redacted",
         )
+
+
+def _openclaw_literal_secrets(item: LoadedResource, res: Resource) -> Iterator[Diagnostic]:
+    """Literals in OpenClaw's secret fields (SecretInputs such as ``botToken``) or under secret names."""
+    typed = (("spec", "env"), ("spec", "headers"), ("spec", "skills", "entries"))
+    for found in openclaw_secret_values(res):
+        if isinstance(found.value, ValueFrom) or any(("spec", *found.path)[: len(t)] == t for t in typed):
+            continue
+        text = str(found.value)
+        if text.strip() and not text.startswith("$"):
+            where = ".".join(map(str, found.path))
+            yield item.diagnostic(
+                W,
+                "secret.literal",
+                f"{where} holds a literal secret value",
+                ("spec", *found.path),
+                hint=_VALUE_FROM_HINT,
+            )
 
 
 def _literal_secrets(
