@@ -63,7 +63,7 @@ def _case(rng: random.Random) -> dict[str, Any]:
         skills.append({"name": name, "description": description,
                        "filePath": f"/ws/skills/{name}/SKILL.md"})
     return {"skills": skills, "maxSkillsInPrompt": rng.choice([None, 150, 10, 3, 0]),
-            "maxSkillsPromptChars": rng.choice([None, 18000, 6000, 2000, 900, 500, 380, 100])}
+            "maxSkillsPromptChars": rng.choice([None, 18000, 6000, 2000, 900, 500, 380, 100, 0])}
 
 
 def _run(tmp_path: Path, cases: list[dict[str, Any]]) -> list[dict[str, Any]]:

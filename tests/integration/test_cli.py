@@ -32,6 +32,8 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 def test_version() -> None:
     proc = cli("--version")
     assert proc.returncode == 0 and proc.stdout.startswith("clawplane ")
+    # Which OpenClaw the checks and the rendered openclaw.json are for.
+    assert "(OpenClaw 2026.9.6 eb377ac)" in proc.stdout
 
 
 @pytest.mark.parametrize("command", [[], ["validate"], ["schema"], ["get"]])

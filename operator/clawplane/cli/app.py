@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 
 from clawplane import __version__
+from clawplane.schema.openclaw import OPENCLAW_BUILD, OPENCLAW_VERSION
 
 
 def _new_app() -> typer.Typer:
@@ -34,7 +35,8 @@ def _new_app() -> typer.Typer:
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"clawplane {__version__}")
+        # The OpenClaw release whose config schema validate checks against and render writes for.
+        typer.echo(f"clawplane {__version__} (OpenClaw {OPENCLAW_VERSION} {OPENCLAW_BUILD})")
         raise typer.Exit(0)
 
 

@@ -39,15 +39,15 @@ class ToolPolicy(OpenPart):
 class SkillsLimits(OpenPart):
     """Per-agent prompt budget."""
 
-    max_skills_prompt_chars: Annotated[int, Field(gt=0)] | None = None
+    max_skills_prompt_chars: Annotated[int, Field(ge=0)] | None = None
     """Most characters (UTF-16 units) of the skills catalog in this agent's prompt."""
 
 
 class ModelChoice(OpenPart):
     """A primary model with fallbacks."""
 
-    primary: NonEmptyStr
-    """Model used first, e.g. ``anthropic/claude-sonnet-4``."""
+    primary: NonEmptyStr | None = None
+    """Model used first, e.g. ``anthropic/claude-sonnet-4`` (absent: OpenClaw's default)."""
     fallbacks: list[NonEmptyStr] = Field(default_factory=list)
     """Models tried in order when the primary fails."""
 

@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, StrictInt, StrictStr
 
 from clawplane.models.base import AgentId, Resource
-from clawplane.models.openparts import OpenPart
+from clawplane.models.openparts import OpenPart, OpenValue
 from clawplane.models.values import SecretValue
 
 # The channel ids in OpenClaw 2026.9.6's config schema.
@@ -80,8 +80,10 @@ class ChannelSpec(OpenPart):
     """Senders admitted in groups."""
     groups: dict[str, GroupSettings] = Field(default_factory=dict)
     """Per-group settings keyed by group id; ``"*"`` sets defaults for all groups."""
-    mention_patterns: list[str] = Field(default_factory=list)
-    """Regular expressions that count as mentioning the agent."""
+    mention_patterns: list[str] | dict[str, OpenValue] = Field(default_factory=list)
+    """A list: regular expressions that count as mentioning the agent (clawplane renders them into the
+    answering agent's ``groupChat.mentionPatterns``). A mapping: OpenClaw's own channel ``mentionPatterns``
+    (``mode``, ``allowIn``, ``denyIn``: where mention patterns apply), written as given."""
     agent: AgentId | None = None
     """Agent id that answers on this channel (default: the default agent)."""
     credentials: dict[str, SecretValue] = Field(default_factory=dict)

@@ -68,11 +68,11 @@ class SkillsLimitsConfig(OpenPart):
     """Most candidate folders examined per root."""
     max_skills_loaded_per_source: Annotated[int, Field(gt=0)] = 200
     """Most skills loaded from one source."""
-    max_skills_in_prompt: Annotated[int, Field(gt=0)] = 150
+    max_skills_in_prompt: Annotated[int, Field(ge=0)] = 150
     """Most skills listed in a prompt."""
-    max_skills_prompt_chars: Annotated[int, Field(gt=0)] = 18000
+    max_skills_prompt_chars: Annotated[int, Field(ge=0)] = 18000
     """Most characters (UTF-16 units) of the skills catalog."""
-    max_skill_file_bytes: Annotated[int, Field(gt=0)] = 256000
+    max_skill_file_bytes: Annotated[int, Field(ge=0)] = 256000
     """Largest SKILL.md read."""
 
 

@@ -25,6 +25,7 @@ from clawplane.reconcile.jsontext import IndentedJson
 from clawplane.reconcile.workspace import Workspace
 from clawplane.render import (
     AgentEntries,
+    RenderedChecks,
     ServerEntries,
     projected_into,
     render_codex_config,
@@ -68,6 +69,7 @@ class OutputRenderer:
     _snapshot_text: dict[str, tuple[str, str]] = field(default_factory=dict)
     _server_entries: ServerEntries = field(default_factory=ServerEntries)
     _agent_entries: AgentEntries = field(default_factory=AgentEntries)
+    _rendered_checks: RenderedChecks = field(default_factory=RenderedChecks)
     _setup: GatewaySkills | None = None
     _host: Host | None = None
     _tools_text: IndentedJson = field(default_factory=lambda: IndentedJson([()]))
@@ -109,6 +111,7 @@ class OutputRenderer:
             secret_env=secret_env,
             server_memo=self._server_entries,
             agent_memo=self._agent_entries,
+            check_memo=self._rendered_checks,
             hosted_auth=auth(OPENCLAW, hosted_servers),
             providers=desired.providers,
         )

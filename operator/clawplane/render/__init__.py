@@ -9,10 +9,12 @@ from clawplane.render.codex import RenderedText, projected_into, render_codex_co
 from clawplane.render.files import write_if_changed
 from clawplane.render.openclaw import RenderedConfig, render_openclaw_config
 from clawplane.render.openclaw_agents import AgentEntries
+from clawplane.render.openclaw_check import RenderedChecks
 from clawplane.render.openclaw_servers import ServerEntries
 
 __all__ = [
     "AgentEntries",
+    "RenderedChecks",
     "RenderedConfig",
     "RenderedText",
     "ServerEntries",

@@ -24,6 +24,7 @@ from clawplane.render.finalize import finalize
 from clawplane.render.merge import merge_raw_config
 from clawplane.render.openclaw_agents import AgentEntries, default_agent, render_agents
 from clawplane.render.openclaw_channels import render_channels
+from clawplane.render.openclaw_check import RenderedChecks, check_rendered
 from clawplane.render.openclaw_gateway import render_gateway
 from clawplane.render.openclaw_models import render_models
 from clawplane.render.openclaw_servers import ServerEntries, render_servers
@@ -53,6 +54,7 @@ def render_openclaw_config(
     agent_memo: AgentEntries | None = None,
     hosted_auth: Mapping[str, str] | None = None,
     providers: Sequence[ModelProvider] = (),
+    check_memo: RenderedChecks | None = None,
 ) -> RenderedConfig:
     """Render openclaw.json; ``hosted_urls`` by server name, ``base_dirs`` by ``Kind/name``.
 
@@ -61,7 +63,7 @@ def render_openclaw_config(
     With ``secret_env`` (Kubernetes), secretKeyRefs become env references and the dict is
     filled with variable → (Secret, key) for the gateway pod's ``env``. A ``server_memo``
     kept by the caller between renders spares re-rendering unchanged servers, an ``agent_memo``
-    unchanged agents.
+    unchanged agents, a ``check_memo`` the schema checks of unchanged entries.
     """
     if server_memo is not None:
         server_memo.begin()
@@ -118,6 +120,12 @@ def render_openclaw_config(
     if gateway is not None and gateway.spec.config:
         final, found = merge_raw_config(gateway.spec.config, final, resource=gateway.key)
         diagnostics.extend(found)
+    diagnostics.extend(
+        check_rendered(
+            final, gateway=gateway, servers=servers, agents=agents, channels=channels, providers=providers,
+            memo=check_memo,
+        )
+    )
     return RenderedConfig(final, diagnostics)
 
 

@@ -171,8 +171,7 @@ def _entry(
     if spec.agent_dir is not None:
         entry["agentDir"] = absolute_path(spec.agent_dir, base_dir)
     if isinstance(spec.model, ModelChoice):
-        entry["model"] = {"primary": spec.model.primary, "fallbacks": list(spec.model.fallbacks),
-                          **keys.keys(spec.model, _under(node, "model"), "model")}
+        entry["model"] = keys.part(spec.model, _under(node, "model"), "model")
     elif spec.model is not None:
         entry["model"] = spec.model
     if spec.tools is not None:

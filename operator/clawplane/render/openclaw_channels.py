@@ -83,12 +83,18 @@ def render_channels(
         node = node_at(("channels", kind)) or {}
         base_dir = base_dir_of(channel, base_dirs)
         keys = KeyRenderer(secrets=secrets, base_dir=base_dir, resource=channel.key)
+        policies = _policies(channel, node, keys, diagnostics)
         block = keys.keys(channel.spec, node, "")
         block.update(_credentials(channel, node, keys, diagnostics))
-        _merge_policies(block, _policies(channel, node, keys, diagnostics))
+        _merge_policies(block, policies)
+        patterns = channel.spec.mention_patterns
+        if isinstance(patterns, dict):
+            # OpenClaw's own channel mentionPatterns (where patterns apply), not clawplane's regex list.
+            scope = child(node, "mentionPatterns") or ANY
+            block["mentionPatterns"] = keys.typed(patterns, scope, "mentionPatterns")
         out.channels[kind] = block
         target = _binding(channel, agent_ids, default_agent, out, diagnostics)
-        if channel.spec.mention_patterns:
+        if patterns and isinstance(patterns, list):
             mention_sources.setdefault(target, []).append(channel)
     _mentions(mention_sources, out, diagnostics)
     return out
@@ -104,7 +110,7 @@ def _policies(
         "allowFrom": list(spec.allow_from),
         "groupPolicy": spec.group_policy.value,
         "groupAllowFrom": list(spec.group_allow_from),
-        "groups": _groups(channel, node, keys),
+        "groups": _groups(channel, node, keys, diagnostics),
     }
     declared = set(declared_keys(node))
     fields = type(spec).model_fields
@@ -144,13 +150,28 @@ def _merge_policies(block: dict[str, Any], policies: dict[str, Any]) -> None:
             block[key] = value
 
 
-def _groups(channel: Channel, node: Node, keys: KeyRenderer) -> dict[str, Any]:
-    groups = child(node, "groups") or ANY
+def _groups(channel: Channel, node: Node, keys: KeyRenderer, diagnostics: list[Diagnostic]) -> dict[str, Any]:
+    groups = child(node, "groups")
+    if groups is None:
+        return {group_id: {} for group_id in channel.spec.groups}  # reported by the caller
     entry = child(groups, "*") or ANY
-    return {
-        group_id: keys.part(settings, entry, f"groups.{group_id}")
-        for group_id, settings in channel.spec.groups.items()
-    }
+    known = set(declared_keys(entry))
+    out: dict[str, Any] = {}
+    for group_id, settings in channel.spec.groups.items():
+        data = keys.part(settings, entry, f"groups.{group_id}")
+        for key in sorted(set(data) - known) if known else []:
+            diagnostics.append(
+                _diag(
+                    Severity.WARNING,
+                    "render.channel-field-unsupported",
+                    f"OpenClaw's {channel.spec.type} groups have no {key}; not rendered",
+                    channel,
+                    f"spec.groups.{group_id}.{key}",
+                )
+            )
+            del data[key]
+        out[group_id] = data
+    return out
 
 
 def _credentials(
@@ -235,8 +256,8 @@ def _mentions(
     for target, channels in sources.items():
         patterns: list[str] = []
         for channel in channels:
-            patterns.extend(p for p in channel.spec.mention_patterns if p not in patterns)
-        if len(channels) > 1 and any(list(c.spec.mention_patterns) != patterns for c in channels):
+            patterns.extend(p for p in _regexes(channel) if p not in patterns)
+        if len(channels) > 1 and any(_regexes(c) != patterns for c in channels):
             where = f"agent {target!r}" if target else "every channel"
             for channel in channels:
                 diagnostics.append(
@@ -252,6 +273,11 @@ def _mentions(
             out.global_mentions.extend(p for p in patterns if p not in out.global_mentions)
         else:
             out.agent_mentions[target] = patterns
+
+
+def _regexes(channel: Channel) -> list[str]:
+    patterns = channel.spec.mention_patterns
+    return list(patterns) if isinstance(patterns, list) else []
 
 
 def _diag(

@@ -196,7 +196,9 @@ def _max_chars(inputs: SkillsInputs) -> int:
     agent = inputs.agent.max_prompt_chars
     if agent is not None:
         return agent
-    return inputs.settings.limits.max_skills_prompt_chars or DEFAULT_MAX_SKILLS_PROMPT_CHARS
+    # OpenClaw's `??`: a budget of 0 stays 0.
+    configured = inputs.settings.limits.max_skills_prompt_chars
+    return DEFAULT_MAX_SKILLS_PROMPT_CHARS if configured is None else configured
 
 
 def _symlink_targets(targets: tuple[str, ...], host: Host) -> tuple[str, ...]:

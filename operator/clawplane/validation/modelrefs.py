@@ -117,7 +117,8 @@ def _refs_of(item: LoadedResource) -> Iterator[tuple[tuple[str | int, ...], str]
     if isinstance(res, Agent):
         model = res.spec.model
         if isinstance(model, ModelChoice):
-            yield ("spec", "model", "primary"), model.primary
+            if model.primary is not None:
+                yield ("spec", "model", "primary"), model.primary
             for i, fallback in enumerate(model.fallbacks):
                 yield ("spec", "model", "fallbacks", i), fallback
         elif model is not None:
@@ -126,7 +127,8 @@ def _refs_of(item: LoadedResource) -> Iterator[tuple[tuple[str | int, ...], str]
         model = res.spec.agents.defaults.model
         base = ("spec", "agents", "defaults", "model")
         if isinstance(model, ModelChoice):
-            yield (*base, "primary"), model.primary
+            if model.primary is not None:
+                yield (*base, "primary"), model.primary
             for i, fallback in enumerate(model.fallbacks):
                 yield (*base, "fallbacks", i), fallback
         else:

@@ -15,7 +15,7 @@ from clawplane.diagnostics import Diagnostic, Location, Severity
 from clawplane.loading import PathT, SourceDocument, format_path
 from clawplane.models import API_VERSION, KINDS, Resource
 from clawplane.validation.legacy import check_legacy_mcp_spec
-from clawplane.validation.openclaw import check_openclaw
+from clawplane.validation.openclaw import check_openclaw, unknown_fields_of_invalid
 from clawplane.validation.result import LoadedResource
 from clawplane.validation.suggest import allowed_fields, did_you_mean
 
@@ -65,6 +65,7 @@ def validate_document(doc: SourceDocument) -> tuple[LoadedResource | None, list[
         resource = cls.model_validate(payload)
     except ValidationError as exc:
         found.extend(_translate(doc, payload, cls, exc, label))
+        found.extend(unknown_fields_of_invalid(doc, cls, payload))
         return None, found
     openclaw = check_openclaw(doc, resource)
     if openclaw:

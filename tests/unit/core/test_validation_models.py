@@ -70,13 +70,23 @@ def test_a_bare_model_id_must_name_exactly_one_provider_model(tmp_path: Path) ->
     assert ambiguous.hint == "name the provider, e.g. local/llama-3.1-8b"
 
 
+def test_aliases_in_agent_defaults_count(tmp_path: Path) -> None:
+    gateway = HEAD + (
+        "kind: Gateway\nmetadata: {name: default}\nspec:\n  agents:\n    defaults:\n"
+        "      models:\n        local/llama-3.1-8b: {alias: Llama}\n---\n"
+    )
+    assert run(tmp_path, LOCAL + gateway + agent("Llama")) == []
+    assert run(tmp_path, LOCAL + gateway + agent("local/Llama")) == []
+
+
 def test_aliases_in_raw_agent_defaults_count(tmp_path: Path) -> None:
     gateway = HEAD + (
         "kind: Gateway\nmetadata: {name: default}\nspec:\n  config:\n    agents:\n      defaults:\n"
         "        models:\n          local/llama-3.1-8b: {alias: Llama}\n---\n"
     )
-    assert run(tmp_path, LOCAL + gateway + agent("Llama")) == []
-    assert run(tmp_path, LOCAL + gateway + agent("local/Llama")) == []
+    home = [("openclaw.config-has-home", "spec.config.agents")]
+    assert [(d.code, d.path) for d in run(tmp_path, LOCAL + gateway + agent("Llama"))] == home
+    assert [(d.code, d.path) for d in run(tmp_path, LOCAL + gateway + agent("local/Llama"))] == home
 
 
 def test_gateway_default_model_is_checked_too(tmp_path: Path) -> None:
@@ -174,6 +184,7 @@ def test_typed_keys_are_refused_in_raw_config_with_a_hint(tmp_path: Path) -> Non
     assert [(d.code, d.path) for d in diags] == [
         ("gateway.config-typed-key", "spec.config.session"),
         ("gateway.config-typed-key", "spec.config.models"),
+        ("openclaw.config-has-home", "spec.config.gateway"),
     ]
     assert diags[0].hint == "set it in the Gateway's spec.session"
     assert "ModelProvider" in diags[1].hint

@@ -111,6 +111,8 @@ def test_channels_openclaw_refuses_or_does_not_describe() -> None:
         "tw",
         type="twitch",
         allowFrom=["mod"],
+        username="clawbot",
+        channel="clawplane",
         credentials={"accessToken": {"valueFrom": {"env": "TWITCH_TOKEN"}}},
     )
     config, diagnostics = _render([qa, syn, twitch])
@@ -119,6 +121,8 @@ def test_channels_openclaw_refuses_or_does_not_describe() -> None:
     assert config["channels"]["twitch"] == {
         "enabled": True,
         "allowFrom": ["mod"],
+        "username": "clawbot",
+        "channel": "clawplane",
         "accessToken": "${TWITCH_TOKEN}",
     }
     assert codes(diagnostics) == [

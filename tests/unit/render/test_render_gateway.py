@@ -58,8 +58,8 @@ def test_raw_config_is_merged_under_rendered_values() -> None:
         tools={"profile": "coding"},
         config={
             "gateway": {"port": 18789, "auth": {"token": "${GATEWAY_TOKEN}"}},  # raw: not escaped
-            "tools": {"profile": "full", "exec": {"timeoutSec": 30}},
-            "channels": {"telegram": {"streaming": "partial"}},
+            "tools": {"profile": "full", "exec": {"timeoutSeconds": 30}},
+            "channels": {"telegram": {"streaming": {"mode": "partial"}}},
             "bindings": [
                 {"agentId": "x", "match": {"channel": "telegram", "peer": {"kind": "group", "id": "-1"}}}
             ],
@@ -68,9 +68,22 @@ def test_raw_config_is_merged_under_rendered_values() -> None:
     tg = channel("t", type="telegram", agent="x")
     config, diagnostics = _render(gw, [agent("x")], [tg])
     assert config["gateway"] == {"port": 18789, "auth": {"token": "${GATEWAY_TOKEN}"}}
-    assert config["tools"] == {"profile": "coding", "exec": {"timeoutSec": 30}}
-    assert config["channels"]["telegram"]["streaming"] == "partial"
+    assert config["tools"] == {"profile": "coding", "exec": {"timeoutSeconds": 30}}
+    assert config["channels"]["telegram"]["streaming"] == {"mode": "partial"}
     assert config["channels"]["telegram"]["dmPolicy"] == "pairing"
     assert [b["match"].get("peer") for b in config["bindings"]] == [{"kind": "group", "id": "-1"}, None]
     assert codes(diagnostics) == ["render.config-overridden"]
     assert diagnostics[0].path == "spec.config.tools.profile"
+
+
+def test_what_rendering_produces_is_checked_against_openclaws_schema() -> None:
+    # spec.config is checked at validate time; rendered here without validation, the mistake
+    # still surfaces, on the resource and path that wrote it.
+    gw = gateway(config={"tools": {"exec": {"timeoutSec": 30}}})
+    tg = channel("t", type="telegram", streaming="partial")
+    _, diagnostics = _render(gw, [], [tg])
+    found = [(d.code, d.resource, d.path) for d in diagnostics]
+    assert found == [
+        ("render.openclaw-schema", "Gateway/default", "spec.tools.exec.timeoutSec"),
+        ("render.openclaw-schema", "Channel/t", "spec.streaming"),
+    ]

@@ -19,14 +19,17 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-OPENCLAW_VERSION = "2026.9.6"
-"""The OpenClaw release whose config schema clawplane validates against and renders for."""
-OPENCLAW_BUILD = "eb377ac"
-"""That release's build, as ``openclaw --version`` prints it."""
-
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SCHEMA_FILE = DATA_DIR / "openclaw-config.schema.json"
+RELEASE_FILE = DATA_DIR / "openclaw-release.json"
+"""Which release printed the schema (version, build) and the schema's sha256, written with it."""
 LICENSE_FILE = DATA_DIR / "OPENCLAW-LICENSE"
+
+_RELEASE: dict[str, str] = json.loads(RELEASE_FILE.read_text(encoding="utf-8"))
+OPENCLAW_VERSION: str = _RELEASE["version"]
+"""The OpenClaw release whose config schema clawplane validates against and renders for."""
+OPENCLAW_BUILD: str = _RELEASE["build"]
+"""That release's build, as ``openclaw --version`` prints it."""
 
 Node = dict[str, Any]
 ANY: Node = {}
@@ -232,6 +235,7 @@ __all__ = [
     "LICENSE_FILE",
     "OPENCLAW_BUILD",
     "OPENCLAW_VERSION",
+    "RELEASE_FILE",
     "SCHEMA_FILE",
     "Node",
     "admits_secret_ref",

@@ -220,17 +220,14 @@ def _union(error: Failure, path: PathT) -> list[Issue]:
         tags = _tags(alternatives)
         if tags is not None:
             key, values = tags
-            shown = ", ".join(repr(v) for v in values)
+            if key in inst:
+                # The value names a variant that does not exist: the mistake is its tag.
+                return [_enum_issue((*path, key), inst[key], values)]
             other = [k for k in types_of(node) if k != "object"]
             also = f"{_words(other)}, or " if other else ""
-            return [
-                Issue(
-                    path,
-                    "type",
-                    f"expected {also}a mapping with {key}: one of {shown}; got a mapping with "
-                    + (f"{key}: {_short(inst[key])}" if key in inst else f"no {key}"),
-                )
-            ]
+            shown = ", ".join(repr(v) for v in values)
+            said = f"expected {also}a mapping with {key}: one of {shown}; got a mapping without {key}"
+            return [Issue(path, "type", said)]
     if not fitting:
         kinds = sorted(types_of(node), key=list(_TYPE_WORDS).index) if types_of(node) else []
         if kinds:
@@ -278,11 +275,15 @@ def _fits(inst: Any, alternative: Node) -> bool:
         return False
     if actual == "object":
         # A tagged variant ({type: "acp", …}) fits only a value carrying its tag.
-        for branch in branches(alternative):
-            for key, sub in (branch.get("properties") or {}).items():
-                tag = isinstance(sub, dict) and "const" in sub and key in (branch.get("required") or [])
-                if tag and inst.get(key) != sub["const"]:
-                    return False
+        return any(_tag_matches(inst, branch) for branch in branches(alternative))
+    return True
+
+
+def _tag_matches(inst: dict[str, Any], branch: Node) -> bool:
+    for key, sub in (branch.get("properties") or {}).items():
+        tag = isinstance(sub, dict) and "const" in sub and key in (branch.get("required") or [])
+        if tag and inst.get(key) != sub["const"]:
+            return False
     return True
 
 

@@ -12,19 +12,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from pydantic import BaseModel
+
 from clawplane.diagnostics import Diagnostic, Location, Severity
 from clawplane.loading import SourceDocument, format_path
-from clawplane.models import Gateway, Resource
+from clawplane.models import Channel, Gateway, McpServer, Resource
 from clawplane.models.channel import CHANNEL_TYPES
+from clawplane.models.mcpserver import ApprovalMode
 from clawplane.models.openparts import OpenPart
 from clawplane.schema.openclaw import OPENCLAW_VERSION, config_schema, declared_keys, node_at
 from clawplane.schema.openclaw.check import Issue, check, key_hint
 from clawplane.schema.openclaw.homes import GATEWAY_CHANNEL_KEYS, OTHER_KINDS, dotted, home_path
+from clawplane.schema.openclaw.refinements import refine
 from clawplane.validation.openclaw.projection import (
     PathT,
     Projection,
     deferred_substitutions,
     project_resource,
+    unknown_in_raw,
 )
 
 E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
@@ -51,16 +56,84 @@ def check_openclaw(doc: SourceDocument, resource: Resource) -> list[Diagnostic]:
         report.add(E, "schema.unknown-field", spec_path, f"unknown field {name!r}", hint, key=True)
     for issue in check(projection.value, node, deferred=projection.deferred):
         _report_issue(report, issue, projection, home, resource)
+    for issue in _refined(projection, home, resource):
+        _report_issue(report, issue, projection, home, resource)
     if isinstance(resource, Gateway):
         _reserved_sections(report, resource)
         _raw_config(report, resource)
+    if isinstance(resource, McpServer):
+        _codex_writes(report, resource)
     return report.found
 
 
+def _refined(projection: Projection, home: tuple[str, ...], resource: Resource) -> list[Issue]:
+    """OpenClaw's cross-field rules, run on the spec placed where it sits in openclaw.json."""
+    concrete = tuple(resource.name if part == "*" else part for part in home)
+    wrapped: Any = projection.value
+    for part in reversed(concrete):
+        wrapped = {part: wrapped}
+    out = []
+    deferred = set(projection.deferred)
+    for issue in refine(wrapped):
+        if issue.path[: len(concrete)] != concrete:
+            continue
+        path = issue.path[len(concrete) :] or (("type",) if isinstance(resource, Channel) else ())
+        if path not in deferred:
+            out.append(Issue(path, issue.kind, issue.message, issue.hint, issue.at_key))
+    return out
+
+
+def _codex_writes(report: _Reporter, server: McpServer) -> None:
+    codex = server.spec.codex
+    if codex is not None and codex.default_tools_approval_mode is ApprovalMode.WRITES:
+        report.add(
+            W,
+            "openclaw.approval-mode-mapped",
+            ("codex", "defaultToolsApprovalMode"),
+            'OpenClaw has no approval mode "writes": openclaw.json gets "prompt" (every tool asks); '
+            "Codex's config.toml keeps \"writes\"",
+            'use "prompt", "auto" or "approve" to say what OpenClaw does',
+        )
+
+
+def unknown_fields_of_invalid(
+    doc: SourceDocument, cls: type[Resource], data: dict[str, Any]
+) -> list[Diagnostic]:
+    """The unknown keys of a document that failed typed validation (reported with its other errors)."""
+    spec = data.get("spec")
+    field = cls.model_fields.get("spec")
+    spec_cls: Any = field.annotation if field is not None else None
+    if not isinstance(spec, dict) or not (isinstance(spec_cls, type) and issubclass(spec_cls, BaseModel)):
+        return []
+    home = _raw_home(cls.KIND, spec)
+    node = node_at(home) if home is not None else None
+    name = data.get("metadata", {}).get("name") if isinstance(data.get("metadata"), dict) else None
+    report = _Reporter(doc, f"{cls.KIND}/{name}" if isinstance(name, str) else cls.KIND)
+    for path, known in unknown_in_raw(spec_cls, spec, node if node is not None else {}):
+        name = str(path[-1])
+        hint = key_hint(name, known)
+        report.add(E, "schema.unknown-field", path, f"unknown field {name!r}", hint, key=True)
+    return report.found
+
+
+def _raw_home(kind: str, spec: dict[str, Any]) -> tuple[str, ...] | None:
+    if kind == "Channel":
+        return ("channels", spec["type"]) if isinstance(spec.get("type"), str) else None
+    return RAW_HOMES.get(kind)
+
+
+RAW_HOMES: dict[str, tuple[str, ...]] = {
+    "Gateway": (),
+    "McpServer": ("mcp", "servers", "*"),
+    "Agent": ("agents", "entries", "*"),
+    "ModelProvider": ("models", "providers", "*"),
+}
+
+
 class _Reporter:
-    def __init__(self, doc: SourceDocument, resource: Resource) -> None:
+    def __init__(self, doc: SourceDocument, resource: Resource | str) -> None:
         self.doc = doc
-        self.label = resource.key
+        self.label = resource if isinstance(resource, str) else resource.key
         self.found: list[Diagnostic] = []
 
     def add(
@@ -155,7 +228,7 @@ def _raw_config(report: _Reporter, gateway: Gateway) -> None:
         return
     base: PathT = ("spec", "config")
     deferred = deferred_substitutions(raw)
-    for issue in check(raw, config_schema(), deferred=deferred):
+    for issue in [*check(raw, config_schema(), deferred=deferred), *refine(raw)]:
         if any(issue.path[: len(p)] == p for p in unchecked):
             continue
         hint = issue.hint
@@ -212,4 +285,4 @@ def _value_at(raw: Any, path: PathT) -> Any:
     return node
 
 
-__all__ = ["check_openclaw"]
+__all__ = ["check_openclaw", "unknown_fields_of_invalid"]

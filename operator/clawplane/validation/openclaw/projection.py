@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -109,7 +109,7 @@ def _part(part: BaseModel, node: Node, path: PathT, out: Projection) -> dict[str
         sub = child(node, key)
         value[key] = _typed(item, sub if sub is not None else ANY, (*path, key), out)
     if isinstance(part, OpenPart):
-        known = [a for a in (info.alias or name for name, info in cls.model_fields.items()) if a not in own]
+        known = [info.alias or name for name, info in cls.model_fields.items()]
         extras = part.openclaw_keys
         if extras:
             declared = declared_keys(node)
@@ -204,6 +204,10 @@ def _channel(resource: Channel, node: Node, out: Projection) -> None:
         if sub is None:
             out.unknown.append(((key,), []))
             del value[key]
+    patterns = resource.spec.mention_patterns
+    if isinstance(patterns, dict):
+        scope = child(node, "mentionPatterns") or ANY
+        value["mentionPatterns"] = _typed(patterns, scope, ("mentionPatterns",), out)
     # Deferred paths of credentials were recorded at the projected path, which is what ``check`` sees.
     if resource.spec.type == "matrix":
         found = value.get("dm")
@@ -237,3 +241,79 @@ def _model_provider(out: Projection) -> None:
         out.value["models"] = [
             {**m, "name": m.get("name", m.get("id"))} if isinstance(m, dict) else m for m in models
         ]
+
+
+def unknown_in_raw(
+    cls: type[BaseModel], raw: Any, node: Node, path: PathT = ()
+) -> list[tuple[PathT, list[str]]]:
+    """Keys of a document that failed typed validation that neither the part nor OpenClaw knows there.
+
+    A document that pydantic refused never reaches ``project``; its mistyped keys are still
+    reported, together with its other problems.
+    """
+    if not isinstance(raw, dict):
+        return []
+    fields = {info.alias or name: info for name, info in cls.model_fields.items()}
+    own: frozenset[str] = getattr(cls, "OWN", frozenset())
+    found: list[tuple[PathT, list[str]]] = []
+    declared = declared_keys(node) if issubclass(cls, OpenPart) else []
+    record = issubclass(cls, OpenPart) and is_record(node)
+    for key, value in raw.items():
+        info = fields.get(key)
+        if info is None:
+            if not (key in declared or record):
+                known = [*fields, *(k for k in declared if k not in fields)]
+                found.append(((*path, key), known))
+            continue
+        sub = child(node, key) or ANY if key not in own else ANY
+        found.extend(_unknown_below(info.annotation, value, sub, (*path, key)))
+    return found
+
+
+def _unknown_below(annotation: Any, value: Any, node: Node, path: PathT) -> list[tuple[PathT, list[str]]]:
+    part = _part_class(annotation)
+    if part is not None and isinstance(value, dict):
+        return unknown_in_raw(part, value, node, path)
+    found: list[tuple[PathT, list[str]]] = []
+    inner = _container_part(annotation)
+    if inner is None:
+        return found
+    kind, part = inner
+    if kind == "dict" and isinstance(value, dict):
+        entry = child(node, "*") or ANY
+        for key, item in value.items():
+            found.extend(unknown_in_raw(part, item, child(node, str(key)) or entry, (*path, key)))
+    elif kind == "list" and isinstance(value, list):
+        entry = items(node) or ANY
+        for i, item in enumerate(value):
+            found.extend(unknown_in_raw(part, item, entry, (*path, i)))
+    return found
+
+
+def _part_class(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return None if annotation is ValueFrom else annotation
+    if get_origin(annotation) in (dict, list):
+        return None
+    for arg in get_args(annotation):
+        found = _part_class(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _container_part(annotation: Any) -> tuple[str, type[BaseModel]] | None:
+    origin = get_origin(annotation)
+    if origin is dict:
+        args = get_args(annotation)
+        part = _part_class(args[1]) if len(args) == 2 else None
+        return ("dict", part) if part is not None else None
+    if origin is list:
+        args = get_args(annotation)
+        part = _part_class(args[0]) if args else None
+        return ("list", part) if part is not None else None
+    for arg in get_args(annotation):
+        found = _container_part(arg)
+        if found is not None:
+            return found
+    return None
