@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 from dotenv import dotenv_values
+from tests.oracles.runners import OpenClawOracle
 
 from clawplane.models import Agent, Channel, Gateway, McpServer, ModelProvider
 from clawplane.render import render_openclaw_config
 from clawplane.schema.openclaw import config_schema, declared_keys
 from clawplane.schema.openclaw.refinements import UNKNOWN_CHANNELS
 from clawplane.validation import validate_paths
-from tests.oracles.runners import OpenClawOracle
 
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "openclaw-corpus"
 BOOKKEEPING = {"$schema", "meta"}

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clawplane.schema.openclaw import OPENCLAW_BUILD, OPENCLAW_VERSION
-from clawplane.schema.openclaw.generate import print_schema, stale
 from tests.compat.conftest import require_oracle
 from tests.oracles import locate
+
+from clawplane.schema.openclaw import OPENCLAW_BUILD, OPENCLAW_VERSION
+from clawplane.schema.openclaw.generate import print_schema, stale
 
 
 def test_the_committed_schema_is_what_the_pinned_openclaw_prints() -> None:

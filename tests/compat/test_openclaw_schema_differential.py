@@ -15,12 +15,12 @@ import random
 from pathlib import Path
 
 import pytest
+from tests.oracles.runners import OpenClawOracle
+from tests.support.openclaw_samples import NoSample, Sample, draw, leaf_paths
 
 from clawplane.schema.openclaw import config_schema
 from clawplane.schema.openclaw.check import check
 from clawplane.schema.openclaw.refinements import refine
-from tests.oracles.runners import OpenClawOracle
-from tests.support.openclaw_samples import NoSample, Sample, draw, leaf_paths
 
 SAMPLES = 240
 SEED = 20261206

@@ -37,7 +37,13 @@ from clawplane.interop import import_openclaw_config, load_openclaw_file
 from clawplane.naming.channelfields import channel_fields
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "openclaw-configs"
-COMPLETE = ["personal-assistant.json5", "team-fleet.json5", "legacy-mcp.json5", "channels-mixed.json5"]
+COMPLETE = [
+    "personal-assistant.json5",
+    "team-fleet.json5",
+    "legacy-mcp.json5",
+    "channels-mixed.json5",
+    "every-section.json5",
+]
 POLICY = ("enabled", "dmPolicy", "allowFrom", "groupPolicy", "groupAllowFrom", "groups")
 
 

@@ -100,9 +100,11 @@ def leaf_paths(node: Node | None = None, path: Path = (), depth: int = 0) -> lis
 _STRINGS = [
     "main", "a", "x1", "default", "ops", "https://example.com/x", "123", "C123", "abc-def", "A1",
     "#ff8800", "2026-01-01T00:00:00Z", "ada@example.com", "+15551234567", "10m", "1h", "value",
-    "openai/gpt-5", "ABC_DEF", "/tmp/x", "*", "work_1", "en", "UTC",
+    "openai/gpt-5", "ABC_DEF", "/tmp/x", "*", "work_1", "en", "UTC", "ghp_" + "0123456789abcdef" * 2,
+    "openai:main", "https://team.cloudflareaccess.com",
 ]  # fmt: skip
-_KEYS = ["main", "a", "x1", "ops", "work", "default", "123", "C123", "abc-def", "*", "openai"]
+_KEYS = ["main", "a", "x1", "ops", "work", "default", "123", "C123", "abc-def", "*", "openai",
+         "123e4567-e89b-12d3-a456-426614174000"]  # fmt: skip
 
 
 def _pattern_ok(node: Node, text: str) -> bool:
@@ -245,7 +247,7 @@ def invalid_value(node: Node, rng: random.Random) -> Any:
 class Sample:
     """A value at a leaf path, the whole config holding it, and where the value sits."""
 
-    path: tuple[str, ...]
+    path: tuple[str | int, ...]
     """The leaf's path with concrete keys (map entries named, list items numbered)."""
     value: Any
     config: dict[str, Any]
@@ -287,16 +289,24 @@ def _object_branch(node: Node, key: str) -> Node:
 
 def sample(path: Path, rng: random.Random, *, valid: bool) -> Sample:
     """A config with a drawn value at ``path`` and whatever its ancestors require around it."""
-    if "[]" in path:
-        raise NoSample("lists of objects on the path")  # rare leaves: keep samples simple
     leaf = node_for(path)
     value = valid_value(leaf, rng) if valid else invalid_value(leaf, rng)
-    concrete: list[str] = []
+    concrete: list[str | int] = []
     node = config_schema()
     root: dict[str, Any] = {}
     holder: dict[str, Any] = root
+    parent: tuple[dict[str, Any], str] | None = None
     for i, part in enumerate(path):
         last = i == len(path) - 1
+        if part == "[]":
+            # The object made for the previous key becomes the one item of a list there.
+            items = _array_items(node)
+            if items is None or parent is None:
+                raise NoSample("items")
+            parent[0][parent[1]] = [holder]
+            concrete.append(0)
+            node = items
+            continue
         if part == "*":
             record = _record(node)
             names = node.get("propertyNames") or next(
@@ -310,9 +320,8 @@ def sample(path: Path, rng: random.Random, *, valid: bool) -> Sample:
         else:
             branch = _object_branch(node, part)
             base = valid_value(branch, rng) if branch else {}
-            if isinstance(holder, dict):
-                for k, v in base.items():
-                    holder.setdefault(k, v)
+            for k, v in base.items():
+                holder.setdefault(k, v)
             node = dict(branch["properties"][part]) if branch else {}
             concrete.append(part)
             key = part
@@ -323,6 +332,7 @@ def sample(path: Path, rng: random.Random, *, valid: bool) -> Sample:
             if not isinstance(nxt, dict):
                 nxt = {}
             holder[key] = nxt
+            parent = (holder, key)
             holder = nxt
     return Sample(tuple(concrete), value, root, openclaw_takes(root))
 
@@ -351,17 +361,23 @@ class Placed:
     documents: list[dict[str, Any]]
     kind: str
     name: str
-    spec_path: tuple[str, ...]
+    spec_path: tuple[str | int, ...]
     """The value's path under the owning resource's ``spec``."""
 
 
-def typed_home(found: Sample) -> Placed | None:
-    """The sample declared by OpenClaw's names in the resource that stands for its object (None: models)."""
+def typed_home(found: Sample, *, providers: bool = False) -> Placed | None:
+    """The sample declared by OpenClaw's names in the resource that stands for its object.
+
+    None for a sample under ``models``, unless ``providers``: then ``models.providers.<id>`` become
+    ModelProviders (typed wholly by clawplane's own model, which the property tests leave to tests
+    of their own).
+    """
     config = copy.deepcopy(found.config)
     path = found.path
     docs: list[dict[str, Any]] = []
-    owner: tuple[str, str, tuple[str, ...]] | None = None
-    for (section, key), kind in OTHER_KINDS.items():
+    owner: tuple[str, str, tuple[str | int, ...]] | None = None
+    kinds = {**OTHER_KINDS, ("models", "providers"): "ModelProvider"} if providers else OTHER_KINDS
+    for (section, key), kind in kinds.items():
         entries = config.get(section, {}).get(key) if isinstance(config.get(section), dict) else None
         if isinstance(entries, dict):
             for name, spec in entries.items():
@@ -385,7 +401,7 @@ def typed_home(found: Sample) -> Placed | None:
                 owner = ("Channel", f"ch-{kind_name}", path[2:])
         if not channels:
             del config["channels"]
-    if "models" in config and path[:1] == ("models",):
+    if "models" in config and path[:1] == ("models",) and not providers:
         return None  # ModelProviders are typed wholly by clawplane's own model (tests of their own)
     if config:
         docs.append(_doc("Gateway", "default", config))

@@ -37,6 +37,21 @@ def _known_skills(paths: list[Path]) -> set[str] | None:
     return names
 
 
+_OPENCLAW_CODES = ("openclaw.", "schema.unknown-field", "gateway.section-of-another-kind")
+"""Validation's findings against OpenClaw's schema: doctor has no check of its own for them."""
+
+
+def _openclaw_findings(paths: list[Path]) -> list[dict[str, Any]]:
+    """What OpenClaw's config schema refuses in the folder, as ``clawplane validate`` reports it."""
+    from clawplane.validation import validate_paths
+
+    return [
+        d.to_dict()
+        for d in validate_paths(paths).diagnostics.sorted()
+        if d.severity.value in ("error", "warning") and d.code.startswith(_OPENCLAW_CODES)
+    ]
+
+
 def _render_problems(paths: list[Path]) -> list[dict[str, Any]]:
     """What the rendered configs of each folder would leave out (``render.*``), as plan shows it."""
     from clawplane.reconcile.applier import is_render_problem, problem_doc
@@ -69,12 +84,14 @@ def doctor(
     from clawplane.validation.doctor import doctor_paths
 
     report = doctor_paths(list(paths), fix=fix, known_skills=_known_skills(paths))
+    schema = _openclaw_findings(list(paths))
     rendering = _render_problems(list(paths))
-    render_errors = any(p["severity"] == "error" for p in rendering)
+    render_errors = any(p["severity"] == "error" for p in [*rendering, *schema])
     if as_json:
         doc = {
             "ok": not report.has_errors and not render_errors,
             "findings": [f.to_dict() for f in report.findings],
+            "openclawSchema": schema,
             "renderProblems": rendering,
             "written": report.written,
         }
@@ -89,6 +106,11 @@ def doctor(
             if f.fix:
                 verb = "fixed" if f.fixed else "fix"
                 out.print(f"  {verb}: {f.fix}" + ("" if f.fixed else " (run with --fix)"), markup=False)
+        for d in schema:
+            out.print(f"{d['file']}:{d['line']}:{d['column']}: {d['severity']}[{d['code']}]: {d['message']}",
+                      markup=False)
+            if d.get("hint"):
+                out.print(f"  hint: {d['hint']}", markup=False)
         for problem in rendering:
             where = f"{problem['resource']}: " if problem.get("resource") else ""
             at = f" (at {problem['path']})" if problem.get("path") else ""
@@ -100,10 +122,10 @@ def doctor(
         for path in report.written:
             out.print(f"wrote {path}", markup=False)
         fixed = sum(1 for f in report.findings if f.fixed)
-        remaining = len(report.remaining)
+        remaining = len(report.remaining) + len(schema)
         fixable = sum(1 for f in report.remaining if f.fix)
         out.print(
-            f"{len(report.findings)} finding(s): {fixed} fixed, {remaining} remaining"
+            f"{len(report.findings) + len(schema)} finding(s): {fixed} fixed, {remaining} remaining"
             + (f" ({fixable} fixable with --fix)" if fixable else ""),
             markup=False,
         )

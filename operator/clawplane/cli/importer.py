@@ -1,11 +1,11 @@
 """``clawplane import``: turn an existing config into clawplane resource YAML files.
 
 Reads openclaw.json (and the other formats ``clawplane.interop.sources`` knows), writes
-gateway.yaml, mcp-servers.yaml, agents.yaml and channels.yaml (only those with resources)
-into ``--out``, then prints every change, carry-over and loss with its file:line. A loss
-never costs the rest: exit 0 when something was imported (losses are warnings); 1 when
-nothing could be imported or the written files do not validate; 2 usage (unreadable input,
-unknown format, files in the way).
+gateway.yaml, mcp-servers.yaml, model-providers.yaml, agents.yaml and channels.yaml (only
+those with resources) into ``--out``, then prints every change, carry-over and loss with its
+file:line. A loss never costs the rest: exit 0 when something was imported (losses are
+warnings); 1 when nothing could be imported or the written files do not validate; 2 usage
+(unreadable input, unknown format, files in the way).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Interop: other tools' configs → clawplane resources (the inverse of ``render``).
 
-One module per source format: ``openclaw`` (openclaw.json, with its sections, servers,
-values and the implicit skill tiers of ``openclaw_env``/``openclaw_roots``). ``result`` holds
+One module per source format: ``openclaw`` (openclaw.json: every key by name under the spec of
+the resource that stands for its object through ``openclaw_keys``, with its sections, servers,
+models, values and the implicit skill tiers of ``openclaw_env``/``openclaw_roots``). ``result`` holds
 what every importer returns and the checks each imported resource passes; ``report`` the
 diagnostics (each with its file:line from ``positions``); ``yamlwrite`` the YAML that
 clawplane's loader and YAML 1.1 readers read back unchanged.

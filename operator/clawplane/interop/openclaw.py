@@ -1,14 +1,19 @@
 """``clawplane import``: an existing openclaw.json → Gateway, McpServer, ModelProvider, Agent, Channel.
 
-MCP servers are canonicalized as ``openclaw doctor --fix`` / ``openclaw mcp set`` do
-(``disabled``, timeout aliases in seconds, snake_case keys, ``type``). OpenClaw keys that
-have a clawplane field are mapped; the others are carried as raw OpenClaw config in the
-Gateway's ``spec.config`` (rendered back unchanged), each noted. Values that cannot be
-carried either way (mixed ``${VAR}`` strings, SecretRefs without a clawplane form, entries
-that are not objects) are left out and reported with their file:line; one bad entry never
-costs the rest of its resource. Literal secrets are kept and reported as warnings. ``models``
-and ``session`` are typed throughout (``interop.openclaw_models``), so nothing of them is ever
-carried raw.
+Every key lands under ``spec`` of the resource that stands for its object, by its OpenClaw
+name (``clawplane.interop.openclaw_keys``): ``mcp.servers.<name>`` → an McpServer,
+``agents.entries.<id>`` → an Agent, ``channels.<type>`` → a Channel, ``models.providers.<id>``
+→ a ModelProvider, every other section (``gateway``, ``hooks``, ``tools``, ``plugins``,
+``agents.defaults``, ``mcp.apps``, ``channels.defaults``, ``bindings`` no Channel expresses, …)
+→ the Gateway. MCP servers are canonicalized as ``openclaw doctor --fix`` / ``openclaw mcp
+set`` do (``disabled``, timeout aliases in seconds, snake_case keys, ``type``). Secrets stay
+references (``valueFrom``, or SecretRefs as written); literal secrets are kept and reported
+as warnings. The Gateway's raw ``spec.config`` holds only what no typed home can hold
+verbatim: keys this OpenClaw does not know (listed in ``spec.configUnchecked``), strings
+that mix text with ``${VAR}``, values clawplane's types refuse. Values that cannot be
+carried either way are left out and reported with their file:line; one bad entry never
+costs the rest of its resource. ``models`` and ``session`` are typed throughout
+(``interop.openclaw_models``), so nothing of them is ever carried raw.
 
 The skill tiers OpenClaw finds implicitly (managed, personal, bundled, each agent's
 workshop and default workspace) become explicit Gateway ``skills.roots`` and
@@ -19,25 +24,24 @@ workshop and default workspace) become explicit Gateway ``skills.roots`` and
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import json5
 
 from clawplane.interop.openclaw_env import OpenClawEnv
+from clawplane.interop.openclaw_keys import Home, KeyImporter
 from clawplane.interop.openclaw_models import import_models, import_session
 from clawplane.interop.openclaw_roots import import_roots
-from clawplane.interop.openclaw_sections import (
-    import_agents,
-    import_channels,
-    import_policy,
-    import_skills,
-)
+from clawplane.interop.openclaw_sections import import_agents, import_channels, prepare_skills
 from clawplane.interop.openclaw_servers import import_server
 from clawplane.interop.positions import Positions, json5_positions
 from clawplane.interop.report import ConfigPath, ImportReport
 from clawplane.interop.result import ImportResult, resource_docs, resource_name
+from clawplane.models.gateway import GatewaySpec
 from clawplane.naming import is_blocked_env_name
+from clawplane.schema.openclaw import node_at
 
 _TYPED_GATEWAY = frozenset({"models", "session"})
 _DROPPED = {
@@ -53,10 +57,51 @@ def load_openclaw_file(path: Path) -> dict[str, Any]:
 
 def load_openclaw_text(text: str, name: str) -> tuple[dict[str, Any], Positions]:
     """The parsed config and where each of its keys is written."""
-    data = json5.loads(text)
+    data = _utf16_joined(json5.loads(text), name)
     if not isinstance(data, dict):
         raise ValueError(f"{name}: the top level must be an object")
     return data, json5_positions(text)
+
+
+def _utf16_joined(value: Any, name: str) -> Any:
+    """Strings with ``\\uD83E\\uDD9E``-style escapes joined into characters, as JavaScript reads them.
+
+    json5 decodes each escape of a surrogate pair on its own; such a string cannot even be written
+    out again. A lone surrogate, which JavaScript keeps but no UTF-8 file can hold, is refused.
+    """
+    if isinstance(value, str):
+        if not any("\ud800" <= c <= "\udfff" for c in value):
+            return value
+        try:
+            return value.encode("utf-16", "surrogatepass").decode("utf-16")
+        except UnicodeDecodeError:
+            raise ValueError(
+                f"{name}: a string holds a lone UTF-16 surrogate ({value[:40]!r}), which no YAML or JSON "
+                "file clawplane writes can hold; replace the \\u escape with the character it was meant to be"
+            ) from None
+    if isinstance(value, dict):
+        return {_utf16_joined(k, name): _utf16_joined(v, name) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_utf16_joined(v, name) for v in value]
+    return value
+
+
+@dataclass
+class _Split:
+    """An openclaw.json taken apart: the Gateway's sections (still to walk) and the other resources."""
+
+    sections: dict[str, Any] = field(default_factory=dict)
+    """Sections the Gateway declares by name, prepared for ``openclaw_keys``."""
+    typed: dict[str, Any] = field(default_factory=dict)
+    """The Gateway's fully typed sections (``models``, ``session``), already imported."""
+    default_agent: str | None = None
+    moved: dict[ConfigPath, ConfigPath] = field(default_factory=dict)
+    servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    origins: dict[str, ConfigPath] = field(default_factory=dict)
+    """Each McpServer's path in the file (names may change)."""
+    agents: dict[str, dict[str, Any]] = field(default_factory=dict)
+    channels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    model_providers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def import_openclaw_config(
@@ -74,96 +119,113 @@ def import_openclaw_config(
     report = ImportReport(source, positions or {})
     raw_secrets = config.get("secrets")
     providers = raw_secrets.get("providers", {}) if isinstance(raw_secrets, Mapping) else {}
-    gateway: dict[str, Any] = {}
-    servers: dict[str, dict[str, Any]] = {}
-    agents: dict[str, dict[str, Any]] = {}
-    channels: dict[str, dict[str, Any]] = {}
-    origins: dict[str, ConfigPath] = {}
-    model_providers: dict[str, dict[str, Any]] = {}
-    for key, value in config.items():
-        if key in _DROPPED:
-            report.info("import.dropped", (key,), f"left out: {_DROPPED[key]}")
-        elif key == "mcp" and isinstance(value, Mapping):
-            servers = _mcp(value, gateway, report, providers, origins)
-        elif key == "skills" and isinstance(value, Mapping):
-            gateway["skills"] = import_skills(value, report, providers, env)
-        elif key == "agents" and isinstance(value, Mapping):
-            gateway_agents, agents = import_agents(value, report, env)
-            if gateway_agents:
-                gateway["agents"] = gateway_agents
-        elif key == "plugins" and isinstance(value, Mapping):
-            gateway["plugins"] = import_policy(key, value, ("enabled", "allow", "deny"), report)
-        elif key == "tools" and isinstance(value, Mapping):
-            gateway["tools"] = import_policy(key, value, ("profile", "allow", "alsoAllow", "deny"), report)
-        elif key == "models" and isinstance(value, Mapping):
-            gateway_models, model_providers = import_models(value, report, providers)
-            if gateway_models:
-                gateway["models"] = gateway_models
-        elif key == "session" and isinstance(value, Mapping):
-            session = import_session(value, report)
-            if session is not None:
-                gateway["session"] = session
-        elif key == "channels" and isinstance(value, Mapping):
-            channels = import_channels(value, config.get("bindings"), report, providers)
-            _channel_defaults(value, channels, report)
-        elif key != "bindings" or not isinstance(config.get("channels"), Mapping):
-            report.keep_raw((key,), value)
-    if env is not None and (gateway or servers or agents or channels or report.raw):
+    providers = providers if isinstance(providers, Mapping) else {}
+    split = _split(config, report, providers, env)
+    importer = KeyImporter(report, providers, Home((), ()), split.moved)
+    gateway = importer.spec(split.sections, node_at(()), GatewaySpec)
+    gateway.update(split.typed)
+    if split.default_agent is not None:
+        gateway.setdefault("agents", {})["defaultAgent"] = split.default_agent
+    if env is not None and (gateway or split.servers or split.agents or split.channels or report.raw):
         # Only alongside something from the file: derived folders alone are no import.
-        import_roots(config, env, gateway, agents, report)
+        import_roots(config, env, gateway, split.agents, report)
     result = ImportResult(diagnostics=report.diagnostics, format="openclaw")
-    kinds = {"McpServer": servers, "ModelProvider": model_providers, "Agent": agents, "Channel": channels}
+    kinds = {
+        "McpServer": split.servers,
+        "ModelProvider": split.model_providers,
+        "Agent": split.agents,
+        "Channel": split.channels,
+    }
 
     def origin_of(kind: str) -> Callable[[str], ConfigPath]:
         if kind == "McpServer":
-            return lambda name: origins.get(name) or _origin(kind, name)
+            return lambda name: split.origins.get(name) or _origin(kind, name)
         return lambda name: _origin(kind, name)
 
-    found = {
+    found_docs = {
         kind: resource_docs(kind, specs, report, origin_of(kind), _raw_path) for kind, specs in kinds.items()
     }
     # Last: the others may have moved rejected values into the raw config it carries.
     gateway["config"] = report.raw
+    gateway["configUnchecked"] = report.unchecked
     gateway_docs = (
         resource_docs("Gateway", {"default": gateway}, report, lambda _n: (), _raw_path)
-        if gateway != {"config": {}}
+        if gateway != {"config": {}, "configUnchecked": []}
         else []
     )
-    if not report.raw:
-        gateway.pop("config")
-    result.documents = {"Gateway": gateway_docs, **found}
+    for key in ("config", "configUnchecked"):
+        if not gateway[key]:
+            del gateway[key]
+    result.documents = {"Gateway": gateway_docs, **found_docs}
     return result
 
 
-def _mcp(
-    mcp: Mapping[str, Any],
-    gateway: dict[str, Any],
+def _split(
+    config: Mapping[str, Any], report: ImportReport, providers: Mapping[str, Any], env: OpenClawEnv | None
+) -> _Split:
+    out = _Split()
+    for key, value in config.items():
+        if key in _DROPPED:
+            report.info("import.dropped", (key,), f"left out: {_DROPPED[key]}")
+        elif key == "mcp" and isinstance(value, Mapping):
+            out.servers = _mcp_servers(value.get("servers"), report, providers, out.origins)
+            rest = {k: v for k, v in value.items() if k != "servers"}
+            if rest:
+                out.sections["mcp"] = rest
+        elif key == "skills" and isinstance(value, Mapping):
+            out.sections["skills"] = prepare_skills(value, report, env)
+        elif key == "agents" and isinstance(value, Mapping):
+            agents = import_agents(value, report, providers, env)
+            out.agents, out.default_agent = agents.specs, agents.default_agent
+            if agents.gateway:
+                out.sections["agents"] = agents.gateway
+        elif key == "models" and isinstance(value, Mapping):
+            models, out.model_providers = import_models(value, report, providers)
+            if models:
+                out.typed["models"] = models
+        elif key == "session" and isinstance(value, Mapping):
+            session = import_session(value, report)
+            if session is not None:
+                out.typed["session"] = session
+        elif key == "channels" and isinstance(value, Mapping):
+            channels = import_channels(value, config.get("bindings"), report, providers)
+            out.channels = channels.specs
+            if channels.gateway:
+                out.sections["channels"] = channels.gateway
+            if channels.bindings is not None:
+                out.sections["bindings"] = channels.bindings
+                out.moved = channels.moved
+        elif key != "bindings" or not isinstance(config.get("channels"), Mapping):
+            out.sections[key] = value
+    return out
+
+
+def _mcp_servers(
+    servers_block: Any,
     report: ImportReport,
     providers: Mapping[str, Any],
     origins: dict[str, ConfigPath],
 ) -> dict[str, dict[str, Any]]:
     """Server specs by resource name; ``origins`` gets each one's path in the file (names may change)."""
     servers: dict[str, dict[str, Any]] = {}
+    if not isinstance(servers_block, Mapping):
+        if servers_block is not None:
+            report.unmapped(("mcp", "servers"), "mcp.servers must be an object of servers")
+        return servers
     taken: set[str] = set()
-    for key, value in mcp.items():
-        if key == "sessionIdleTtlMs":
-            gateway["mcp"] = {"sessionIdleTtlMs": value}
-        elif key == "servers" and isinstance(value, Mapping):
-            for raw_name, server in value.items():
-                path: ConfigPath = ("mcp", "servers", raw_name)
-                if not isinstance(server, Mapping):
-                    report.unmapped(path, "a server entry must be an object (OpenClaw ignores it too)")
-                    continue
-                name = resource_name(raw_name, taken, report, path)
-                if name is None:
-                    continue
-                spec = import_server(raw_name, server, report, providers)
-                if spec is not None:
-                    _drop_blocked_env(raw_name, spec, report)
-                    servers[name] = spec
-                    origins[name] = path
-        else:
-            report.keep_raw(("mcp", key), value)
+    for raw_name, server in servers_block.items():
+        path: ConfigPath = ("mcp", "servers", raw_name)
+        if not isinstance(server, Mapping):
+            report.unmapped(path, "a server entry must be an object (OpenClaw ignores it too)")
+            continue
+        name = resource_name(raw_name, taken, report, path)
+        if name is None:
+            continue
+        spec = import_server(raw_name, server, report, providers, resource=name)
+        if spec is not None:
+            _drop_blocked_env(raw_name, spec, report)
+            servers[name] = spec
+            origins[name] = path
     return servers
 
 
@@ -179,23 +241,6 @@ def _drop_blocked_env(name: str, spec: dict[str, Any], report: ImportReport) -> 
         )
 
 
-def _channel_defaults(
-    channels_block: Mapping[str, Any], channels: dict[str, dict[str, Any]], report: ImportReport
-) -> None:
-    # channels.defaults.groupPolicy is OpenClaw's cross-channel default; clawplane writes each
-    # channel's groupPolicy explicitly, so the default must be copied where it applied.
-    defaults = channels_block.get("defaults")
-    group_policy = defaults.get("groupPolicy") if isinstance(defaults, Mapping) else None
-    if not isinstance(group_policy, str):
-        return
-    for kind, spec in channels.items():
-        if "groupPolicy" not in spec:
-            spec["groupPolicy"] = group_policy
-            report.changed(
-                ("channels", kind, "groupPolicy"), f"set from channels.defaults.groupPolicy ({group_policy})"
-            )
-
-
 def _raw_path(kind: str, name: str, loc: tuple[str | int, ...]) -> ConfigPath | None:
     """Where a rejected spec value lives in openclaw.json (None when it cannot be carried raw)."""
     if any(isinstance(p, int) for p in loc):
@@ -203,8 +248,6 @@ def _raw_path(kind: str, name: str, loc: tuple[str | int, ...]) -> ConfigPath | 
     rest = loc[1:]
     if kind == "ModelProvider" or (kind == "Gateway" and rest and rest[0] in _TYPED_GATEWAY):
         return None  # fully typed: spec.config refuses these sections
-    if kind == "Channel" and rest[0] == "credentials":
-        rest = rest[1:]
     return (*_origin(kind, name), *rest) if rest else None
 
 

@@ -1,46 +1,27 @@
-"""OpenClaw's ``skills``/``agents``/``plugins``/``tools``/``channels``/``bindings`` → clawplane specs.
+"""OpenClaw's ``skills``, ``agents``, ``channels`` and ``bindings``: what needs more than keys by name.
 
-Keys with a clawplane field are mapped; the rest of a section is carried as raw OpenClaw
-config (Gateway ``spec.config``), which the renderer merges back under what it renders.
+Most of a section lands under the Gateway's ``spec`` by its own name (``openclaw_keys``);
+these sections also hold other resources (``agents.entries`` → Agents, ``channels.<type>``
+→ Channels), ids clawplane writes elsewhere (the system agent, channel-wide route
+bindings), or paths and skill names OpenClaw reads in its own way (trimmed names, ``~``
+under ``OPENCLAW_HOME``). The functions here prepare those parts; every value still goes
+through ``openclaw_keys`` afterwards.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from clawplane.interop.openclaw_env import OpenClawEnv
+from clawplane.interop.openclaw_keys import Home, KeyImporter
 from clawplane.interop.openclaw_roots import openclaw_path
 from clawplane.interop.report import ConfigPath, ImportReport
-from clawplane.interop.values import import_secret
-from clawplane.models.channel import CHANNEL_TYPES
-from clawplane.naming.channelfields import channel_fields
-
-_TOOL_KEYS = ("profile", "allow", "alsoAllow", "deny")
-_LIMIT_KEYS = (
-    "maxCandidatesPerRoot",
-    "maxSkillsLoadedPerSource",
-    "maxSkillsInPrompt",
-    "maxSkillsPromptChars",
-    "maxSkillFileBytes",
-)
-_GROUP_KEYS = ("requireMention", "allowFrom", "enabled", "groupPolicy")
-_POLICY_KEYS = ("enabled", "dmPolicy", "allowFrom", "groupPolicy", "groupAllowFrom")
-
-
-def _take(
-    source: Mapping[str, Any],
-    keys: tuple[str, ...],
-    path: ConfigPath,
-    report: ImportReport,
-    into: dict[str, Any],
-) -> None:
-    """Copy ``keys`` into ``into``; carry every other key of ``source`` as raw config."""
-    for key, value in source.items():
-        if key in keys:
-            into[key] = value
-        else:
-            report.keep_raw((*path, key), value)
+from clawplane.models.agent import AgentSpec
+from clawplane.models.channel import CHANNEL_TYPES, ChannelSpec
+from clawplane.schema.openclaw import declared_keys, node_at
+from clawplane.schema.openclaw.homes import GATEWAY_CHANNEL_KEYS
 
 
 def skill_names(value: Any, path: ConfigPath, report: ImportReport) -> Any:
@@ -60,84 +41,72 @@ def skill_names(value: Any, path: ConfigPath, report: ImportReport) -> Any:
     return names
 
 
-def import_skills(
-    skills: Mapping[str, Any],
-    report: ImportReport,
-    providers: Mapping[str, Any],
-    env: OpenClawEnv | None = None,
+def prepare_skills(
+    skills: Mapping[str, Any], report: ImportReport, env: OpenClawEnv | None
 ) -> dict[str, Any]:
-    """``skills`` → Gateway ``spec.skills``."""
-    out: dict[str, Any] = {}
-    for key, value in skills.items():
-        path: ConfigPath = ("skills", key)
-        if key == "allowBundled":
-            out["allowBundled"] = skill_names(value, path, report)
-        elif key == "load" and isinstance(value, Mapping):
-            out["load"] = {}
-            _take(value, ("extraDirs", "allowSymlinkTargets", "watch"), path, report, out["load"])
-            for name in ("extraDirs", "allowSymlinkTargets"):
-                items = out["load"].get(name)
-                if isinstance(items, list):
-                    out["load"][name] = [
-                        openclaw_path(item, env, (*path, name, i), report) for i, item in enumerate(items)
-                    ]
-                for i, item in enumerate(out["load"].get(name, [])):
-                    if isinstance(item, str) and not item.startswith(("/", "~")):
-                        report.warn(
-                            "import.relative-path",
-                            (*path, name, i),
-                            "relative path: OpenClaw resolves "
-                            "it against its working directory, clawplane against the resource file",
-                        )
-        elif key == "limits" and isinstance(value, Mapping):
-            out["limits"] = {}
-            _take(value, _LIMIT_KEYS, path, report, out["limits"])
-        elif key == "entries" and isinstance(value, Mapping):
-            out["entries"] = {
-                name: _skill_entry(name, entry, report, providers)
-                for name, entry in value.items()
-                if isinstance(entry, Mapping)
-            }
-        else:
-            report.keep_raw(path, value)
+    """``skills`` with its skill names and folders as clawplane must write them."""
+    out = dict(skills)
+    if "allowBundled" in out:
+        out["allowBundled"] = skill_names(out["allowBundled"], ("skills", "allowBundled"), report)
+    load = out.get("load")
+    if isinstance(load, Mapping):
+        load = out["load"] = dict(load)
+        for name in ("extraDirs", "allowSymlinkTargets"):
+            items = load.get(name)
+            if not isinstance(items, list):
+                continue
+            path: ConfigPath = ("skills", "load", name)
+            load[name] = [openclaw_path(item, env, (*path, i), report) for i, item in enumerate(items)]
+            for i, item in enumerate(load[name]):
+                if isinstance(item, str) and not item.startswith(("/", "~")):
+                    report.warn(
+                        "import.relative-path",
+                        (*path, i),
+                        "relative path: OpenClaw resolves "
+                        "it against its working directory, clawplane against the resource file",
+                    )
     return out
 
 
-def _skill_entry(
-    name: str, entry: Mapping[str, Any], report: ImportReport, providers: Mapping[str, Any]
-) -> dict[str, Any]:
-    path: ConfigPath = ("skills", "entries", name)
-    out: dict[str, Any] = {}
-    for key, value in entry.items():
-        if key == "apiKey":
-            imported = import_secret(value, key, (*path, key), report, providers, credential=True)
-            if imported is not None:
-                out["apiKey"] = imported
-        elif key == "env" and isinstance(value, Mapping):
-            env = {k: import_secret(v, k, (*path, "env", k), report, providers) for k, v in value.items()}
-            out["env"] = {k: v for k, v in env.items() if v is not None}
-        elif key in ("enabled", "config"):
-            out[key] = value
-        else:
-            report.keep_raw((*path, key), value)
-    return out
+@dataclass
+class Agents:
+    """``agents`` split: the Gateway's part (``defaults``, by name) and one Agent spec per entry."""
+
+    gateway: dict[str, Any] = field(default_factory=dict)
+    """The Gateway's ``agents`` section as OpenClaw writes it (``defaults``, unknown keys)."""
+    default_agent: str | None = None
+    """The system agent (``agents.defaults.systemAgent`` or a legacy ``default: true``)."""
+    specs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def import_agents(
-    agents: Mapping[str, Any], report: ImportReport, env: OpenClawEnv | None = None
-) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
-    """``agents`` → (Gateway ``spec.agents``, Agent specs by id)."""
-    gateway: dict[str, Any] = {}
-    specs: dict[str, dict[str, Any]] = {}
+    agents: Mapping[str, Any],
+    report: ImportReport,
+    providers: Mapping[str, Any],
+    env: OpenClawEnv | None = None,
+) -> Agents:
+    """``agents`` → the Gateway's part and one Agent spec per ``agents.entries.<id>``."""
+    out = Agents()
+    legacy_default: str | None = None
     for key, value in agents.items():
         if key == "defaults" and isinstance(value, Mapping):
-            gateway.update(_agent_defaults(value, report, env))
+            out.gateway[key] = _agent_defaults(value, report, env, out)
         elif key == "entries" and isinstance(value, Mapping):
+            node = node_at(("agents", "entries", "*"))
             for agent, entry in value.items():
-                if isinstance(entry, Mapping):
-                    specs[agent] = _agent_entry(agent, entry, report, gateway, env)
-                else:
-                    report.unmapped(("agents", "entries", agent), "an agent entry must be an object")
+                path: ConfigPath = ("agents", "entries", agent)
+                if not isinstance(entry, Mapping):
+                    report.unmapped(path, "an agent entry must be an object")
+                    continue
+                prepared = _agent_entry(str(agent), entry, report, env)
+                if prepared.get("default") is True:
+                    del prepared["default"]
+                    legacy_default = legacy_default or str(agent)
+                    report.changed(
+                        (*path, "default"), "legacy default agent marker → Gateway agents.defaultAgent"
+                    )
+                importer = KeyImporter(report, providers, Home(path, path))
+                out.specs[str(agent)] = importer.spec(prepared, node, AgentSpec)
         elif key == "ownership":
             report.info(
                 "import.derived",
@@ -145,123 +114,107 @@ def import_agents(
                 "clawplane writes ownership itself (explicit for more than one agent)",
             )
         else:
-            report.keep_raw(("agents", key), value)
-    return gateway, specs
+            out.gateway[key] = value
+    if out.default_agent is None:
+        out.default_agent = legacy_default
+    return out
 
 
 def _agent_defaults(
-    defaults: Mapping[str, Any], report: ImportReport, env: OpenClawEnv | None
+    defaults: Mapping[str, Any], report: ImportReport, env: OpenClawEnv | None, agents: Agents
 ) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    mapped: dict[str, Any] = {}
-    for key, value in defaults.items():
-        path: ConfigPath = ("agents", "defaults", key)
-        if key == "skills":
-            mapped[key] = skill_names(value, path, report)
-        elif key == "workspace":
-            mapped[key] = openclaw_path(value, env, path, report)
-        elif key == "model" and isinstance(value, str):
-            mapped[key] = value
-        elif key == "systemAgent" and isinstance(value, Mapping) and set(value) == {"agentId"}:
-            out["defaultAgent"] = value["agentId"]
-        else:
-            report.keep_raw(path, value)
-    if mapped:
-        out["defaults"] = mapped
+    out = dict(defaults)
+    path: ConfigPath = ("agents", "defaults")
+    if "skills" in out:
+        out["skills"] = skill_names(out["skills"], (*path, "skills"), report)
+    if "workspace" in out:
+        out["workspace"] = openclaw_path(out["workspace"], env, (*path, "workspace"), report)
+    system = out.get("systemAgent")
+    if isinstance(system, Mapping) and set(system) == {"agentId"} and isinstance(system["agentId"], str):
+        # clawplane renders systemAgent from the Gateway's defaultAgent (and needs it to route).
+        agents.default_agent = system["agentId"]
+        del out["systemAgent"]
     return out
 
 
 def _agent_entry(
-    agent: str,
-    entry: Mapping[str, Any],
-    report: ImportReport,
-    gateway: dict[str, Any],
-    env: OpenClawEnv | None,
+    agent: str, entry: Mapping[str, Any], report: ImportReport, env: OpenClawEnv | None
 ) -> dict[str, Any]:
-    spec: dict[str, Any] = {}
-    for key, value in entry.items():
-        path: ConfigPath = ("agents", "entries", agent, key)
-        if key == "skills":
-            spec[key] = skill_names(value, path, report)
-        elif key in ("workspace", "agentDir"):
-            spec[key] = openclaw_path(value, env, path, report)
-        elif key in ("description", "model"):
-            spec[key] = value
-        elif key == "skillsLimits" and isinstance(value, Mapping):
-            spec[key] = {}
-            _take(value, ("maxSkillsPromptChars",), path, report, spec[key])
-        elif key == "tools" and isinstance(value, Mapping):
-            spec[key] = {}
-            _take(value, _TOOL_KEYS, path, report, spec[key])
-        elif key == "default" and value is True:
-            gateway.setdefault("defaultAgent", agent)
-            report.changed(path, "legacy default agent marker → Gateway agents.defaultAgent")
-        else:
-            report.keep_raw(path, value)
-    return spec
-
-
-def import_policy(
-    section: str, value: Mapping[str, Any], keys: tuple[str, ...], report: ImportReport
-) -> dict[str, Any]:
-    """``plugins``/``tools``: the keys clawplane types, the rest raw."""
-    out: dict[str, Any] = {}
-    _take(value, keys, (section,), report, out)
+    out = dict(entry)
+    path: ConfigPath = ("agents", "entries", agent)
+    if "skills" in out:
+        out["skills"] = skill_names(out["skills"], (*path, "skills"), report)
+    for key in ("workspace", "agentDir"):
+        if key in out:
+            out[key] = openclaw_path(out[key], env, (*path, key), report)
     return out
+
+
+@dataclass
+class Channels:
+    """``channels`` (with ``bindings``) split between the Channels and the Gateway."""
+
+    specs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Channel specs by type."""
+    gateway: dict[str, Any] = field(default_factory=dict)
+    """The Gateway's ``channels`` (``defaults``, ``modelByChannel``)."""
+    bindings: Any = None
+    """The bindings no Channel's ``agent`` expresses (the Gateway's ``bindings``), None if none."""
+    moved: dict[ConfigPath, ConfigPath] = field(default_factory=dict)
+    """``("bindings", i)`` of a kept binding → its path in the source."""
 
 
 def import_channels(
     channels: Mapping[str, Any], bindings: Any, report: ImportReport, providers: Mapping[str, Any]
-) -> dict[str, dict[str, Any]]:
-    """``channels`` (+ channel-wide route ``bindings``) → Channel specs by type."""
-    specs: dict[str, dict[str, Any]] = {}
+) -> Channels:
+    """``channels`` (+ channel-wide route ``bindings``) → Channel specs by type and the Gateway's part."""
+    out = Channels()
     for kind, block in channels.items():
-        if kind not in CHANNEL_TYPES or not isinstance(block, Mapping):
-            report.keep_raw(("channels", kind), block)
-            continue
-        specs[kind] = _channel(kind, block, report, providers)
-    _bindings(bindings, specs, report)
-    return specs
-
-
-def _channel(
-    kind: str, block: Mapping[str, Any], report: ImportReport, providers: Mapping[str, Any]
-) -> dict[str, Any]:
-    fields = channel_fields(kind)
-    spec: dict[str, Any] = {"type": kind}
-    credentials: dict[str, Any] = {}
-    for key, value in block.items():
-        path: ConfigPath = ("channels", kind, key)
-        if key in _POLICY_KEYS:
-            spec[key] = value
-        elif key == "groups" and isinstance(value, Mapping):
-            spec["groups"] = {
-                gid: _group(kind, str(gid), g, report) for gid, g in value.items() if isinstance(g, Mapping)
-            }
-        elif key in fields.secret_inputs or (key in fields.credentials and not key.endswith("File")):
-            imported = import_secret(value, key, path, report, providers, credential=True)
-            if imported is not None:
-                credentials[key] = imported
+        path = ("channels", str(kind))
+        if kind in GATEWAY_CHANNEL_KEYS:
+            out.gateway[kind] = block
+        elif kind in CHANNEL_TYPES and isinstance(block, Mapping):
+            importer = KeyImporter(report, providers, Home(path, path))
+            out.specs[kind] = {"type": kind, **importer.spec(block, node_at(path), ChannelSpec)}
         else:
-            report.keep_raw(path, value)
-    if credentials:
-        spec["credentials"] = credentials
-    return spec
-
-
-def _group(kind: str, gid: str, group: Mapping[str, Any], report: ImportReport) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    _take(group, _GROUP_KEYS, ("channels", kind, "groups", gid), report, out)
+            report.keep_raw(
+                path,
+                block,
+                note=f"not a channel a Channel resource declares (types: {', '.join(CHANNEL_TYPES)}); "
+                "carried as raw OpenClaw config in the Gateway's spec.config",
+            )
+            if node_at(path) is None:
+                report.uncheck(path)
+    out.bindings = _bindings(bindings, out.specs, report, out.moved)
+    _channel_defaults(channels, out.specs, report)
     return out
 
 
-def _bindings(bindings: Any, specs: dict[str, dict[str, Any]], report: ImportReport) -> None:
-    if bindings is None:
+def _channel_defaults(
+    channels_block: Mapping[str, Any], channels: dict[str, dict[str, Any]], report: ImportReport
+) -> None:
+    # channels.defaults.groupPolicy is OpenClaw's cross-channel default; clawplane writes each
+    # channel's groupPolicy explicitly, so the default must be copied where it applied.
+    defaults = channels_block.get("defaults")
+    group_policy = defaults.get("groupPolicy") if isinstance(defaults, Mapping) else None
+    if not isinstance(group_policy, str):
         return
+    for kind, spec in channels.items():
+        if "groupPolicy" not in spec and "groupPolicy" in declared_keys(node_at(("channels", kind)) or {}):
+            spec["groupPolicy"] = group_policy
+            report.changed(
+                ("channels", kind, "groupPolicy"), f"set from channels.defaults.groupPolicy ({group_policy})"
+            )
+
+
+def _bindings(
+    bindings: Any, specs: dict[str, dict[str, Any]], report: ImportReport, moved: dict[ConfigPath, ConfigPath]
+) -> Any:
+    """Channel-wide route bindings become a Channel's ``agent``; the rest is returned as written
+    (``moved`` learns where each kept one is in the source)."""
     if not isinstance(bindings, list):
-        report.keep_raw(("bindings",), bindings)
-        return
-    raw: list[Any] = []
+        return bindings  # None, or not a list: the Gateway's checks report it
+    rest: list[Any] = []
     for i, binding in enumerate(bindings):
         path: ConfigPath = ("bindings", i)
         channel = _channel_wide(binding)
@@ -276,11 +229,11 @@ def _bindings(bindings: Any, specs: dict[str, dict[str, Any]], report: ImportRep
             if "comment" in binding:
                 report.changed((*path, "comment"), "binding comment dropped")
         else:
-            # Finer routing (peer, account, guild, team, roles, acp) stays raw config; the renderer
-            # writes raw bindings first and the channel-wide ones after them.
-            raw.append(binding)
-    if raw:
-        report.keep_raw(("bindings",), raw)
+            # Finer routing (peer, account, guild, team, roles, acp) stays the Gateway's; the
+            # renderer writes those first and the channel-wide ones after them.
+            moved[("bindings", len(rest))] = path
+            rest.append(binding)
+    return rest or None
 
 
 def _channel_wide(binding: Any) -> str | None:

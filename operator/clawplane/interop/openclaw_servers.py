@@ -1,4 +1,10 @@
-"""OpenClaw ``mcp.servers`` → McpServer specs, canonicalized the way ``openclaw doctor --fix`` does."""
+"""OpenClaw ``mcp.servers`` → McpServer specs, canonicalized the way ``openclaw doctor --fix`` does.
+
+The launch and connection (command, args, env, cwd, url, headers, transport) are imported by
+hand: clawplane runs or probes the server with them, so a value it cannot use is a reported
+loss, never a raw copy. Every other key (timeouts, TLS, ``auth``/``oauth``, tool filter,
+Codex projection, keys this OpenClaw does not know) goes through ``openclaw_keys``.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +12,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from clawplane.interop.openclaw_keys import Home, KeyImporter
 from clawplane.interop.report import ConfigPath, ImportReport
 from clawplane.interop.values import import_secret, import_string
-from clawplane.models.mcpserver import LEGACY_TYPE_ALIASES, Transport
+from clawplane.models.mcpserver import LEGACY_TYPE_ALIASES, McpServerSpec, Transport
+from clawplane.schema.openclaw import node_at
 
 # OpenClaw 2026.9.6 src/commands/doctor/shared/legacy-config-migrations (timeouts are seconds).
 _TIMEOUT_ALIASES = (
@@ -24,16 +32,8 @@ _KEY_ALIASES = (
     ("client_cert", "clientCert", str),
     ("client_key", "clientKey", str),
 )
-_PLAIN_KEYS = {
-    "connectionTimeoutMs": (int, float),
-    "requestTimeoutMs": (int, float),
-    "supportsParallelToolCalls": (bool,),
-    "sslVerify": (bool,),
-    "clientCert": (str,),
-    "clientKey": (str,),
-}
-# Only OpenClaw uses these (clawplane cannot authenticate); they ride along as raw config.
-_RAW_KEYS = ("auth", "oauth")
+# Keys clawplane imports by hand (the launch and connection it uses itself); the others by name.
+_HANDLED = frozenset({"enabled", "command", "args", "env", "cwd", "url", "headers", "transport", "type"})
 
 
 def canonicalize_server(server: Mapping[str, Any], path: ConfigPath, report: ImportReport) -> dict[str, Any]:
@@ -87,9 +87,17 @@ def _number(value: float) -> int | float:
 
 
 def import_server(
-    name: str, server: Mapping[str, Any], report: ImportReport, providers: Mapping[str, Any]
+    name: str,
+    server: Mapping[str, Any],
+    report: ImportReport,
+    providers: Mapping[str, Any],
+    *,
+    resource: str | None = None,
 ) -> dict[str, Any] | None:
-    """An McpServer ``spec`` for one OpenClaw server entry (None if it cannot be imported)."""
+    """An McpServer ``spec`` for one OpenClaw server entry (None if it cannot be imported).
+
+    ``resource``: the McpServer's name when it differs from ``name`` (the rendered entry's key).
+    """
     path: ConfigPath = ("mcp", "servers", name)
     raw = canonicalize_server(server, path, report)
     spec: dict[str, Any] = {}
@@ -103,42 +111,18 @@ def import_server(
     else:
         report.unmapped(path, "neither a command nor a url; OpenClaw skips this server too")
         return None
-    for key, kinds in _PLAIN_KEYS.items():
-        value = raw.get(key)
-        if (
-            value is not None
-            and isinstance(value, kinds)
-            and not (bool not in kinds and isinstance(value, bool))
-        ):
-            spec[key] = value
-    for key in ("toolFilter", "codex"):
-        if isinstance(raw.get(key), Mapping):
-            spec[key] = dict(raw[key])
-    handled = {
-        "enabled",
-        "command",
-        "args",
-        "env",
-        "cwd",
-        "url",
-        "headers",
-        "transport",
-        "type",
-        "toolFilter",
-        "codex",
-        *_PLAIN_KEYS,
-    }
-    for key, value in raw.items():
-        if key in _RAW_KEYS:
-            report.keep_raw((*path, key), value)
-            report.warn(
-                "import.server-auth",
-                (*path, key),
-                "OpenClaw authenticates this server; clawplane "
-                "cannot, so its health checks and tool discovery will fail",
-            )
-        elif key not in handled:
-            report.keep_raw((*path, key), value)
+    rest = {key: value for key, value in raw.items() if key not in _HANDLED}
+    if not isinstance(raw.get("enabled"), bool) and "enabled" in raw:
+        rest["enabled"] = raw["enabled"]  # not a boolean: its check says so
+    importer = KeyImporter(report, providers, Home(path, ("mcp", "servers", resource or name)))
+    spec.update(importer.spec(rest, node_at(("mcp", "servers", "*")), McpServerSpec))
+    if "auth" in spec or "oauth" in spec:
+        report.warn(
+            "import.server-auth",
+            (*path, "auth" if "auth" in spec else "oauth"),
+            "OpenClaw authenticates this server; clawplane "
+            "cannot, so its health checks and tool discovery will fail",
+        )
     return spec
 
 

@@ -1,7 +1,9 @@
 """What ``clawplane import`` found: every change, carry-over and loss, with its path and file:line.
 
 A loss (``import.unmapped``) is a warning: the import keeps everything else, and only an
-import that produced nothing fails.
+import that produced nothing fails. What has no typed home (a key this OpenClaw does not
+know, a ``${VAR}`` string clawplane would escape) is carried verbatim as raw OpenClaw config,
+the Gateway's ``spec.config``; unknown keys are also listed for ``spec.configUnchecked``.
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ class ImportReport:
     """Where each key path is written in the source (see ``clawplane.interop.positions``)."""
     diagnostics: list[Diagnostic] = field(default_factory=list)
     raw: dict[str, Any] = field(default_factory=dict)
+    """Raw OpenClaw config by its path in the rendered openclaw.json (the Gateway's ``spec.config``)."""
+    unchecked: list[str] = field(default_factory=list)
+    """Dotted paths of ``raw`` that this OpenClaw's schema does not know (``spec.configUnchecked``)."""
 
     def _add(self, severity: Severity, code: str, path: ConfigPath, message: str, hint: str = "") -> None:
         line, column = locate(self.positions, path)
@@ -58,18 +63,27 @@ class ImportReport:
         """Imported with a note."""
         self._add(Severity.INFO, code, path, message)
 
-    def keep_raw(self, path: ConfigPath, value: Any) -> None:
-        """Carry ``value`` as raw OpenClaw config at ``path`` (Gateway ``spec.config``)."""
+    def keep_raw(self, path: ConfigPath, value: Any, *, at: ConfigPath | None = None, note: str = "") -> None:
+        """Carry ``value`` as raw OpenClaw config at ``path`` (Gateway ``spec.config``).
+
+        ``at``: where the value is written in the source, when that differs (a renamed server);
+        ``note``: an info message to report there (none when empty: the caller said why).
+        """
         node = self.raw
         for part in path[:-1]:
-            node = node.setdefault(str(part), {})
+            child = node.setdefault(str(part), {})
+            if not isinstance(child, dict):
+                return  # a parent already carried whole holds this value too
+            node = child
         node[str(path[-1])] = value
-        self._add(
-            Severity.INFO,
-            "import.raw-config",
-            path,
-            "no clawplane field for this; carried as raw OpenClaw config in the Gateway's spec.config",
-        )
+        if note:
+            self._add(Severity.INFO, "import.raw-config", at if at is not None else path, note)
+
+    def uncheck(self, path: ConfigPath) -> None:
+        """List ``path`` (already carried raw) in the Gateway's ``spec.configUnchecked``."""
+        dotted_path = ".".join(str(p) for p in path)
+        if dotted_path not in self.unchecked:
+            self.unchecked.append(dotted_path)
 
     @property
     def has_unmapped(self) -> bool:

@@ -1,8 +1,9 @@
 """What every importer returns, and the checks every imported resource passes before it is kept.
 
-Importers build plain spec dicts; ``finish`` validates each one against its model. A value
-clawplane rejects is moved to raw OpenClaw config when the source is an openclaw.json (its
-Gateway can carry it), or dropped with a loss report; a bad list item costs that item only.
+Importers build plain spec dicts; ``resource_docs`` validates each one against its model. A
+value clawplane rejects is moved to raw OpenClaw config when the source is an openclaw.json
+(its Gateway can carry it), written back as OpenClaw wrote it (``verbatim``), or dropped
+with a loss report; a bad list item costs that item only.
 A resource is lost only when a field that defines it (command, url, transport…) is invalid.
 """
 
@@ -21,6 +22,7 @@ from clawplane.interop.report import LOST, ImportReport
 from clawplane.interop.yamlwrite import dump_documents
 from clawplane.models import API_VERSION, Agent, Channel, Gateway, McpServer, ModelProvider, Resource
 from clawplane.models.base import NAME_RE
+from clawplane.naming.envsubst import env_reference, escape_literal
 
 FILES = {
     "Gateway": "gateway.yaml",
@@ -115,11 +117,11 @@ def _validates(
                 report.unmapped(origin, f"the {kind} would be invalid ({message})")
                 return False
             target = raw_path(kind, name, loc) if raw_path is not None else None
-            value = _remove(doc, loc)
-            if target is not None:
+            value = verbatim(_remove(doc, loc))
+            if target is not None and value is not UNWRITABLE:
                 report.warn(
                     "import.rejected-value",
-                    target,
+                    (*origin, *loc[1:]),
                     f"clawplane rejects this value ({first['msg']}); carried as raw OpenClaw config instead",
                 )
                 report.keep_raw(target, value)
@@ -127,6 +129,27 @@ def _validates(
                 report.unmapped((*origin, *loc[1:]), f"clawplane rejects this value ({first['msg']})")
     report.unmapped(origin, f"the {kind} stays invalid")
     return False
+
+
+UNWRITABLE: Any = object()
+"""What ``verbatim`` gives for a reference raw OpenClaw config cannot express (a file or a Secret)."""
+
+
+def verbatim(value: Any) -> Any:
+    """An imported value as raw OpenClaw config writes it: literals escaped, env references as ``${NAME}``."""
+    if isinstance(value, str):
+        return escape_literal(value)
+    if isinstance(value, dict):
+        source = value.get("valueFrom")
+        if isinstance(source, dict):
+            name = source.get("env")
+            return env_reference(name) if isinstance(name, str) and set(source) == {"env"} else UNWRITABLE
+        found = {key: verbatim(item) for key, item in value.items()}
+        return UNWRITABLE if any(item is UNWRITABLE for item in found.values()) else found
+    if isinstance(value, list):
+        items = [verbatim(item) for item in value]
+        return UNWRITABLE if any(item is UNWRITABLE for item in items) else items
+    return value
 
 
 def _existing(doc: dict[str, Any], loc: tuple[Any, ...]) -> tuple[str | int, ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -9,12 +10,32 @@ from clawplane.interop.report import ConfigPath, ImportReport
 from clawplane.naming import is_sensitive_key
 from clawplane.naming.envsubst import has_substitution, substitute, whole_reference
 
-_VALUE_FROM_HINT = "move it to an environment variable or file and use valueFrom"
+VALUE_FROM_HINT = "move it to an environment variable or file and use valueFrom"
+# camelCase credential names (``accessToken``, ``clientSecret``, ``privateKey``), which
+# ``is_sensitive_key`` (OpenClaw's rule for env and header names) does not split.
+_CREDENTIAL_WORD = re.compile(
+    r"[a-z0-9](?:Token|Secret|Password|ApiKey|PrivateKey)\Z|^(?:apiKey|privateKey)\Z"
+)
+_SECRET_REF_KEYS = frozenset({"source", "provider", "id"})
 
 
 def unescape(text: str) -> str:
     """A string without substitutions as OpenClaw reads it (``$${X}`` → ``${X}``)."""
     return substitute(text, lambda _name: None)
+
+
+def looks_secret(key: str) -> bool:
+    """Whether a key names a credential: OpenClaw's env/header rule, or a camelCase credential name."""
+    return is_sensitive_key(key) or bool(_CREDENTIAL_WORD.search(key))
+
+
+def is_secret_ref(value: Any) -> bool:
+    """Whether ``value`` is written as an OpenClaw SecretRef (``{source, provider, id}``)."""
+    return (
+        isinstance(value, Mapping)
+        and isinstance(value.get("source"), str)
+        and set(value) <= _SECRET_REF_KEYS
+    )
 
 
 def import_string(value: str, path: ConfigPath, report: ImportReport) -> str | None:
@@ -54,17 +75,32 @@ def import_secret(
             return None
         literal = unescape(value)
         if literal.strip() and (credential or is_sensitive_key(key)):
-            report.warn("import.literal-secret", path, "literal secret kept as written", _VALUE_FROM_HINT)
+            report.warn("import.literal-secret", path, "literal secret kept as written", VALUE_FROM_HINT)
         return literal
     if isinstance(value, Mapping) and isinstance(value.get("source"), str):
-        return _secret_ref(value, path, report, providers)
+        found = secret_ref_value(value, path, report, providers)
+        if found is not None:
+            return found
+        report.unmapped(
+            path,
+            f"SecretRef {describe_ref(value)} has no clawplane equivalent "
+            "(only env refs and single-value file providers map to valueFrom)",
+            "use valueFrom.env or valueFrom.file",
+        )
+        return None
     report.unmapped(path, f"unexpected value of type {type(value).__name__}")
     return None
 
 
-def _secret_ref(
+def describe_ref(ref: Mapping[str, Any]) -> str:
+    """``source:provider:id`` of a SecretRef, as OpenClaw names one in its messages."""
+    return f"{ref.get('source')}:{ref.get('provider', 'default')}:{ref.get('id')}"
+
+
+def secret_ref_value(
     ref: Mapping[str, Any], path: ConfigPath, report: ImportReport, providers: Mapping[str, Any]
-) -> Any | None:
+) -> dict[str, Any] | None:
+    """The ``valueFrom`` a SecretRef stands for (env refs, single-value file providers), else None."""
     source, provider, ref_id = ref.get("source"), ref.get("provider", "default"), ref.get("id")
     configured = providers.get(provider) if isinstance(provider, str) else None
     env_provider = configured is None or (
@@ -82,10 +118,4 @@ def _secret_ref(
         file_path = configured.get("path")
         if configured.get("mode") == "singleValue" and ref_id == "value" and isinstance(file_path, str):
             return {"valueFrom": {"file": file_path}}
-    report.unmapped(
-        path,
-        f"SecretRef {source}:{provider}:{ref_id} has no clawplane equivalent "
-        "(only env refs and single-value file providers map to valueFrom)",
-        "use valueFrom.env or valueFrom.file",
-    )
     return None

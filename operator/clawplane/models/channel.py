@@ -42,6 +42,8 @@ class GroupPolicy(enum.StrEnum):
     OPEN = "open"
     DISABLED = "disabled"
     ALLOWLIST = "allowlist"
+    ALLOWALL = "allowall"
+    """feishu only (OpenClaw's schema refuses it on the other channels)."""
 
 
 Sender = StrictStr | StrictInt

@@ -72,10 +72,13 @@ def check_rendered(
             for issue in memo.entry(value, node):
                 found.append(owners.diagnostic((section, key, name, *issue.path), issue))
         rest[section] = {**dict(block or {}), key: {}}
-    for issue in check(rest, config_schema(), deferred=deferred_substitutions(rest)):
-        found.append(owners.diagnostic(issue.path, issue))
-    for issue in refine(config, whole=True):
-        found.append(owners.diagnostic(issue.path, issue))
+    unchecked = [tuple(p.split(".")) for p in gateway.spec.config_unchecked] if gateway is not None else []
+    issues = check(rest, config_schema(), deferred=deferred_substitutions(rest))
+    issues += refine(config, whole=True)
+    for issue in issues:
+        # Keys of a newer OpenClaw, passed through on purpose (the Gateway's spec.configUnchecked).
+        if not any(issue.path[: len(p)] == p for p in unchecked):
+            found.append(owners.diagnostic(issue.path, issue))
     return found
 
 

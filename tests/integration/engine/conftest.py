@@ -33,9 +33,13 @@ class Cli:
             "NO_COLOR": "1",
         }
 
+    def argv(self, *args: str) -> list[str]:
+        """The command line of one CLI call (to run it another way, e.g. in a namespace)."""
+        return [sys.executable, "-m", "clawplane", *args]
+
     def __call__(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
         proc = subprocess.run(
-            [sys.executable, "-m", "clawplane", *args],
+            self.argv(*args),
             capture_output=True,
             text=True,
             env=self.env,

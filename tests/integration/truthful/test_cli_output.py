@@ -94,6 +94,22 @@ def test_doctor_reports_yaml_problems_as_validate_does_not_as_ruamel_text(folder
     assert "hint: YAML indentation must use spaces, not tabs" in proc.stdout
 
 
+def test_doctor_reports_what_openclaws_schema_refuses(folder: Folder) -> None:
+    # A typo and a reference where raw OpenClaw config has no use for one passed doctor before.
+    gateway = folder.path / "gateway.yaml"
+    gateway.parent.mkdir(parents=True, exist_ok=True)
+    gateway.write_text(
+        "apiVersion: clawplane.dev/v1alpha1\nkind: Gateway\nmetadata: {name: default}\nspec:\n"
+        "  config:\n    gatwya: {port: 1}\n    gateway: {auth: {token: {valueFrom: {env: GATEWAY_TOKEN}}}}\n",
+        encoding="utf-8",
+    )
+    proc = folder.cli("doctor", str(folder.path))
+    assert proc.returncode == 1, proc.stdout
+    assert "gateway.yaml:6:5: error[openclaw.unknown-key]: unknown key 'gatwya'" in proc.stdout
+    assert "hint: did you mean 'gateway'?" in proc.stdout
+    assert "error[openclaw.type]" in proc.stdout and "valueFrom means nothing" in proc.stdout
+
+
 def test_diff_with_a_missing_revision_names_it_and_says_what_to_do(folder: Folder) -> None:
     proc = folder.cli("diff", "--from", "no-such-branch", "--to", "HEAD", str(ROOT / "examples" / "quickstart"))
     shown = proc.stdout + proc.stderr

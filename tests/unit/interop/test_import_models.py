@@ -73,7 +73,9 @@ def test_providers_become_model_providers_with_value_from() -> None:
     gateway = _specs(result, "Gateway")["default"]
     assert gateway["models"] == {"mode": "replace", "catalogRefresh": {"enabled": False}}
     assert gateway["session"] == SESSION
-    assert gateway["config"] == {"gateway": {"port": 18789}, "secrets": SECRETS}
+    assert gateway["gateway"] == {"port": 18789}
+    assert gateway["secrets"] == SECRETS
+    assert "config" not in gateway
     literal = [d for d in result.diagnostics if d.code == "import.literal-secret"]
     assert [d.path for d in literal] == ["models.providers.anthropic.apiKey"]
     assert "valueFrom" in literal[0].hint

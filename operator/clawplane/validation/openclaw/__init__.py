@@ -252,9 +252,12 @@ def _raw_config(report: _Reporter, gateway: Gateway) -> None:
             base=base,
         )
     top = declared_keys(config_schema())
+    carried = {path[0] for path in deferred} | {path[0] for path in unchecked if path}
     for key in raw:
-        if key in ("models", "session") or key not in top:
-            continue  # refused outright by ``validation.providers``
+        if key in ("models", "session") or key not in top or key in carried:
+            # models/session are refused outright (``validation.providers``); a ${VAR} mixed with text
+            # or a key of a newer OpenClaw can only be written here.
+            continue
         report.add(
             INFO,
             "openclaw.config-has-home",
