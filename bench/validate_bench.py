@@ -145,25 +145,39 @@ def _agent(rng: random.Random, servers: list[str], skills: list[str]) -> list[st
     return lines
 
 
+# Per channel type, the credential key OpenClaw names and whether it has groups (slack has channels).
+_CHANNELS = {
+    "telegram": ("botToken", True),
+    "whatsapp": (None, True),
+    "signal": (None, True),
+    "matrix": ("accessToken", True),
+    "slack": ("botToken", False),
+}
+
+
 def _channel(rng: random.Random, agent: str, index: int) -> list[str]:
-    kind = rng.choice(["telegram", "slack", "discord", "matrix", "signal"])
-    return [
+    kind = rng.choice(sorted(_CHANNELS))
+    credential, groups = _CHANNELS[kind]
+    lines = [
         "    spec:",
         f"      type: {kind}",
         f"      agent: {agent}",
         "      dmPolicy: allowlist",
         f'      allowFrom: ["{100000 + index}", "{200000 + index}"]',
         "      groupPolicy: allowlist",
-        f'      groupAllowFrom: ["{300000 + index}"]',
-        "      groups:",
-        '        "*":',
-        "          requireMention: true",
-        f"      mentionPatterns: [{_q('@' + agent + chr(92) + chr(92) + 'b')}]",
-        "      credentials:",
-        "        botToken:",
-        "          valueFrom:",
-        f"            env: CHANNEL_{index}_TOKEN",
     ]
+    if groups:
+        lines += [f'      groupAllowFrom: ["{300000 + index}"]', "      groups:", '        "*":',
+                  "          requireMention: true"]
+    else:
+        lines += ["      channels:", f'        "C{300000 + index}":', "          requireMention: true"]
+    if kind == "signal":
+        lines.append(f'      account: "+1555{index:07d}"')
+    lines.append(f"      mentionPatterns: [{_q('@' + agent + chr(92) + chr(92) + 'b')}]")
+    if credential is not None:
+        lines += ["      credentials:", f"        {credential}:", "          valueFrom:",
+                  f"            env: CHANNEL_{index}_TOKEN"]
+    return lines
 
 
 def _skill(rng: random.Random, name: str) -> list[str]:

@@ -1,10 +1,16 @@
 """Models → Kubernetes CustomResourceDefinitions (apiextensions.k8s.io/v1).
 
-Kubernetes requires *structural* schemas: a ``type`` on every node, no ``$ref``,
-no ``const``, OpenAPI 3.0 ``nullable`` instead of "X or null", and boolean
-``exclusiveMinimum``. Unions that Kubernetes cannot express (a literal or a
-``valueFrom`` mapping) keep their values with ``x-kubernetes-preserve-unknown-fields``;
-the operator validates them with the same models as the CLI, so nothing is lost.
+The schema of each CRD is the kind's JSON Schema (``jsonschema``, OpenClaw's keys under
+``spec`` included, with OpenClaw's descriptions for ``kubectl explain``) in Kubernetes'
+*structural* dialect (``structural``): a ``type`` on every node, no ``$ref``, no ``const``,
+OpenAPI 3.0 ``nullable`` instead of "X or null", and boolean ``exclusiveMinimum``. Unions
+that Kubernetes cannot express (a literal or a ``valueFrom`` mapping) keep their values with
+``x-kubernetes-preserve-unknown-fields``; the operator validates them with the same models
+as the CLI, so nothing is lost.
+
+Size: each CRD stays under 256 KiB of JSON, so that a client-side ``kubectl apply``, which
+keeps the whole object in its last-applied annotation (at most 262144 bytes), still works;
+titles are left out (a title stands in for a missing description), nothing else is shortened.
 
 Two rules of the API server shape the root: ``metadata`` may say nothing but
 ``type: object`` (apiextensions compares it, extensions included, with an empty schema
@@ -16,11 +22,11 @@ rendering); the models apply them, and the description says what they are.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from clawplane.models import API_GROUP, KINDS
 from clawplane.schema.jsonschema import kind_schema
+from clawplane.schema.structural import PRESERVE, Structural
 
 VERSION = "v1alpha1"
 
@@ -54,117 +60,22 @@ _COMMON_COLUMNS = [
     },
     {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},
 ]
-_DROP = {"title", "$schema", "$id", "examples", "additionalProperties", "$defs"}
-# The fields of apiextensions' JSONSchemaProps a structural schema may use; anything else (e.g.
-# JSON Schema's propertyNames) is an unknown field the API server refuses or drops.
-_KEPT = {
-    "description", "type", "format", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
-    "maxLength", "minLength", "pattern", "maxItems", "minItems", "multipleOf", "enum", "maxProperties",
-    "minProperties", "required", "items", "allOf", "oneOf", "anyOf", "not", "properties",
-    "externalDocs", "example", "nullable",
-}  # fmt: skip
-
-
-def _inline(node: Any, defs: dict[str, Any]) -> Any:
-    if isinstance(node, dict):
-        if "$ref" in node:
-            target = dict(defs[node["$ref"].rsplit("/", 1)[-1]])
-            extra = {k: v for k, v in node.items() if k != "$ref"}
-            return _inline({**target, **extra}, defs)
-        return {k: _inline(v, defs) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_inline(v, defs) for v in node]
-    return node
-
-
-def _structural(node: dict[str, Any]) -> dict[str, Any]:
-    """Rewrite one inlined JSON Schema node into Kubernetes' structural dialect."""
-    union = node.get("anyOf") or node.get("oneOf")
-    if union is not None:
-        return _union(node, union)
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        kept = key in _KEPT or key in ("const", "exclusiveMinimum", "exclusiveMaximum")
-        if key in _DROP or not (kept or key.startswith("x-kubernetes-")):
-            continue  # including default (see the module docstring) and propertyNames
-        if key == "const":
-            out["enum"] = [value]
-        elif key == "exclusiveMinimum":
-            out["minimum"], out["exclusiveMinimum"] = value, True
-        elif key == "exclusiveMaximum":
-            out["maximum"], out["exclusiveMaximum"] = value, True
-        elif key == "properties":
-            out["properties"] = {k: _structural(v) for k, v in value.items()}
-        elif key == "items":
-            out["items"] = _structural(value)
-        else:
-            out[key] = value
-    if "default" in node:
-        out["description"] = _with_default(out.get("description"), node["default"])
-    addl = node.get("additionalProperties")
-    if isinstance(addl, dict):
-        out["additionalProperties"] = _structural(addl)
-    elif addl is True and "properties" not in node:
-        out["x-kubernetes-preserve-unknown-fields"] = True
-    if out.get("type") == "object" and "properties" not in out and "additionalProperties" not in out:
-        out["x-kubernetes-preserve-unknown-fields"] = True
-    return out
-
-
-def _with_default(description: str | None, default: Any) -> str:
-    """The description with the model's default appended (the schema itself carries none)."""
-    text = (description or "").rstrip()
-    shown = json.dumps(default, ensure_ascii=False)
-    if shown in ("[]", "{}") or "default" in text.lower():
-        return text
-    return f"{text} Default: {shown}.".strip()
-
-
-def _union(node: dict[str, Any], branches: list[dict[str, Any]]) -> dict[str, Any]:
-    rest = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "default")}
-    non_null = [b for b in branches if b.get("type") != "null"]
-    nullable = len(non_null) < len(branches)
-    if len(non_null) == 1:
-        inner = _structural({**non_null[0], **{k: v for k, v in rest.items() if k == "description"}})
-        if nullable:
-            inner["nullable"] = True
-        if "default" in node and node["default"] is not None:
-            inner["description"] = _with_default(inner.get("description"), node["default"])
-        return inner
-    flat = [_structural(b) for b in non_null]
-    types = {b.get("type") for b in flat}
-    out: dict[str, Any] = {"description": rest["description"]} if "description" in rest else {}
-    if len(types) == 1 and None not in types:
-        merged: dict[str, Any] = {**out, "type": types.pop()}
-        if merged["type"] == "array":
-            merged["items"] = {"x-kubernetes-preserve-unknown-fields": True}
-        elif merged["type"] == "object":
-            merged["x-kubernetes-preserve-unknown-fields"] = True
-        result = merged
-    elif types <= {"string", "integer"}:
-        result = {**out, "x-kubernetes-int-or-string": True}
-    else:
-        result = {**out, "x-kubernetes-preserve-unknown-fields": True}
-    if nullable:
-        result["nullable"] = True
-    return result
 
 
 def crd(kind: str) -> dict[str, Any]:
     """The CRD of one kind."""
     cls = KINDS[kind]
     schema = kind_schema(kind)
-    defs = schema.get("$defs", {})
-    body = _inline({k: v for k, v in schema.items() if k != "$defs"}, defs)
+    body = {k: v for k, v in schema.items() if k not in ("$defs", "$schema", "$id", "title")}
     props = dict(body["properties"])
     props["status"] = {
         "type": "object",
-        "x-kubernetes-preserve-unknown-fields": True,
+        "additionalProperties": True,
         "description": "Observed state, written by the operator.",
     }
     props.pop("metadata", None)
-    open_api = _structural({**body, "properties": props})
-    open_api.pop("x-kubernetes-preserve-unknown-fields", None)
+    open_api = Structural(schema.get("$defs", {})).node({**body, "properties": props})
+    open_api.pop(PRESERVE, None)
     # Exactly this, or the API server refuses the CRD (see the module docstring).
     open_api["properties"] = {"metadata": {"type": "object"}, **open_api["properties"]}
     open_api["required"] = [r for r in open_api.get("required", []) if r != "metadata"]

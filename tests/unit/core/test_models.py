@@ -122,12 +122,24 @@ def test_channel_accepts_all_27_openclaw_ids() -> None:
 
 
 @pytest.mark.parametrize(
-    "field,value", [("type", "telegramm"), ("dmPolicy", "everyone"), ("groupPolicy", "allowall")]
+    "field,value", [("type", "telegramm"), ("dmPolicy", "everyone"), ("groupPolicy", "everyone")]
 )
 def test_channel_rejects_unknown_enum_values(field: str, value: str) -> None:
     spec: dict[str, Any] = {"type": "slack", field: value}
     with pytest.raises(ValidationError):
         channel(**spec)
+
+
+def test_allowall_is_feishus_alone() -> None:
+    # The model takes every group policy any channel has; OpenClaw's schema of each channel decides.
+    from clawplane.validation import validate_texts
+
+    def errors(kind: str) -> list[str]:
+        text = f"apiVersion: clawplane.dev/v1alpha1\nkind: Channel\nmetadata: {{name: c}}\nspec: {{type: {kind}, groupPolicy: allowall}}\n"
+        return [d.code for d in validate_texts([("c.yaml", text)]).diagnostics if d.is_error]
+
+    assert errors("feishu") == []
+    assert errors("slack") == ["openclaw.enum"]
 
 
 def test_agent_skills_absent_empty_and_list_are_distinct() -> None:

@@ -107,3 +107,44 @@ def test_model_providers_and_session_policy_are_explained() -> None:
     assert dm.default == "main" and dm.allowed == ["main", "per-peer", "per-channel-peer", "per-account-channel-peer"]
     assert explain("gateway.spec.models.mode").allowed == ["merge", "replace"]
     assert explain("gateway.spec.session.resetByChannel.discord.atHour").constraints["maximum"] == 23
+
+
+def test_openclaw_keys_are_explained_with_openclaws_words() -> None:
+    from clawplane.schema.openclaw import describe, node_at
+
+    auth = explain("gateway", "spec.gateway.auth")
+    assert (auth.path, auth.type) == ("spec.gateway.auth", "object")
+    assert (auth.title, auth.description) == describe(node_at(("gateway", "auth")) or {})
+    names = {f.name: f for f in auth.fields}
+    assert {"mode", "token", "password", "trustedProxy"} <= set(names)
+    assert names["mode"].type == "string (enum) | valueFrom"
+    assert names["mode"].description.startswith("Gateway auth mode")
+    token = explain("gateway.spec.gateway.auth.token")
+    assert token.type == "string | object | valueFrom" and token.title == "Gateway Token"
+    sandbox = explain("agent", "spec.sandbox")
+    assert "agents.entries.<id>.sandbox" in sandbox.description
+    assert {"mode", "docker", "workspaceAccess"} <= {f.name for f in sandbox.fields}
+    mode = explain("agent", "spec.sandbox.mode")
+    assert mode.allowed == ["off", "non-main", "all"] and mode.type == "string (enum) | valueFrom"
+
+
+def test_channel_keys_of_some_types_say_which() -> None:
+    homeserver = explain("channel", "spec.homeserver")
+    assert homeserver.only_for_types == ["matrix"] and homeserver.type == "string | valueFrom"
+    assert "ONLY FOR: type matrix" in render_text(homeserver)
+    dm = explain("channel.spec.dm")
+    assert "matrix" in dm.only_for_types and "policy" in {f.name for f in dm.fields}
+    assert explain("channel.spec.dmPolicy").only_for_types == []
+    assert explain("channel.spec.groups.anygroup.autoReply").type == "boolean"
+    assert explain("channel.spec.groups.anygroup.requireMention").description == "Only answer when mentioned."
+
+
+def test_cli_takes_the_path_as_a_second_argument() -> None:
+    res = runner.invoke(app, ["explain", "agent", "spec.sandbox"])
+    assert res.exit_code == 0, res.output
+    assert "FIELD:    spec.sandbox <object>" in res.output and "docker" in res.output
+    res = runner.invoke(app, ["explain", "gateway", "spec.gateway.auth", "--json"])
+    doc = json.loads(res.output)
+    assert doc["title"] == "Gateway Auth" and doc["path"] == "spec.gateway.auth"
+    res = runner.invoke(app, ["explain", "agent", "spec.sandbx"])
+    assert res.exit_code == 1 and "did you mean: sandbox?" in res.output

@@ -8,13 +8,16 @@ lenient port cannot pass silently.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
 from tests.k8s.rules.crd import UnsupportedByEmulatorError, validate_crd
 from tests.k8s.rules.fielderrors import aggregate
 from tests.k8s.rules.structural import apply_defaults, prune
+from tests.k8s.rules.values import validate_value
 
+from clawplane.models import KINDS
 from clawplane.schema.crd import all_crds
 
 CRDS = all_crds()
@@ -189,3 +192,93 @@ def _keys(node: Any) -> set[str]:
 def test_schemas_use_only_fields_the_api_server_decodes(name: str) -> None:
     """JSON Schema keywords such as propertyNames are unknown to apiextensions: strict clients refuse them."""
     assert _keys(schema_of(CRDS[name])) - JSON_SCHEMA_PROPS == set()
+
+
+def spec_of(name: str) -> dict[str, Any]:
+    return schema_of(CRDS[name])["properties"]["spec"]
+
+
+@pytest.mark.parametrize(
+    ("name", "path"),
+    [
+        ("agents.clawplane.dev.yaml", ("sandbox",)),
+        ("agents.clawplane.dev.yaml", ("contextInjection",)),
+        ("channels.clawplane.dev.yaml", ("homeserver",)),
+        ("mcpservers.clawplane.dev.yaml", ("oauth",)),
+        ("gateways.clawplane.dev.yaml", ("gateway",)),
+        ("gateways.clawplane.dev.yaml", ("gateway", "auth")),
+    ],
+)
+def test_crds_carry_openclaw_keys_with_their_descriptions(name: str, path: tuple[str, ...]) -> None:
+    node = spec_of(name)
+    for key in path:
+        node = node["properties"][key]
+    assert node["description"].strip()
+
+
+def test_openclaw_descriptions_reach_the_crd_and_titles_stand_in_for_missing_ones() -> None:
+    from clawplane.schema.openclaw import describe, node_at
+
+    auth = spec_of("gateways.clawplane.dev.yaml")["properties"]["gateway"]["properties"]["auth"]
+    assert auth["description"] == describe(node_at(("gateway", "auth")) or {})[1]
+    assert "title" not in json.dumps(auth)
+    injection = spec_of("agents.clawplane.dev.yaml")["properties"]["contextInjection"]
+    assert injection["description"].startswith(describe(node_at(("agents", "entries", "*", "contextInjection")) or {})[1])
+    assert injection["description"].endswith("One of: always, continuation-skip, never.")
+
+
+@pytest.mark.parametrize("name", sorted(CRDS))
+def test_crds_fit_client_side_apply(name: str) -> None:
+    """``kubectl apply`` (client-side) keeps the whole CRD in an annotation of at most 262144 bytes."""
+    assert len(json.dumps(CRDS[name], separators=(",", ":"), ensure_ascii=False).encode()) < 262_144
+
+
+def test_gateway_crd_leaves_out_other_kinds_and_keeps_plugin_configs_as_written() -> None:
+    spec = spec_of("gateways.clawplane.dev.yaml")["properties"]
+    assert "servers" not in spec["mcp"]["properties"]
+    assert set(spec["channels"]["properties"]) == {"defaults", "modelByChannel"}
+    entries = spec["plugins"]["properties"]["entries"]
+    # Every named plugin entry is said alike once its config is kept as written: one map says them all.
+    assert "properties" not in entries
+    config = entries["additionalProperties"]["properties"]["config"]
+    assert config.get("x-kubernetes-preserve-unknown-fields") is True and "properties" not in config
+
+
+def test_channel_crd_is_the_union_of_the_channel_types() -> None:
+    spec = spec_of("channels.clawplane.dev.yaml")
+    props = spec["properties"]
+    assert {"homeserver", "guilds", "botToken", "accounts", "dm"} <= set(props)
+    assert props["homeserver"]["description"].endswith("Only for type: matrix.")
+    assert props["type"]["enum"][0] == "a2a" and props["dmPolicy"]["enum"] == ["pairing", "allowlist", "open", "disabled"]
+    groups = props["groups"]["additionalProperties"]
+    assert {"requireMention", "autoReply"} <= set(groups["properties"])
+
+
+def _custom_resource(kind: str, spec: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    name = f"{KINDS[kind].PLURAL}.clawplane.dev.yaml"
+    obj = {"apiVersion": "clawplane.dev/v1alpha1", "kind": kind, "metadata": {"name": "x"}, "spec": spec}
+    return obj, schema_of(CRDS[name])
+
+
+@pytest.mark.parametrize(
+    ("kind", "spec"),
+    [
+        ("Agent", {"sandbox": {"mode": "all", "docker": {"readOnlyRoot": True}}, "model": "a/b"}),
+        ("Agent", {"sandbox": {"mode": {"valueFrom": {"env": "MODE"}}}}),
+        ("Gateway", {"gateway": {"auth": {"mode": "token", "token": {"valueFrom": {"env": "T"}}}}}),
+        ("Gateway", {"plugins": {"entries": {"acme": {"enabled": True, "config": {"any": [1, {"x": 2}]}}}}}),
+        ("Channel", {"type": "matrix", "homeserver": "https://m.example", "groups": {"!r": {"autoReply": True}}}),
+        ("McpServer", {"url": "https://mcp.example/sse", "auth": "oauth", "oauth": {"scope": "read"}}),
+    ],
+)
+def test_custom_resources_with_openclaw_keys_are_kept_whole_and_valid(kind: str, spec: dict[str, Any]) -> None:
+    obj, schema = _custom_resource(kind, spec)
+    kept = copy.deepcopy(obj)
+    assert prune(kept, schema, resource_root=True) == []
+    assert kept == obj
+    assert [e.text() for e in validate_value(obj, schema)] == []
+
+
+def test_a_wrong_openclaw_value_of_a_plain_type_is_refused_by_the_api_server() -> None:
+    obj, schema = _custom_resource("Agent", {"sandbox": {"docker": {"readOnlyRoot": "yes"}}})
+    assert any("readOnlyRoot" in e.text() for e in validate_value(obj, schema))
