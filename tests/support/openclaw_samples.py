@@ -140,7 +140,7 @@ def valid_value(node: Node, rng: random.Random, depth: int = 0) -> Any:
     """A value ``node`` takes."""
     if depth > 12:
         raise NoSample("too deep")
-    options = branches(node)
+    options = list(branches(node))  # a copy: branches() answers from a shared memo
     rng.shuffle(options)
     for option in options:
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -9,6 +10,7 @@ import typer
 
 from clawplane.cli.console import EXIT_INVALID, EXIT_USAGE, err, out
 from clawplane.schema import CHART_CRD_DIR, stale_files, write_files
+from clawplane.schema import openclaw as openclaw_schema
 
 
 def schema(
@@ -16,8 +18,17 @@ def schema(
     check: Annotated[
         bool, typer.Option("--check", help="Only check; exit 1 naming every stale file.")
     ] = False,
+    openclaw_command: Annotated[
+        str | None,
+        typer.Option(
+            "--openclaw-command",
+            help="Also take OpenClaw's config schema from this OpenClaw (e.g. 'openclaw' or "
+            "'node …/openclaw.mjs'): what its `config schema` prints, with its licence.",
+        ),
+    ] = None,
 ) -> None:
-    """Generate schemas/*.schema.json and manifests/crds/*.yaml (and the chart's CRDs) from the models."""
+    """Generate schemas/*.schema.json and manifests/crds/*.yaml (and the chart's CRDs) from the models
+    and OpenClaw's config schema."""
     if not (root / "schemas").is_dir() or not (root / "pyproject.toml").is_file():
         # Outside a checkout every generated file would look "stale": say where they live instead.
         err.print(
@@ -28,6 +39,8 @@ def schema(
         )
         raise typer.Exit(EXIT_USAGE)
     include_chart = (root / CHART_CRD_DIR).parent.is_dir()
+    if openclaw_command is not None:
+        _openclaw_schema(shlex.split(openclaw_command), check=check)
     if check:
         stale = stale_files(root, include_chart=include_chart)
         for rel in stale:
@@ -46,3 +59,26 @@ def schema(
     out.print(
         f"{len(written)} file(s) written" if written else "generated files are up to date", markup=False
     )
+
+
+def _openclaw_schema(command: list[str], *, check: bool) -> None:
+    """OpenClaw's config schema as ``command`` prints it: compared, or written and then used."""
+    from clawplane.schema.openclaw.generate import GenerateError, print_schema, stale, write
+
+    try:
+        printed = print_schema(command)
+    except GenerateError as exc:
+        err.print(f"cannot take OpenClaw's config schema: {exc}", markup=False)
+        raise typer.Exit(EXIT_INVALID) from None
+    found = f"OpenClaw {printed.version} ({printed.build})"
+    if check:
+        for path in stale(printed):
+            err.print(f"stale: {path} (differs from what {found} prints)", markup=False)
+        if stale(printed):
+            raise typer.Exit(EXIT_INVALID)
+        out.print(f"OpenClaw's config schema is what {found} prints", markup=False)
+        return
+    for path in write(printed):
+        out.print(f"wrote {path} (from {found})", markup=False)
+    # The files derived from it (schemas/, CRDs) are generated next from the new copy.
+    openclaw_schema.reload()

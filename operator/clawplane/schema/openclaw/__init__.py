@@ -54,6 +54,15 @@ def config_schema() -> Node:
         return schema
 
 
+def reload() -> None:
+    """Read the schema (and its release) again, after ``generate.write`` replaced them."""
+    global OPENCLAW_VERSION, OPENCLAW_BUILD, _RELEASE
+    config_schema.cache_clear()
+    _memo.clear()
+    _RELEASE = json.loads(RELEASE_FILE.read_text(encoding="utf-8"))
+    OPENCLAW_VERSION, OPENCLAW_BUILD = _RELEASE["version"], _RELEASE["build"]
+
+
 def _embedded_schemas(schema: Node) -> list[Node]:
     """The plugin config schemas OpenClaw embeds whole (the only nodes with ``$defs`` of their own)."""
     entries = schema.get("properties", {}).get("plugins", {}).get("properties", {}).get("entries", {})
@@ -94,8 +103,30 @@ def _inline_local_definitions(node: Any, defs: dict[str, Any] | None = None, dep
     return node
 
 
+_memo: dict[tuple[str, int, str], tuple[Node, Any]] = {}
+"""Answers about a node, by function, node identity and key. Each entry holds its node, so an id is
+never reused while its answer is kept; the schema never changes once loaded."""
+
+
+def _remembered(kind: str, node: Node, key: str, compute: Any) -> Any:
+    slot = (kind, id(node), key)
+    hit = _memo.get(slot)
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    value = compute()
+    _memo[slot] = (node, value)
+    return value
+
+
 def branches(node: Node) -> list[Node]:
-    """The alternatives of a union node (``anyOf``/``oneOf``), or the node itself."""
+    """The alternatives of a union node (``anyOf``/``oneOf``), or the node itself (do not modify)."""
+    if "anyOf" not in node and "oneOf" not in node:
+        return [node]
+    found: list[Node] = _remembered("branches", node, "", lambda: _branches(node))
+    return found
+
+
+def _branches(node: Node) -> list[Node]:
     alternatives = node.get("anyOf") or node.get("oneOf")
     if isinstance(alternatives, list):
         out: list[Node] = []
@@ -121,7 +152,12 @@ def _types(node: Node) -> set[str]:
 
 
 def types_of(node: Node) -> set[str]:
-    """JSON types a node admits (empty: any)."""
+    """JSON types a node admits (empty: any; do not modify)."""
+    found: set[str] = _remembered("types", node, "", lambda: _types_of(node))
+    return found
+
+
+def _types_of(node: Node) -> set[str]:
     found: set[str] = set()
     for branch in branches(node):
         kinds = _types(branch)
@@ -155,6 +191,11 @@ def admits_string(node: Node) -> bool:
 
 def admits_secret_ref(node: Node) -> bool:
     """Whether OpenClaw takes a SecretRef (``{source, provider, id}``) here: a SecretInput field."""
+    found: bool = _remembered("secret", node, "", lambda: _admits_secret_ref(node))
+    return found
+
+
+def _admits_secret_ref(node: Node) -> bool:
     for branch in branches(node):
         props = branch.get("properties")
         if isinstance(props, dict) and {"source", "provider", "id"} <= set(props):
@@ -164,6 +205,16 @@ def admits_secret_ref(node: Node) -> bool:
 
 def child(node: Node, key: str) -> Node | None:
     """The schema of ``key`` inside an object node; ``ANY`` where the object is open; None if refused."""
+    props = node.get("properties")
+    if isinstance(props, dict) and "anyOf" not in node and "oneOf" not in node:
+        found = props.get(key)
+        if isinstance(found, dict):
+            return found  # the common case, answered without the memo
+    result: Node | None = _remembered("child", node, key, lambda: _child(node, key))
+    return result
+
+
+def _child(node: Node, key: str) -> Node | None:
     fallback: Node | None = None
     for branch in branches(node):
         if "object" not in (_types(branch) or {"object"}):
@@ -179,7 +230,12 @@ def child(node: Node, key: str) -> Node | None:
 
 
 def declared_keys(node: Node) -> list[str]:
-    """The keys an object node names (over every branch of a union), in schema order."""
+    """The keys an object node names (over every branch of a union), in schema order (do not modify)."""
+    found: list[str] = _remembered("keys", node, "", lambda: _declared_keys(node))
+    return found
+
+
+def _declared_keys(node: Node) -> list[str]:
     keys: dict[str, None] = {}
     for branch in branches(node):
         props = branch.get("properties")
@@ -190,6 +246,11 @@ def declared_keys(node: Node) -> list[str]:
 
 def is_record(node: Node) -> bool:
     """An object whose keys are free (a map of ids to values), not a fixed set of fields."""
+    found: bool = _remembered("record", node, "", lambda: _is_record(node))
+    return found
+
+
+def _is_record(node: Node) -> bool:
     return any(
         isinstance(b.get("additionalProperties"), dict) and not b.get("properties") for b in branches(node)
     )
@@ -197,6 +258,11 @@ def is_record(node: Node) -> bool:
 
 def items(node: Node) -> Node | None:
     """The schema of an array node's items (``ANY`` when unconstrained), None if not an array."""
+    found: Node | None = _remembered("items", node, "", lambda: _items(node))
+    return found
+
+
+def _items(node: Node) -> Node | None:
     for branch in branches(node):
         if "array" in _types(branch):
             found = branch.get("items")

@@ -26,16 +26,20 @@ UNKNOWN_CHANNELS = {"qa-channel": "OpenClaw 2026.9.6 ships no plugin for it and 
 _EXACT_MODEL = re.compile(r"^[^/*\s]+/[^*\s]+$")
 
 
-def refine(config: Mapping[str, Any], *, whole: bool = False) -> list[Issue]:
+def refine(config: Mapping[str, Any], *, whole: bool = False, secret_refs: bool = True) -> list[Issue]:
     """Every refinement OpenClaw would report for ``config``.
 
     ``whole``: ``config`` is all of openclaw.json, so rules that look across sections (an agent id
     named in ``agents.defaults`` must be in ``agents.entries``) can tell that something is missing;
     a resource's part, or the Gateway's raw ``spec.config``, is completed by other resources.
+    ``secret_refs=False``: the caller knows ``config`` holds no SecretRef object (skips a full walk).
     """
     found: list[Issue] = []
-    for rule in RULES:
-        found.extend(rule(config))
+    for rule, sections in RULES:
+        if rule is _file_secret_refs and not secret_refs:
+            continue
+        if sections is None or any(section in config for section in sections):
+            found.extend(rule(config))
     if whole:
         for rule in WHOLE_RULES:
             found.extend(rule(config))
@@ -280,19 +284,20 @@ def _session_maintenance(config: Mapping[str, Any]) -> Iterator[Issue]:
                 )
 
 
-RULES: tuple[Rule, ...] = (
-    _unknown_channels,
-    _exact_model_keys,
-    _model_refs,
-    _durations,
-    _sandbox_origin,
-    _secret_providers,
-    _file_secret_refs,
-    _gateway_roles,
-    _portal_domain,
-    _worktree_root,
-    _session_maintenance,
+RULES: tuple[tuple[Rule, tuple[str, ...] | None], ...] = (
+    (_unknown_channels, ("channels",)),
+    (_exact_model_keys, ("agents",)),
+    (_model_refs, ("agents",)),
+    (_durations, ("agents",)),
+    (_sandbox_origin, ("mcp",)),
+    (_secret_providers, ("secrets",)),
+    (_file_secret_refs, None),
+    (_gateway_roles, ("gateway",)),
+    (_portal_domain, ("gateway",)),
+    (_worktree_root, ("worktreeRoot",)),
+    (_session_maintenance, ("session",)),
 )
+"""Each rule with the top-level sections it reads (None: any): a config without them skips it."""
 WHOLE_RULES: tuple[Rule, ...] = (_system_agent,)
 """Rules that need all of openclaw.json to tell (``refine(..., whole=True)``)."""
 

@@ -74,7 +74,7 @@ def _refined(projection: Projection, home: tuple[str, ...], resource: Resource) 
         wrapped = {part: wrapped}
     out = []
     deferred = set(projection.deferred)
-    for issue in refine(wrapped):
+    for issue in refine(wrapped, secret_refs=projection.secret_refs):
         if issue.path[: len(concrete)] != concrete:
             continue
         path = issue.path[len(concrete) :] or (("type",) if isinstance(resource, Channel) else ())

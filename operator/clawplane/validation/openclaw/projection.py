@@ -62,6 +62,8 @@ class Projection:
     """Projected path prefix → the spec path it came from, where they differ."""
     problems: list[tuple[PathT, str, str]] = field(default_factory=list)
     """``(spec path, message, hint)`` found while projecting (a reference where no string fits)."""
+    secret_refs: bool = False
+    """Some OpenClaw key holds a mapping with a ``source`` (a SecretRef written as OpenClaw writes it)."""
     unknown: list[tuple[PathT, list[str]]] = field(default_factory=list)
     """Keys written on a typed part that neither clawplane nor OpenClaw knows there, with the keys allowed."""
 
@@ -124,6 +126,10 @@ def _part(part: BaseModel, node: Node, path: PathT, out: Projection) -> dict[str
     return value
 
 
+_NESTED = (dict, list, tuple, BaseModel, enum.Enum)
+"""What a container item must be for the projection to look inside it (plain scalars are kept as they are)."""
+
+
 def _typed(item: Any, node: Node, path: PathT, out: Projection) -> Any:
     if isinstance(item, ValueFrom):
         return _placeholder(node, path, out)
@@ -131,6 +137,10 @@ def _typed(item: Any, node: Node, path: PathT, out: Projection) -> Any:
         return _part(item, node, path, out)
     if isinstance(item, enum.Enum):
         return item.value
+    if isinstance(item, list | tuple | dict) and not any(
+        isinstance(v, _NESTED) for v in (item.values() if isinstance(item, dict) else item)
+    ):
+        return dict(item) if isinstance(item, dict) else list(item)  # scalars only: nothing to project
     if isinstance(item, dict):
         return {k: _typed(v, _entry(node, str(k)), (*path, k), out) for k, v in item.items()}
     if isinstance(item, list | tuple):
@@ -142,7 +152,11 @@ def _typed(item: Any, node: Node, path: PathT, out: Projection) -> Any:
 def _raw(item: Any, node: Node, path: PathT, out: Projection) -> Any:
     if isinstance(item, ValueFrom):
         return _placeholder(node, path, out)
+    if isinstance(item, list) and not any(isinstance(v, _NESTED) for v in item):
+        return list(item)
     if isinstance(item, dict):
+        if "source" in item:
+            out.secret_refs = True
         return {k: _raw(v, _entry(node, str(k)), (*path, k), out) for k, v in item.items()}
     if isinstance(item, list):
         inner = items(node) or ANY

@@ -10,7 +10,8 @@ and never shown.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from functools import cache
+from typing import Any, NamedTuple, get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -57,11 +58,7 @@ def _part(part: BaseModel, node: Node, path: PathT, found: list[SecretValue]) ->
     if isinstance(part, OpenPart):
         for key, value in part.openclaw_keys.items():
             _value((*path, key), key, value, child(node, key) or ANY, found)
-    own: frozenset[str] = getattr(type(part), "OWN", frozenset())
-    for name, info in type(part).model_fields.items():
-        key = info.alias or name
-        if key in own:
-            continue
+    for name, key in _walkable(type(part)):
         value = getattr(part, name)
         if isinstance(value, OpenPart):
             _part(value, child(node, key) or ANY, (*path, key), found)
@@ -71,9 +68,47 @@ def _part(part: BaseModel, node: Node, path: PathT, found: list[SecretValue]) ->
                 if isinstance(item, OpenPart):
                     _part(item, child(sub, str(entry)) or ANY, (*path, key, entry), found)
         elif isinstance(value, dict | list) and not (isinstance(part, Channel) and key == "credentials"):
-            _value((*path, key), key, value, child(node, key) or ANY, found)
-        elif isinstance(value, ValueFrom | str):
+            _references((*path, key), key, value, child(node, key) or ANY, found)
+        elif isinstance(value, ValueFrom):
+            # A typed string field is never one of OpenClaw's secrets; its references still count.
             _leaf((*path, key), key, value, child(node, key) or ANY, found)
+
+
+@cache
+def _walkable(cls: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """``(field, wire name)`` of the fields that can hold a part, a container or a reference.
+
+    A string, number, boolean or enum field of a typed part is never one of OpenClaw's secrets, so
+    the walk, run for every resource on every pass, skips them.
+    """
+    own: frozenset[str] = getattr(cls, "OWN", frozenset())
+    return tuple(
+        (name, info.alias or name)
+        for name, info in cls.model_fields.items()
+        if (info.alias or name) not in own and _may_hold(info.annotation)
+    )
+
+
+def _may_hold(annotation: Any) -> bool:
+    if annotation is Any or get_origin(annotation) in (dict, list, tuple):
+        return True
+    if isinstance(annotation, type):
+        return issubclass(annotation, BaseModel)
+    return any(_may_hold(arg) for arg in get_args(annotation))
+
+
+def _references(path: PathT, key: str, value: Any, node: Node, found: list[SecretValue]) -> None:
+    """The references in a typed container (its literals are typed values, never OpenClaw's secrets)."""
+    if isinstance(value, ValueFrom):
+        found.append(SecretValue(path, key, value, admits_secret_ref(node)))
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, dict | list | ValueFrom):
+                _references((*path, k), str(k), v, child(node, str(k)) or ANY, found)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            if isinstance(v, dict | list | ValueFrom):
+                _references((*path, i), key, v, items(node) or ANY, found)
 
 
 def _value(path: PathT, key: str, value: Any, node: Node, found: list[SecretValue]) -> None:
