@@ -107,6 +107,8 @@ def _never_type(value: Any) -> bool:
 
 def _equal(a: Any, b: Any) -> bool:
     """JSON equality: 1 == 1.0, but true is not 1 and "1" is not 1."""
+    if type(a) is str or type(b) is str:
+        return type(a) is type(b) and a == b
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     numbers = (isinstance(a, int | float), isinstance(b, int | float))
@@ -121,7 +123,9 @@ def _equal(a: Any, b: Any) -> bool:
 
 def utf16_length(text: str) -> int:
     """JavaScript's ``length`` of a string: UTF-16 code units."""
-    return len(text) + sum(1 for c in text if ord(c) > 0xFFFF)
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _is_uri(value: str) -> bool:

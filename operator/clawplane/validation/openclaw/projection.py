@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
@@ -96,14 +97,24 @@ def project_resource(resource: Resource, node: Node) -> Projection:
     return out
 
 
+@cache
+def _wire_names(cls: type[BaseModel]) -> dict[str, str | None]:
+    """Field name → its OpenClaw key, or None for clawplane's own fields (``OWN``)."""
+    own: frozenset[str] = getattr(cls, "OWN", frozenset())
+    return {
+        name: None if (info.alias or name) in own else (info.alias or name)
+        for name, info in cls.model_fields.items()
+    }
+
+
 def _part(part: BaseModel, node: Node, path: PathT, out: Projection) -> dict[str, Any]:
     cls = type(part)
-    own: frozenset[str] = getattr(cls, "OWN", frozenset())
+    names = _wire_names(cls)
     value: dict[str, Any] = {}
-    fields_set = part.model_fields_set
-    for name, info in cls.model_fields.items():
-        key = info.alias or name
-        if key in own or name not in fields_set:
+    # Only what the user wrote (usually a few fields of many) reaches OpenClaw's check.
+    for name in part.model_fields_set:
+        key = names.get(name)
+        if key is None:
             continue
         item = getattr(part, name)
         if item is None:
