@@ -26,6 +26,8 @@ class ToolPolicy(OpenPart):
     """Tool policy (OpenClaw ``tools``): allow/deny lists of names, ``group:*`` and ``*`` globs, and
     every other key OpenClaw's ``tools`` takes at this place (``exec``, ``fs``, ``elevated``, …)."""
 
+    OPENCLAW_ALIGNED: ClassVar[bool] = True
+
     profile: ToolProfile | None = None
     """Base tool profile."""
     allow: list[NonEmptyStr] | None = None
@@ -39,12 +41,16 @@ class ToolPolicy(OpenPart):
 class SkillsLimits(OpenPart):
     """Per-agent prompt budget."""
 
+    OPENCLAW_ALIGNED: ClassVar[bool] = True
+
     max_skills_prompt_chars: Annotated[int, Field(ge=0)] | None = None
     """Most characters (UTF-16 units) of the skills catalog in this agent's prompt."""
 
 
 class ModelChoice(OpenPart):
     """A primary model with fallbacks."""
+
+    OPENCLAW_ALIGNED: ClassVar[bool] = True
 
     primary: NonEmptyStr | None = None
     """Model used first, e.g. ``anthropic/claude-sonnet-4`` (absent: OpenClaw's default)."""
@@ -57,6 +63,7 @@ class AgentSpec(OpenPart):
     ``agents.entries.<id>`` (``identity``, ``sandbox``, ``heartbeat``, ``subagents``, …)."""
 
     OWN: ClassVar[frozenset[str]] = frozenset({"mcpServers"})
+    OPENCLAW_ALIGNED: ClassVar[bool] = True
 
     description: str | None = None
     """What the agent is for."""

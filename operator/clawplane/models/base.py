@@ -45,6 +45,10 @@ class Model(BaseModel):
     )
 
     OWN: ClassVar[frozenset[str]] = frozenset()
+    OPENCLAW_ALIGNED: ClassVar[bool] = False
+    """Validating this part's typed fields already refuses everything OpenClaw's schema refuses there
+    (kept true by tests/unit/core/test_openclaw_coverage.py and test_openclaw_property.py), so only
+    their presence and the OpenClaw keys written beside them are checked against the schema."""
     """Wire names of the fields that are clawplane's own where the part stands for an OpenClaw object
     (never checked against, nor rendered into, that object)."""
 

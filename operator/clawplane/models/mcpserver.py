@@ -77,6 +77,8 @@ FilterPattern = Annotated[str, StringConstraints(strip_whitespace=True, min_leng
 class ToolFilter(Model):
     """Which of the server's tools agents see, matched on raw MCP tool names."""
 
+    OPENCLAW_ALIGNED: ClassVar[bool] = True
+
     include: Annotated[list[FilterPattern], Field(min_length=1)] | None = None
     """Only tools matching one of these names or ``*`` globs."""
     exclude: Annotated[list[FilterPattern], Field(min_length=1)] | None = None
@@ -85,6 +87,8 @@ class ToolFilter(Model):
 
 class CodexProjection(Model):
     """How the server is projected into Codex ``config.toml`` files."""
+
+    OPENCLAW_ALIGNED: ClassVar[bool] = True
 
     agents: Annotated[list[AgentId], Field(min_length=1)] | None = None
     """Agent ids whose Codex config gets this server; omitted = every agent."""
@@ -145,6 +149,8 @@ def _url_of(value: str, *, https_path: bool) -> str:
 class McpOAuth(Model):
     """OAuth 2.1 for a remote MCP server (OpenClaw ``mcp.servers.<name>.oauth``)."""
 
+    OPENCLAW_ALIGNED: ClassVar[bool] = True
+
     identity: OAuthIdentity | None = None
     """``shared`` (default): operator-managed credentials; ``per-requester``: each sender connects their own account."""
     auth_profile_id: NonEmptyStr | None = None
@@ -183,9 +189,10 @@ class McpServerSpec(OpenPart):
     ``mcp.servers.<name>``."""
 
     OWN: ClassVar[frozenset[str]] = frozenset({
-        "type", "toolApproval", "clients", "hosting", "sessions", "maxSessions", "sessionIdleTtlMs",
-        "image", "resources", "replicas", "sessionAffinity",
+        "type", "toolApproval", "clients", "hosting", "sessions", "maxSessions", "maxSessionsPerConsumer",
+        "sessionIdleTtlMs", "image", "resources", "replicas", "sessionAffinity",
     })  # fmt: skip
+    OPENCLAW_ALIGNED: ClassVar[bool] = True
 
     enabled: bool = True
     """``false`` keeps the declaration but runs and renders nothing."""
@@ -234,9 +241,11 @@ class McpServerSpec(OpenPart):
     sessions: SessionMode = SessionMode.PER_CLIENT
     """Hosted servers: ``perClient`` gives every client session a process of its own; ``shared`` serves all clients from one process (only for servers that keep no per-client state)."""
     max_sessions: Annotated[int, Field(ge=1, le=10_000)] = DEFAULT_MAX_SESSIONS
-    """Hosted servers: how many client sessions may be open at once; one more is refused with an error."""
+    """Hosted servers: how many client sessions may be open at once. At the limit the least-recently-used idle session (no request in flight, no open stream) is closed to make room; when none is idle, one more is refused with an error."""
+    max_sessions_per_consumer: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    """Hosted servers: how many of those sessions one consumer (one token: ``openclaw``, ``client:cursor:<agent>``, …) may hold; at its share its own least-recently-used idle session makes room, else it is refused, so no consumer can lock the others out. Absent: three quarters of ``maxSessions`` (rounded up)."""
     session_idle_ttl_ms: PositiveMs = DEFAULT_SESSION_IDLE_TTL_MS
-    """Hosted servers: a client session with no request in flight for this long is closed (and its process stopped)."""
+    """Hosted servers: a client session with no request in flight and no open stream for this long after its last use is closed (and its process stopped); a ``ping`` is not a use."""
     image: str | None = None
     """Container image for the stdio server (kubernetes driver)."""
     resources: KubernetesResources | None = None

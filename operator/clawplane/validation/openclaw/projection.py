@@ -110,6 +110,7 @@ def _wire_names(cls: type[BaseModel]) -> dict[str, str | None]:
 def _part(part: BaseModel, node: Node, path: PathT, out: Projection) -> dict[str, Any]:
     cls = type(part)
     names = _wire_names(cls)
+    aligned = cls.OPENCLAW_ALIGNED
     value: dict[str, Any] = {}
     # Only what the user wrote (usually a few fields of many) reaches OpenClaw's check.
     for name in part.model_fields_set:
@@ -120,6 +121,11 @@ def _part(part: BaseModel, node: Node, path: PathT, out: Projection) -> dict[str
         if item is None:
             continue
         sub = child(node, key)
+        if aligned and (not isinstance(item, BaseModel) or isinstance(item, ValueFrom)):
+            # Typed validation already took only what OpenClaw takes: the key must exist there.
+            if sub is None or key not in declared_keys(node):
+                out.unknown.append(((*path, key), []))
+            continue
         value[key] = _typed(item, sub if sub is not None else ANY, (*path, key), out)
     if isinstance(part, OpenPart):
         known = [info.alias or name for name, info in cls.model_fields.items()]
