@@ -110,7 +110,7 @@ def _wire_names(cls: type[BaseModel]) -> dict[str, str | None]:
 def _part(part: BaseModel, node: Node, path: PathT, out: Projection) -> dict[str, Any]:
     cls = type(part)
     names = _wire_names(cls)
-    aligned = cls.OPENCLAW_ALIGNED
+    aligned: bool = getattr(cls, "OPENCLAW_ALIGNED", False)
     value: dict[str, Any] = {}
     # Only what the user wrote (usually a few fields of many) reaches OpenClaw's check.
     for name in part.model_fields_set:
