@@ -2,7 +2,8 @@
 
 ``Path.mkdir(parents=True)`` creates the missing parents with the umask's permissions (0777
 under umask 000); ``make_private_dirs`` creates each missing component itself with 0700.
-``tighten`` fixes what an older version (or another tool) left group- or world-accessible.
+Folders that another user could reach (the state directory, rendered outputs) are opened
+with ``safedir.open_dir`` instead, which also refuses links and folders that are not ours.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 PRIVATE_DIR_MODE = 0o700
 PRIVATE_FILE_MODE = 0o600
 
-__all__ = ["PRIVATE_DIR_MODE", "PRIVATE_FILE_MODE", "make_private_dirs", "open_private", "tighten"]
+__all__ = ["PRIVATE_DIR_MODE", "PRIVATE_FILE_MODE", "make_private_dirs", "open_private"]
 
 
 def make_private_dirs(path: Path) -> None:
@@ -33,23 +34,9 @@ def make_private_dirs(path: Path) -> None:
             os.mkdir(directory, PRIVATE_DIR_MODE)
 
 
-def tighten(path: Path, mode: int) -> None:
-    """Remove every permission bit beyond ``mode`` from ``path`` (if it is ours and exists)."""
-    try:
-        info = os.lstat(path)
-    except OSError:
-        return
-    if info.st_uid != os.geteuid() or stat.S_ISLNK(info.st_mode):
-        return
-    current = stat.S_IMODE(info.st_mode)
-    if current & ~mode:
-        with contextlib.suppress(OSError):
-            os.chmod(path, current & mode)
-
-
 def open_private(path: Path, flags: int) -> int:
-    """``os.open`` that creates ``path`` with mode 0600 and tightens an existing one."""
-    fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE_MODE)
+    """``os.open`` that creates ``path`` 0600 and tightens an existing one (never through a link)."""
+    fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, PRIVATE_FILE_MODE)
     with contextlib.suppress(OSError):
         if stat.S_IMODE(os.fstat(fd).st_mode) & ~PRIVATE_FILE_MODE:
             os.fchmod(fd, PRIVATE_FILE_MODE)

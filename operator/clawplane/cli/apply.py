@@ -112,6 +112,7 @@ def _apply_locked(ws: Workspace, saved: Plan | None, options: _Options) -> None:
             Engine(ws).load()
         except InvalidFolderError as exc:
             report_invalid(exc)
+    _check_out_dir(ws)
     # The supervisor starts first so the plan sees the runtimes it will act on. One this
     # command started is stopped again unless the plan was handed to it: nothing keeps
     # running for an apply that was cancelled, refused or had nothing to do.
@@ -130,6 +131,16 @@ def _apply_locked(ws: Workspace, saved: Plan | None, options: _Options) -> None:
             stop_started(ws, info)
     if not ok:
         raise typer.Exit(EXIT_INVALID)
+
+
+def _check_out_dir(ws: Workspace) -> None:
+    """Refuse before anything starts when the rendered files would go where another user could aim them."""
+    from clawplane.render.files import open_out_dir
+
+    try:
+        open_out_dir(ws.out_dir).close()
+    except OSError as exc:
+        fail(f"cannot write the rendered files into {ws.out_dir}: {exc.strerror or exc}")
 
 
 def _plan_to_apply(
@@ -235,8 +246,11 @@ def _summary(final: dict[str, Any], plan: Plan, *, wait: bool) -> None:
     failed = {k: v for k, v in results.items() if v != "ok"}
     done = sum(1 for k, v in results.items() if v == "ok" and k in actionable)
     written = len(final.get("written", []))
-    head = "Apply complete" if not failed else "Apply FAILED"
+    unwritten: list[str] = list(final.get("outputErrors") or [])
+    head = "Apply complete" if not failed and not unwritten else "Apply FAILED"
     out.print(f"\n{head}: {done} succeeded, {len(failed)} failed; {written} file(s) written.", markup=False)
+    for problem in unwritten:  # a rendered file the disk or the checks refused: nobody reads it otherwise
+        out.print(f"\nnot written: {problem}", markup=False)
     failures: dict[str, dict[str, Any]] = final.get("failures", {})
     for key, error in failed.items():
         out.print(f"\n{key}: {error}", markup=False)
@@ -267,3 +281,5 @@ def _progress(event: dict[str, Any]) -> None:
         out.print(f"  {event['key']}: {status}", markup=False)
     elif kind in ("wrote", "removed"):
         out.print(f"  {kind} {event['path']}", markup=False)
+    elif kind == "write-failed":
+        out.print(f"  could not write {event['path']}", markup=False)

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from clawplane._utils.safedir import write_file
 from clawplane.cli.common import (
     FolderArg,
     OutDirOpt,
@@ -60,7 +61,11 @@ def plan(
         planned.plan.to_json() if output is PlanFormat.JSON else render_plan(planned.plan), markup=False
     )
     if save is not None:
-        save.write_text(planned.plan.to_json() + "\n", encoding="utf-8")
+        try:
+            # Where nobody else can aim it: no link is followed, nothing replaced that is not ours.
+            write_file(save, (planned.plan.to_json() + "\n").encode("utf-8"), option="--out FILE")
+        except OSError as exc:
+            fail(f"cannot save the plan to {save}: {exc.strerror or exc}")
         if output is PlanFormat.TEXT:
             out.print(f"\nSaved the plan to {save}; apply it with `clawplane apply {save}`.", markup=False)
     if detailed_exitcode and planned.plan.has_changes:

@@ -13,13 +13,12 @@ from pathlib import Path
 import anyio
 
 from clawplane._utils.identity import send_signal
-from clawplane._utils.private import open_private
 from clawplane.cli.common import fail
 from clawplane.cli.console import out
 from clawplane.reconcile.control import ControlError, request
 from clawplane.reconcile.supervisorfile import SupervisorInfo, ping, read_info, supervisor_alive
 from clawplane.reconcile.workspace import Workspace
-from clawplane.state import prepare_state_dir
+from clawplane.state import StateError, open_state_dir
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 60.0
@@ -54,12 +53,11 @@ def start_detached(
     info = read_info(ws)
     if info is not None and supervisor_alive(ws):
         return info, False
-    prepare_state_dir(ws.state_dir)
     args = [sys.executable, "-m", "clawplane", "run", str(ws.folder), "--state-dir", str(ws.state_dir),
             "--out-dir", str(ws.out_dir), *(["--host", host] if host else []), "--port", str(port),
             *(loop or LoopArgs()).argv()]  # fmt: skip
-    with os.fdopen(open_private(ws.log_file, os.O_WRONLY | os.O_APPEND), "ab") as log:
-        logged = log.tell()
+    with os.fdopen(_open_log(ws, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab") as log:
+        logged = log.seek(0, os.SEEK_END)
         proc = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True
         )
@@ -76,13 +74,31 @@ def start_detached(
     raise AssertionError("unreachable")
 
 
+def _open_log(ws: Workspace, flags: int) -> int:
+    """The supervisor's log, opened through the state directory's descriptor, never through a link.
+
+    Exits with the cause and the fix when another user could aim it (a link, someone else's file
+    or folder).
+    """
+    try:
+        with open_state_dir(ws.state_dir) as folder:
+            return folder.open_file(ws.log_file.name, flags)
+    except StateError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot open the supervisor's log {ws.log_file}: {exc.strerror or exc}")
+    raise AssertionError("unreachable")
+
+
 def _log_tail(ws: Workspace, offset: int, lines: int = 10) -> str:
     """What the supervisor logged since ``offset``, for an error message."""
     try:
-        with open(ws.log_file, "rb") as log:
+        with open_state_dir(ws.state_dir, create=False) as folder, os.fdopen(
+            folder.open_file(ws.log_file.name, os.O_RDONLY), "rb"
+        ) as log:
             log.seek(offset)
             text = log.read().decode("utf-8", "replace")
-    except OSError:
+    except (OSError, StateError):
         return f"; see {ws.log_file}"
     tail = [line for line in text.splitlines() if line.strip()][-lines:]
     shown = "".join(f"\n  {line}" for line in tail)

@@ -4,19 +4,24 @@ Each live custom resource becomes one file (``<plural>/<name>.yaml``, written as
 A resource whose new spec is invalid keeps running on its last accepted spec, and one
 never accepted is left out, so one bad object never blocks or tears down the others.
 Excluding a resource can break another's references, so validation repeats until the
-remaining set is valid.
+remaining set is valid. The copies are 0600 in 0700 folders whatever the umask (a spec may
+hold literal values), written through the folder's descriptor (``open_dir``).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clawplane._utils.safedir import SafeDir, open_dir
 from clawplane.diagnostics import Diagnostic
 from clawplane.models import API_VERSION, KINDS
+from clawplane.render.files import remove_under, write_under
 from clawplane.validation import ValidationCache, ValidationResult, validate_paths
 
 MAX_ROUNDS = 8
@@ -131,15 +136,25 @@ class Materializer:
         return bad
 
     def _write(self, texts: dict[str, str]) -> None:
-        present = {p for p in self.folder.rglob("*.yaml")} if self.folder.exists() else set()
-        keep: set[Path] = set()
-        for key, text in texts.items():
-            path = self.path_of(*key.split("/", 1))
-            keep.add(path)
-            if not path.exists() or path.read_text(encoding="utf-8") != text:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(text, encoding="utf-8")
-                tmp.replace(path)
-        for path in present - keep:
-            path.unlink(missing_ok=True)
+        with open_dir(self.folder) as root:
+            present = _copies(root)
+            keep: set[str] = set()
+            for key, text in texts.items():
+                kind, name = key.split("/", 1)
+                rel = f"{KINDS[kind].PLURAL}/{name}.yaml"
+                keep.add(rel)
+                write_under(root, rel, text)
+            for rel in present - keep:
+                remove_under(root, rel)
+
+
+def _copies(root: SafeDir) -> set[str]:
+    """The ``<plural>/<name>.yaml`` files below ``root`` (links and other entries are not followed)."""
+    found: set[str] = set()
+    for plural in os.listdir(root.fd):
+        info = root.lstat(plural)
+        if info is None or not stat.S_ISDIR(info.st_mode):
+            continue
+        with root.child(plural, create=False) as folder:
+            found |= {f"{plural}/{name}" for name in os.listdir(folder.fd) if name.endswith(".yaml")}
+    return found

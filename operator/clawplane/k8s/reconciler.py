@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from clawplane._utils.dirtrust import trust_tree
+from clawplane._utils.safedir import open_dir
 from clawplane.approvals import ApprovalQueue, mark_applied
 from clawplane.approvals.records import parse_time
 from clawplane.desired import DesiredState
@@ -126,14 +128,18 @@ class NamespaceReconciler:
         self.api = api
         self.namespace = namespace
         self.settings = settings
+        # The operator's volumes are trusted as deployed (an emptyDir is 0777); below them, every
+        # folder it makes is 0700 and every file 0600, whatever the umask.
+        trust_tree(settings.state_dir)
+        trust_tree(Path(settings.skills_mount_path))
         self.ws = Workspace.for_folder(root / "resources", state_dir=root / "state")
-        self.ws.folder.mkdir(parents=True, exist_ok=True)
-        self.ws.state_dir.mkdir(parents=True, exist_ok=True)
+        open_dir(self.ws.folder).close()
+        open_dir(self.ws.state_dir).close()
         # Inline skills live where the gateway pod mounts them, so prompt locations hold there.
         self.skills_root = Path(settings.skills_mount_path) / namespace
         self.engine = self.new_engine()
         try:
-            self.skills_root.mkdir(parents=True, exist_ok=True)
+            open_dir(self.skills_root, option="--skills-mount-path DIR").close()
         except OSError as exc:  # inline skills then fail to load, with a diagnostic per skill
             log.error("%s: cannot create %s (--skills-mount-path): %s", namespace, self.skills_root, exc)
         self._skills_left_out: set[str] = set()

@@ -23,6 +23,7 @@ import httpx
 import kopf
 from prometheus_client import Gauge
 
+from clawplane._utils.private import make_private_dirs
 from clawplane.k8s.dashboard import GENERATED_UI_TOKEN_FILE, DashboardOptions, dashboard_tokens
 from clawplane.k8s.election import ElectionSettings, LeaderElector
 from clawplane.k8s.kubeapi import ApiError, KubeApi
@@ -119,7 +120,7 @@ def run_operator(options: RunOptions) -> int:
     """Run until SIGTERM/SIGINT; returns the process exit code."""
     try:
         load_connection(options.kubeconfig).ssl_context()  # the TLS material too: fail here, with its cause
-        options.state_dir.mkdir(parents=True, exist_ok=True)
+        make_private_dirs(options.state_dir)
         given = options.metrics_token_file
         if options.metrics_port and (given is None or not given.exists()):
             # An optional Secret volume that is not there yet (plain manifests): still a token, ours.

@@ -21,6 +21,7 @@ from typing import Any
 
 import anyio
 
+from clawplane._utils.safedir import SafeDir
 from clawplane.desired import DesiredResource, DesiredState, RuntimeMode
 from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.models import McpServer, ModelProvider
@@ -32,7 +33,7 @@ from clawplane.reconcile.hints import failure_hint
 from clawplane.reconcile.modelproviders import SecretReader, local_reader, probe, provider_status
 from clawplane.reconcile.outputs import OutputRenderer
 from clawplane.reconcile.statusview import RENDER_PROBLEMS_KEY
-from clawplane.render.files import write_if_changed
+from clawplane.render.files import open_out_dir, remove_under, write_under
 from clawplane.state import (
     ObservedState,
     ResourceRecord,
@@ -410,7 +411,9 @@ def write_outputs(
     Issues a bearer token for every consumer that needs one and records what each token
     reaches. Returns the paths written and removed. With ``errors``, a file the disk refuses
     (full, read-only) is added there and skipped (the state records only what is on disk,
-    so the next pass retries it); without, the OSError is raised.
+    so the next pass retries it); without, the OSError is raised. Every file is written
+    through the output folder's descriptor, which is refused (``UnsafePathError``) if another
+    user could aim writes there.
     """
     observed = store.load_observed(db)
     rendered = renderer.render(desired, observed)
@@ -421,9 +424,34 @@ def write_outputs(
         rendered = renderer.render(desired, observed)
     written: list[str] = []
     removed: list[str] = []
+    try:
+        out = open_out_dir(out_dir)
+    except OSError as exc:
+        if errors is None:
+            raise
+        errors.append(f"{out_dir}: {exc.strerror or exc}")  # nothing is recorded: the next pass retries
+    else:
+        with out:
+            _write_rendered(db, out, rendered, written, removed, observed.outputs, errors)
+    if renderer.auth_header is None:
+        tokens.set_access(db, renderer.access)
+    problems = [problem_doc(d) for d in renderer.diagnostics if is_render_problem(d)]
+    store.set_meta(db, RENDER_PROBLEMS_KEY, json.dumps(problems, sort_keys=True))
+    return written, removed
+
+
+def _write_rendered(
+    db: StateDB,
+    out: SafeDir,
+    rendered: dict[str, str],
+    written: list[str],
+    removed: list[str],
+    recorded: dict[str, str],
+    errors: list[str] | None,
+) -> None:
     for rel, content in sorted(rendered.items()):
         try:
-            changed = write_if_changed(out_dir / rel, content)
+            changed = write_under(out, rel, content)
         except OSError as exc:
             if errors is None:
                 raise
@@ -432,9 +460,9 @@ def write_outputs(
         if changed:
             written.append(rel)
         store.put_output(db, rel, content_digest(content))
-    for rel in sorted(set(observed.outputs) - set(rendered)):
+    for rel in sorted(set(recorded) - set(rendered)):
         try:
-            (out_dir / rel).unlink(missing_ok=True)
+            remove_under(out, rel)
         except OSError as exc:
             if errors is None:
                 raise
@@ -442,11 +470,6 @@ def write_outputs(
             continue
         store.delete_output(db, rel)
         removed.append(rel)
-    if renderer.auth_header is None:
-        tokens.set_access(db, renderer.access)
-    problems = [problem_doc(d) for d in renderer.diagnostics if is_render_problem(d)]
-    store.set_meta(db, RENDER_PROBLEMS_KEY, json.dumps(problems, sort_keys=True))
-    return written, removed
 
 
 def is_render_problem(d: Diagnostic) -> bool:

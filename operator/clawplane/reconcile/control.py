@@ -3,10 +3,12 @@
 A client sends one request object (``{"op": "apply", ...}``, ``{"op": "ping"}``,
 ``{"op": "shutdown"}``) and reads event objects until one has ``"final": true``.
 Replies never contain secret values: plans and statuses are redacted upstream, and every
-reply passes the process's redactor. An ``apply`` request carries the values of the
-``valueFrom.env`` names the plan was made with, which is why both ends check who is on the
-other side: the socket is 0600 in a 0700 directory, the server accepts only peers of its own
-user (``SO_PEERCRED``), and the client talks only to a socket file and a peer of its own user.
+reply's values pass the process's redactor (``redact_data``: its keys, ``final`` among them,
+and its protocol words stay as they are, whatever value a secret has). An ``apply`` request
+carries the values of the ``valueFrom.env`` names the plan was made with, which is why both
+ends check who is on the other side: the socket is 0600 in a 0700 directory, the server
+accepts only peers of its own user (``SO_PEERCRED``), and the client talks only to a socket
+file and a peer of its own user.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import contextlib
 import json
 import os
 import socket
+import stat
 import struct
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -25,6 +28,7 @@ from anyio.abc import SocketAttribute, SocketStream
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from clawplane.secrets import redact_data
+from clawplane.state import StateError
 
 MAX_MESSAGE = 16 * 1024 * 1024
 
@@ -58,6 +62,18 @@ async def _receive(buffer: BufferedByteReceiveStream) -> dict[str, Any]:
     return message
 
 
+def _make_private(path: Path) -> None:
+    """chmod 0600 the socket just bound at ``path``, never through a link put there meanwhile."""
+    fd = os.open(path, getattr(os, "O_PATH", os.O_RDONLY) | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISSOCK(info.st_mode) or info.st_uid != os.geteuid():
+            raise StateError(f"{path} was replaced while the supervisor bound it; remove it and start again")
+        os.chmod(f"/proc/self/fd/{fd}", 0o600)  # the inode itself: fchmod refuses O_PATH descriptors
+    finally:
+        os.close(fd)
+
+
 async def serve_control(
     path: Path,
     handler: Handler,
@@ -72,7 +88,11 @@ async def serve_control(
     """
     path.unlink(missing_ok=True)
     listener = await anyio.create_unix_listener(path)
-    path.chmod(0o600)
+    try:
+        _make_private(path)
+    except BaseException:
+        await listener.aclose()
+        raise
     task_status.started()
 
     async def handle(stream: SocketStream) -> None:
@@ -111,6 +131,21 @@ async def serve_control(
         path.unlink(missing_ok=True)
 
 
+_MAX_SOCKET_PATH = 100  # AF_UNIX names are limited to about 108 bytes
+
+
+async def _connect(path: Path) -> SocketStream:
+    """Connect to the socket at ``path``, through its directory's descriptor when the name is too long
+    for ``AF_UNIX`` (a folder moved to a longer path keeps its socket in its state directory)."""
+    if len(os.fsencode(path)) <= _MAX_SOCKET_PATH:
+        return await anyio.connect_unix(path)
+    fd = os.open(path.parent, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        return await anyio.connect_unix(f"/proc/self/fd/{fd}/{path.name}")
+    finally:
+        os.close(fd)
+
+
 async def request(
     path: Path, message: dict[str, Any], *, timeout: float = 5.0
 ) -> AsyncIterator[dict[str, Any]]:
@@ -128,7 +163,7 @@ async def request(
         raise ControlError(f"not using {path}: it belongs to uid {owner}, not to this user")
     try:
         with anyio.fail_after(timeout):
-            stream = await anyio.connect_unix(path)
+            stream = await _connect(path)
     except (OSError, TimeoutError) as exc:
         raise ControlError(f"cannot reach the supervisor at {path}: {exc}") from None
     async with stream:

@@ -28,11 +28,13 @@ class Workspace:
 
         The folder stays as given (made absolute, symlinks kept): a folder that is a symlink
         swapped to each new revision (git-sync) is read through the link on every pass. The
-        state and output directories are resolved once, so they do not move with it.
+        parents of the state and output directories are resolved once, so they do not move with
+        it; their own names are kept, so that a state directory that is a link is seen (and
+        refused: another user could aim our writes through it).
         """
         folder = Path(os.path.abspath(folder))
-        state = (state_dir or folder / STATE_DIR_NAME).resolve()
-        return cls(folder, state, (out_dir or state / "out").resolve())
+        state = _resolved_parent(state_dir or folder / STATE_DIR_NAME)
+        return cls(folder, state, _resolved_parent(out_dir or state / "out"))
 
     @property
     def pidfile(self) -> Path:
@@ -52,3 +54,9 @@ class Workspace:
             return path
         digest = hashlib.sha256(os.fsencode(self.state_dir)).hexdigest()[:16]
         return Path(tempfile.gettempdir()) / f"clawplane-{digest}.sock"
+
+
+def _resolved_parent(path: Path) -> Path:
+    """``path`` made absolute, with the links in its parents resolved and its own name kept."""
+    path = Path(os.path.abspath(path))
+    return Path(os.path.realpath(path.parent)) / path.name if path.name else path

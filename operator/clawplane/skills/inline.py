@@ -5,17 +5,20 @@ folders of removed Skills can be cleaned up without touching anything else).
 The frontmatter uses JSON-quoted strings and a one-line JSON ``metadata``, which
 OpenClaw and clawplane read identically. Files are replaced atomically and only
 when their content changes, so an unchanged Skill keeps its inode and mtime
-(and the scan cache stays warm).
+(and the scan cache stays warm). The folder (in the state directory) is opened once and
+written through its descriptor, so no other user can aim these writes (``open_dir``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from clawplane._utils.atomicfile import atomic_write_bytes
+from clawplane._utils.safedir import SafeDir, open_dir
 from clawplane.diagnostics import Diagnostic
 from clawplane.models.skill import Skill
 from clawplane.skills import codes
@@ -66,37 +69,48 @@ def render_skill_md(skill: Skill) -> str:
 def materialize_inline_skills(skills: Iterable[Skill], directory: Path) -> list[Diagnostic]:
     """Write every Skill under ``directory`` and remove folders of Skills that are gone."""
     diags: list[Diagnostic] = []
-    wanted: set[str] = set()
-    for skill in skills:
-        name = skill.metadata.name
-        wanted.add(name)
-        folder = directory / name
-        try:
-            _write_if_changed(folder / "SKILL.md", render_skill_md(skill))
-            _write_if_changed(folder / MARKER, "written by clawplane from a Skill resource\n")
-        except OSError as exc:
-            diags.append(codes.skill_diagnostic(
-                codes.INLINE_SKILL, f"cannot write inline skill {name}: {exc.strerror}",
-                str(folder / "SKILL.md"), resource=skill.key))
-    _remove_stale(directory, wanted)
+    skills = list(skills)
+    try:
+        root = open_dir(directory, option="--state-dir DIR")
+    except OSError as exc:
+        return [_cannot_write(skill, directory, exc) for skill in skills]
+    with root:
+        wanted: set[str] = set()
+        for skill in skills:
+            name = skill.metadata.name
+            wanted.add(name)
+            try:
+                with root.child(name) as folder:
+                    folder.write_if_changed("SKILL.md", render_skill_md(skill).encode("utf-8"))
+                    folder.write_if_changed(MARKER, b"written by clawplane from a Skill resource\n")
+            except OSError as exc:
+                diags.append(_cannot_write(skill, directory, exc))
+        _remove_stale(root, wanted)
     return diags
 
 
-def _write_if_changed(path: Path, text: str) -> None:
-    data = text.encode("utf-8")
-    try:
-        if path.read_bytes() == data:
-            return
-    except OSError:
-        pass
-    atomic_write_bytes(path, data)
+def _cannot_write(skill: Skill, directory: Path, exc: OSError) -> Diagnostic:
+    name = skill.metadata.name
+    return codes.skill_diagnostic(
+        codes.INLINE_SKILL, f"cannot write inline skill {name}: {exc.strerror or exc}",
+        str(directory / name / "SKILL.md"), resource=skill.key)  # fmt: skip
 
 
-def _remove_stale(directory: Path, wanted: set[str]) -> None:
+def _remove_stale(root: SafeDir, wanted: set[str]) -> None:
     try:
-        children = list(directory.iterdir())
+        children = os.listdir(root.fd)
     except OSError:
         return
-    for child in children:
-        if child.name not in wanted and (child / MARKER).is_file() and not child.is_symlink():
-            shutil.rmtree(child, ignore_errors=True)
+    for name in children:
+        if name in wanted:
+            continue
+        info = root.lstat(name)
+        if info is None or not stat.S_ISDIR(info.st_mode):
+            continue  # a link is never followed, let alone emptied
+        try:
+            with root.child(name, create=False) as folder:
+                marked = folder.lstat(MARKER)
+        except OSError:
+            continue
+        if marked is not None and stat.S_ISREG(marked.st_mode):
+            shutil.rmtree(name, ignore_errors=True, dir_fd=root.fd)

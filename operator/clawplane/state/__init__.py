@@ -1,7 +1,7 @@
 """State: the embedded SQLite database of what clawplane observed and applied."""
 
 from clawplane.state import store, tokens
-from clawplane.state.db import SCHEMA_VERSION, StateDB, StateError, prepare_state_dir, utcnow
+from clawplane.state.db import SCHEMA_VERSION, StateDB, StateError, open_state_dir, prepare_state_dir, utcnow
 from clawplane.state.lock import FolderLock
 from clawplane.state.records import (
     AuditRecord,
@@ -23,6 +23,7 @@ __all__ = [
     "StateDB",
     "StateError",
     "ToolRecord",
+    "open_state_dir",
     "prepare_state_dir",
     "store",
     "tokens",

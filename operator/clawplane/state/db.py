@@ -2,7 +2,9 @@
 
 SQLite in WAL mode so ``status`` and ``plan`` can read while an apply writes. Every
 write goes through a short transaction. The directory is 0700 and every file 0600,
-whatever the umask. A new database is built beside its final name and renamed into
+whatever the umask, and it is used only when no other user could aim its writes (a real
+directory, ours alone, in parents nobody else can swap it out of; no links for its files:
+``open_state_dir``). A new database is built beside its final name and renamed into
 place, so a file that is there is never half-made. Opening checks the schema version
 (a newer one is refused with what to do) and the file's integrity: a corrupt database is
 moved aside with a message, never silently replaced. A database that the disk refuses
@@ -27,13 +29,7 @@ from importlib import resources as pkg_resources
 from pathlib import Path
 from typing import Any
 
-from clawplane._utils.private import (
-    PRIVATE_DIR_MODE,
-    PRIVATE_FILE_MODE,
-    make_private_dirs,
-    open_private,
-    tighten,
-)
+from clawplane._utils.safedir import SafeDir, UnsafePathError, open_dir
 
 SCHEMA_VERSION = 1
 DB_NAME = "state.db"
@@ -89,31 +85,40 @@ class StateDB:
             StateError: No database (without ``create``), a newer schema, or the state
                 directory cannot be used (read-only, full, not ours); the message says what to do.
         """
-        path = state_dir / DB_NAME
-        if not path.exists() and not create:
-            raise StateError(f"no state database at {path}; run `clawplane apply` first")
-        if create:
-            prepare_state_dir(state_dir)
-        recovered = None
-        if path.exists():
-            try:
-                return cls._open_existing(path, migrate=create)
-            except CorruptStateError as exc:
-                if not create:
-                    raise StateError(
-                        f"state database {path} is corrupt ({exc}); `clawplane plan` or `apply` moves it "
-                        "aside and starts a fresh one"
-                    ) from None
-                recovered = _move_aside(path, str(exc))
-        _create(path)
-        db = cls._open_existing(path, migrate=True)
-        db.recovered = recovered
-        return db
+        try:
+            folder = open_state_dir(state_dir, create=create)
+        except FileNotFoundError:
+            missing = state_dir / DB_NAME
+            raise StateError(f"no state database at {missing}; run `clawplane apply` first") from None
+        with folder:
+            path = folder.path / DB_NAME
+            if folder.lstat(DB_NAME) is None and not create:
+                raise StateError(f"no state database at {path}; run `clawplane apply` first")
+            _check_files(folder)
+            recovered = None
+            if folder.lstat(DB_NAME) is not None:
+                try:
+                    return cls._open_existing(folder, migrate=create)
+                except CorruptStateError as exc:
+                    if not create:
+                        raise StateError(
+                            f"state database {path} is corrupt ({exc}); `clawplane plan` or `apply` moves it "
+                            "aside and starts a fresh one"
+                        ) from None
+                    recovered = _move_aside(folder, str(exc))
+            _create(folder)
+            db = cls._open_existing(folder, migrate=True)
+            db.recovered = recovered
+            return db
 
     @classmethod
-    def _open_existing(cls, path: Path, *, migrate: bool) -> StateDB:
-        if path.stat().st_size == 0:
+    def _open_existing(cls, folder: SafeDir, *, migrate: bool) -> StateDB:
+        path = folder.path / DB_NAME
+        info = folder.lstat(DB_NAME)
+        if info is None or info.st_size == 0:
             raise CorruptStateError("the file is empty (truncated?)")
+        # SQLite opens by name (it has no openat): the folder was checked just now, so no other
+        # user can swap what the name leads to, and _check_files refused links in it.
         try:
             conn = sqlite3.connect(path, timeout=10, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
@@ -133,9 +138,14 @@ class StateDB:
         except BaseException:
             conn.close()
             raise
-        for suffix in ("-wal", "-shm"):
-            tighten(path.with_name(path.name + suffix), PRIVATE_FILE_MODE)
-        tighten(path, PRIVATE_FILE_MODE)
+        try:
+            for name in _FILES:
+                folder.tighten(name)
+        except UnsafePathError as exc:
+            db.close()
+            raise StateError(str(exc)) from None
+        except OSError:
+            pass  # a mode it cannot change (a read-only disk) is no reason not to read it
         return db
 
     def _check(self, *, migrate: bool) -> None:
@@ -240,68 +250,107 @@ class CorruptStateError(StateError):
     """The file is not a usable state database (moved aside on open with ``create``)."""
 
 
-def prepare_state_dir(state_dir: Path) -> None:
-    """Create the state directory (0700) or tighten an existing one.
+def open_state_dir(state_dir: Path, *, create: bool = True) -> SafeDir:
+    """The state directory, opened (and with ``create`` made) only if no other user could aim our writes.
+
+    It must be a real directory (not a link), owned by this user (or root) and writable by
+    nobody else, in parents that no other user could rename it out of; it is made 0700.
 
     Raises:
-        StateError: It cannot be created or is not a directory.
+        StateError: It is not safe, or cannot be made (the message says why and what to do).
+        FileNotFoundError: It is missing and ``create`` is False.
     """
     try:
-        make_private_dirs(state_dir)
-    except OSError as exc:
+        return open_dir(state_dir, create=create, option="--state-dir DIR")
+    except UnsafePathError as exc:
+        raise StateError(str(exc)) from None
+    except FileNotFoundError:
+        if not create:
+            raise
         raise StateError(
-            f"cannot create the state directory {state_dir}: {exc.strerror}; "
+            f"cannot create the state directory {state_dir}: a parent is missing; pass --state-dir"
+        ) from None
+    except OSError as exc:
+        verb = "create" if create else "open"
+        raise StateError(
+            f"cannot {verb} the state directory {state_dir}: {exc.strerror or exc}; "
             "make its parent writable or pass --state-dir"
         ) from None
-    if not state_dir.is_dir():
-        raise StateError(f"the state directory {state_dir} is not a directory; pass --state-dir")
-    tighten(state_dir, PRIVATE_DIR_MODE)
+
+
+def prepare_state_dir(state_dir: Path) -> None:
+    """Create the state directory (0700) or check and tighten an existing one (see ``open_state_dir``).
+
+    Raises:
+        StateError: It cannot be created, or another user could aim writes there.
+    """
+    open_state_dir(state_dir).close()
+
+
+_FILES = (DB_NAME, DB_NAME + "-wal", DB_NAME + "-shm", DB_NAME + "-journal")
+
+
+def _check_files(folder: SafeDir) -> None:
+    """Refuse a database whose files are links or not ours: SQLite would follow or trust them.
+
+    Checked without opening them: another connection of this process may hold POSIX locks
+    on them, which closing any descriptor of the file would drop (and corrupt the WAL).
+    """
+    for name in _FILES:
+        try:
+            folder.check_file(name)
+        except UnsafePathError as exc:
+            raise StateError(str(exc)) from None
+        except OSError as exc:
+            raise _disk_error(folder.path / name, exc) from None
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
     try:
-        info = os.stat(path)
+        info = os.stat(path, follow_symlinks=False)
     except OSError:
         return None
     return info.st_dev, info.st_ino
 
 
-def _create(path: Path) -> None:
-    """Write a fresh database beside ``path`` and rename it into place (never half-made)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.new")
+def _create(folder: SafeDir) -> None:
+    """Write a fresh database beside ``state.db`` and rename it into place (never half-made)."""
+    tmp = f".{DB_NAME}.{os.getpid()}.new"
+    path = folder.path / DB_NAME
     try:
-        tmp.unlink(missing_ok=True)
-        os.close(open_private(tmp, os.O_RDWR | os.O_EXCL))
-        conn = sqlite3.connect(tmp, isolation_level=None)
+        folder.unlink(tmp)
+        os.close(folder.open_file(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL))  # nobody has it open yet
+        conn = sqlite3.connect(folder.path / tmp, isolation_level=None)
         try:
             conn.executescript(_schema_sql())
             conn.execute("INSERT INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
         finally:
             conn.close()
-        os.replace(tmp, path)
+        folder.rename(tmp, DB_NAME)
+        folder.sync()
     except (OSError, sqlite3.Error) as exc:
         with contextlib.suppress(OSError):
-            tmp.unlink()
+            folder.unlink(tmp)
         raise _disk_error(path, exc) from None
 
 
-def _move_aside(path: Path, why: str) -> str:
+def _move_aside(folder: SafeDir, why: str) -> str:
+    path = folder.path / DB_NAME
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    target = f"{DB_NAME}.corrupt-{stamp}"
     try:
-        os.replace(path, target)
+        folder.rename(DB_NAME, target)
         for suffix in ("-wal", "-shm"):
-            side = path.with_name(path.name + suffix)
-            if side.exists():
-                os.replace(side, target.with_name(target.name + suffix))
+            if folder.lstat(DB_NAME + suffix) is not None:
+                folder.rename(DB_NAME + suffix, target + suffix)
     except OSError as exc:
         raise StateError(
             f"state database {path} is corrupt ({why}) and cannot be moved aside ({exc.strerror}); "
-            f"move it away yourself (mv {path} {target}) and run the command again"
+            f"move it away yourself (mv {path} {folder.path / target}) and run the command again"
         ) from None
     return (
-        f"state database {path} was corrupt ({why}); moved it to {target} and started a fresh one "
-        "(the old audit history is in that file)"
+        f"state database {path} was corrupt ({why}); moved it to {folder.path / target} and started a "
+        "fresh one (the old audit history is in that file)"
     )
 
 

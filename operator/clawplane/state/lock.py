@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 from types import TracebackType
 
-from clawplane._utils.private import open_private
-from clawplane.state.db import StateError, prepare_state_dir
+from clawplane._utils.safedir import UnsafePathError
+from clawplane.state.db import StateError, open_state_dir
 
 
 class FolderLock:
@@ -20,9 +20,11 @@ class FolderLock:
 
     def acquire(self) -> None:
         """Take the lock or raise ``StateError`` naming the holder."""
-        prepare_state_dir(self.path.parent)
         try:
-            fd = open_private(self.path, os.O_RDWR)
+            with open_state_dir(self.path.parent) as folder:
+                fd = folder.open_file(self.path.name, os.O_RDWR | os.O_CREAT)
+        except UnsafePathError as exc:
+            raise StateError(str(exc)) from None
         except OSError as exc:
             raise StateError(
                 f"cannot open the lock {self.path}: {exc.strerror}; make the state directory writable "

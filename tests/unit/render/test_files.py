@@ -52,7 +52,7 @@ def test_failed_write_leaves_old_content_and_no_temp(tmp_path: Path, monkeypatch
     target = tmp_path / "a.txt"
     write_if_changed(target, "old")
 
-    def boom(src: str, dst: object) -> None:
+    def boom(*args: object, **kwargs: object) -> None:
         raise OSError("disk full")
 
     monkeypatch.setattr(atomicfile.os, "replace", boom)
