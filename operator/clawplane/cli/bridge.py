@@ -134,10 +134,28 @@ def bridge(
         typer.Option("--sessions", help="perClient: a process per client session; shared: one for all."),
     ] = SessionMode.PER_CLIENT,
     max_sessions: Annotated[
-        int, typer.Option("--max-sessions", min=1, help="Client sessions allowed at once.")
+        int,
+        typer.Option(
+            "--max-sessions",
+            min=1,
+            max=10_000,
+            help="Client sessions allowed at once; when full, the least recently used idle one makes room.",
+        ),
     ] = DEFAULT_MAX_SESSIONS,
+    max_sessions_per_consumer: Annotated[
+        int | None,
+        typer.Option(
+            "--max-sessions-per-consumer",
+            min=1,
+            max=10_000,
+            help="Sessions one token may hold (default: all of --max-sessions; the bridge has one token).",
+        ),
+    ] = None,
     session_idle_ttl_ms: Annotated[
-        int, typer.Option("--session-idle-ttl-ms", min=1, help="Close a client session idle this long.")
+        int,
+        typer.Option(
+            "--session-idle-ttl-ms", min=1, help="Close a client session idle this long after its last use."
+        ),
     ] = DEFAULT_SESSION_IDLE_TTL_MS,
     tool_approval: Annotated[
         str | None,
@@ -199,6 +217,7 @@ def bridge(
         allowed_hosts=frozenset(h.lower() for h in allowed_host or ()),
         sessions=sessions,
         max_sessions=max_sessions,
+        max_sessions_per_consumer=max_sessions_per_consumer,
         session_idle_ttl_ms=session_idle_ttl_ms,
         tool_approval=gated,
         tool_filter=hidden,

@@ -2,7 +2,8 @@
 
 The route needs a token with the ``read`` scope (``cli`` has read and approve, ``reader``
 only read); ``approvals_respond`` also needs ``approve``. Answers are taken in the supervisor
-itself, so an approved plan is applied at once.
+itself, so an approved plan is applied at once. Its sessions are bounded as the hosted
+endpoint's are (``Gateway.spec.endpoint.controlSessions``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import anyio
 
 from clawplane.mcpserve.folder import supervisor_server
 from clawplane.mcpserve.tools import READ
+from clawplane.reconcile.agentendpoint import endpoint_limits
 from clawplane.reconcile.extensions import SupervisorContext, provide
 from clawplane.runtimes.proxy import Principal, Route
 from clawplane.runtimes.proxy.sdkroute import serve_sdk_server
@@ -31,7 +33,15 @@ def _allows(principal: Principal, rest: str) -> bool:
 async def control_endpoint(ctx: SupervisorContext) -> AsyncIterator[None]:
     """Serve the control plane at ``CONTROL_PATH`` while the context is open."""
     server = supervisor_server(ctx.ws, ctx.db, ctx.oversight)
-    async with serve_sdk_server(server.server) as app, anyio.create_task_group() as tg:
+    applied = ctx.backend.agents  # the applied Gateway's endpoint settings, with its session limits
+    served = serve_sdk_server(
+        server.server,
+        where=f"the control plane {CONTROL_PATH}",
+        limits=lambda: endpoint_limits(applied.endpoint.control_sessions),
+        total_setting="Gateway spec.endpoint.controlSessions.maxSessions",
+        share_setting="Gateway spec.endpoint.controlSessions.maxSessionsPerConsumer",
+    )
+    async with served as app, anyio.create_task_group() as tg:
         tg.start_soon(server.run_updates)
         # The plan resource changes with the files even when the loop does not watch them (apply):
         # the supervisor's one watch of the folder tells this too.

@@ -135,6 +135,21 @@ class PluginsConfig(OpenPart):
     """Plugins never loaded."""
 
 
+DEFAULT_ENDPOINT_MAX_SESSIONS = 32
+DEFAULT_ENDPOINT_SESSION_IDLE_TTL_MS = 600_000
+
+
+class EndpointSessions(Model):
+    """Session limits of one of the supervisor's own MCP endpoints (one accounting for all its consumers)."""
+
+    max_sessions: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    """Client sessions open at once (default 32). At the limit the least-recently-used idle session (no request in flight, no open stream) is closed to make room; when none is idle, one more is refused."""
+    max_sessions_per_consumer: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    """Sessions one consumer (one token) may hold; at its share its own least-recently-used idle session makes room, else it is refused. Absent: three quarters of ``maxSessions`` (rounded up)."""
+    session_idle_ttl_ms: Annotated[int, Field(gt=0, le=2_147_483_647)] | None = None
+    """A session with no request in flight and no open stream for this long after its last use is closed (default 600000); a ``ping`` is not a use."""
+
+
 class GatewayEndpoint(Model):
     """Where the local supervisor serves hosted MCP servers."""
 
@@ -142,6 +157,10 @@ class GatewayEndpoint(Model):
     """Loopback address to bind."""
     port: Annotated[int, Field(ge=0, le=65535)] = 0
     """Port; 0 picks a free one."""
+    agent_sessions: EndpointSessions | None = None
+    """Sessions of the per-agent endpoints ``/mcp/agents/<agent>``, all agents together; each agent's token is one consumer. Every session starts its own process of each ``perClient`` server it uses."""
+    control_sessions: EndpointSessions | None = None
+    """Sessions of the control plane ``/mcp/_clawplane``."""
 
 
 class PlanAction(enum.StrEnum):

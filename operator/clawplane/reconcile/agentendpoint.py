@@ -9,6 +9,10 @@ Only the agent's own token (consumer ``agent:<id>``) reaches its endpoint: its `
 hold ``agents/<id>`` and nothing else, so it gets 403 on hosted servers, on other agents'
 endpoints and on the control plane; every other token gets 403 here. What agents are and
 which servers and policy they have is taken at each apply (``AgentRoutes.update``).
+
+Sessions of all agents are one accounting (``Gateway.spec.endpoint.agentSessions``, each
+agent's token one consumer): a session starts its own process of each ``perClient`` server it
+uses, so without a bound one agent token could start processes without end.
 """
 
 from __future__ import annotations
@@ -20,17 +24,34 @@ import anyio
 from starlette.types import Receive, Scope, Send
 
 from clawplane.desired import DesiredState
+from clawplane.models.gateway import (
+    DEFAULT_ENDPOINT_MAX_SESSIONS,
+    DEFAULT_ENDPOINT_SESSION_IDLE_TTL_MS,
+    EndpointSessions,
+    GatewayEndpoint,
+)
 from clawplane.reconcile.agentcatalog import AgentRoute, agent_routes, filter_catalog
 from clawplane.runtimes import Supervisor, ToolEntry
 from clawplane.runtimes.aggregate import AGENT_SCOPE_KEY, AgentEndpoint
 from clawplane.runtimes.catalog import ServerTools, merge_catalog
 from clawplane.runtimes.proxy import Principal, Route
+from clawplane.runtimes.proxy.ledger import SessionLimits
 from clawplane.runtimes.proxy.sdkroute import serve_sdk_server
 from clawplane.state.tokens import agent_access
 
-__all__ = ["AGENTS_PATH", "AgentRoutes", "agent_of", "serve_agent_endpoints"]
+__all__ = ["AGENTS_PATH", "AgentRoutes", "agent_of", "endpoint_limits", "serve_agent_endpoints"]
 
 AGENTS_PATH = "/mcp/agents"
+
+
+def endpoint_limits(declared: EndpointSessions | None) -> SessionLimits:
+    """The session limits of one of the supervisor's own endpoints, declared or default."""
+    declared = declared or EndpointSessions()
+    return SessionLimits(
+        max_sessions=declared.max_sessions or DEFAULT_ENDPOINT_MAX_SESSIONS,
+        per_consumer=declared.max_sessions_per_consumer,
+        idle_ttl=(declared.session_idle_ttl_ms or DEFAULT_ENDPOINT_SESSION_IDLE_TTL_MS) / 1000,
+    )
 
 
 class AgentRoutes:
@@ -39,9 +60,13 @@ class AgentRoutes:
     def __init__(self) -> None:
         self.routes: dict[str, AgentRoute] = {}
         self.supervisor: Supervisor | None = None
+        self.endpoint = GatewayEndpoint()
+        """The applied ``Gateway.spec.endpoint`` (the limits of ``/mcp/agents`` and ``/mcp/_clawplane``)."""
 
     def update(self, desired: DesiredState) -> None:
         """Serve the agents of ``desired`` from now on (their sessions hear of a changed catalog)."""
+        gateway = desired.gateway
+        self.endpoint = gateway.spec.endpoint if gateway is not None else GatewayEndpoint()
         routes = agent_routes(desired)
         if routes != self.routes:
             self.routes = routes
@@ -79,7 +104,14 @@ async def serve_agent_endpoints(supervisor: Supervisor, routes: AgentRoutes) -> 
     """Serve every applied agent at ``AGENTS_PATH/<agent>`` while the context is open."""
     routes.supervisor = supervisor
     endpoint = AgentEndpoint(supervisor, routes, supervisor.change_event)
-    async with serve_sdk_server(endpoint.server) as app, anyio.create_task_group() as tg:
+    served = serve_sdk_server(
+        endpoint.server,
+        where="the agent endpoint /mcp/agents",
+        limits=lambda: endpoint_limits(routes.endpoint.agent_sessions),
+        total_setting="Gateway spec.endpoint.agentSessions.maxSessions",
+        share_setting="Gateway spec.endpoint.agentSessions.maxSessionsPerConsumer",
+    )
+    async with served as app, anyio.create_task_group() as tg:
         await tg.start(endpoint.run)
 
         async def route_app(scope: Scope, receive: Receive, send: Send) -> None:

@@ -183,6 +183,23 @@ class Connection:
                 self._redact(f"{what} failed: {describe_error(exc)}"), code=code
             ) from None
 
+    async def check_alive(self, timeout: float | None = None) -> None:
+        """Ask the server for a cheap answer, the way its protocol revision has it.
+
+        Handshake-era revisions have ``ping``; 2026-07-28 removed it (the SDK warns on every
+        call), and a stateless ``server/discover`` at the negotiated version is its cheap request.
+
+        Raises:
+            RequestTimeoutError: No answer within the timeout.
+            RequestFailedError: The server answered with an error, or the transport failed.
+        """
+        version = self.protocol_version
+        session = self.client.session
+        if version in MODERN_PROTOCOL_VERSIONS:
+            await self.request("server/discover", lambda: session.send_discover(version), timeout)
+        else:
+            await self.request("ping", session.send_ping, timeout)
+
     async def list_tools(self, limits: ListLimits) -> list[types.Tool]:
         """Every tool, within OpenClaw's listing bounds."""
 

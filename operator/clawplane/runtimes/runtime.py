@@ -251,6 +251,8 @@ class ServerRuntime:
             mode=self.spec.sessions,
             max_sessions=self.spec.max_sessions,
             idle_ttl=self.spec.session_idle_ttl_ms / 1000,
+            per_consumer=self.spec.max_sessions_per_consumer,
+            connect_timeout=self.spec.connection_timeout_ms / 1000,
         )
 
     async def primary(self) -> Mux:
@@ -614,7 +616,7 @@ class ServerRuntime:
                 session.end(reason)
                 return
             try:
-                await conn.request("ping", conn.client.send_ping, timeout)
+                await conn.check_alive(timeout)
             except RequestFailedError as exc:
                 if exc.code != METHOD_NOT_FOUND:  # "no ping here" is an answer too
                     reason = self._redact_text(f"liveness check failed: {exc}")

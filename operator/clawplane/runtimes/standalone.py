@@ -53,6 +53,9 @@ class BridgeOptions:
     allowed_hosts: frozenset[str] = frozenset()
     sessions: SessionMode = SessionMode.PER_CLIENT
     max_sessions: int = DEFAULT_MAX_SESSIONS
+    max_sessions_per_consumer: int | None = None
+    """Sessions one token may hold; None: all of ``max_sessions`` (the bridge has one token, so no
+    other consumer needs a share kept free; an idle session still makes room for a new one)."""
     session_idle_ttl_ms: int = DEFAULT_SESSION_IDLE_TTL_MS
     tool_approval: ToolApproval | None = None
     """The server's ``toolApproval``: the bridge has no approval queue, so it refuses those calls."""
@@ -143,6 +146,7 @@ async def run_bridge(
         args=list(command[1:]),
         sessions=options.sessions,
         max_sessions=options.max_sessions,
+        max_sessions_per_consumer=options.max_sessions_per_consumer or options.max_sessions,
         session_idle_ttl_ms=options.session_idle_ttl_ms,
         tool_approval=options.tool_approval,
         tool_filter=options.tool_filter,

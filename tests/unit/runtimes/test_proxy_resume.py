@@ -42,7 +42,7 @@ async def _never() -> AsgiMessage:
 def _session() -> legacy.LegacySession:
     """A 2025-11-25 session with no upstream: the tests hand its router the server's messages."""
     session = legacy.LegacySession(
-        "srv", None, None, idle_ttl=None, on_end=lambda _: None  # type: ignore[arg-type]
+        "srv", None, None, on_end=lambda _: None  # type: ignore[arg-type]
     )
     session.protocol_version = "2025-11-25"
     return session

@@ -8,7 +8,8 @@ fresh mux ``Link``, so everything the server answers — results with fields thi
 model, error ``code``/``message``/``data`` — comes back as the server wrote it. A link is per
 request: what the server sends for it (progress, logging, sampling/elicitation/roots
 requests) reaches only that request, and leaving the link (the downstream request was
-cancelled) sends ``notifications/cancelled`` upstream.
+cancelled) sends ``notifications/cancelled`` upstream. When the downstream client disconnects
+(``gone``), a call still held for an approval dies with it (``Link.withdraw``).
 
 Every proxied request of the agent endpoint, ``tools/call`` included, goes through
 ``Backend.request``, which hands it to ``Link.send`` and so to ``Mux._request`` — the same
@@ -175,8 +176,12 @@ class Backend:
         *,
         on_message: OnMessage | None = None,
         on_request: OnRequest | None = None,
+        gone: anyio.Event | None = None,
     ) -> dict[str, Any]:
         """Send one request and return its result; what the server sends for it goes to the callbacks.
+
+        ``gone`` is set when the downstream client disconnected: a call still held for an
+        approval is withdrawn then (and answered with the gate's refusal).
 
         Raises:
             BackendError: The server answered with an error, or went away first.
@@ -194,6 +199,24 @@ class Backend:
             msg["params"] = dict(params)
         try:
             await link.send(msg)
+            async with anyio.create_task_group() as tg:
+                if gone is not None:
+                    tg.start_soon(_withdraw_when_gone, gone, link)
+                answer = await self._answer(mux, link, on_message, on_request)
+                tg.cancel_scope.cancel()
+            if isinstance(answer, Exception):
+                raise answer  # raised out here: inside the task group it would come wrapped in a group
+            return answer
+        finally:
+            # Still pending here: the downstream request was cancelled; leaving cancels it upstream.
+            with anyio.CancelScope(shield=True):
+                await link.aclose()
+
+    async def _answer(
+        self, mux: Mux, link: Link, on_message: OnMessage | None, on_request: OnRequest | None
+    ) -> dict[str, Any] | Exception:
+        """The request's result (or what failed), relaying what the server sends for it meanwhile."""
+        try:
             async for delivery in link:
                 item = delivery.message
                 if is_response(item):
@@ -202,12 +225,15 @@ class Backend:
                     await link.send(await (on_request or _refuse)(item))
                 elif on_message is not None:
                     await on_message(item)
-            reason = link.reason or mux.gone or "the connection closed"
-            raise BackendError(SERVER_UNAVAILABLE, f'MCP server "{self.hosted.name}" went away: {reason}')
-        finally:
-            # Still pending here: the downstream request was cancelled; leaving cancels it upstream.
-            with anyio.CancelScope(shield=True):
-                await link.aclose()
+        except Exception as exc:  # handed back, to be raised outside the task group
+            return exc
+        reason = link.reason or mux.gone or "the connection closed"
+        return BackendError(SERVER_UNAVAILABLE, f'MCP server "{self.hosted.name}" went away: {reason}')
+
+
+async def _withdraw_when_gone(gone: anyio.Event, link: Link) -> None:
+    await gone.wait()
+    link.withdraw(1, "the caller's HTTP request disconnected before an answer")
 
 
 def _result(server: str, msg: Message) -> dict[str, Any]:

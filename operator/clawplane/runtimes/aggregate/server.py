@@ -18,7 +18,9 @@ upstream session per backend, closed after ``idle_ttl`` without requests.
 Requests pass through raw: the server's error ``code``/``message``/``data`` reach the
 client unchanged, progress and logging of a call go to that call, a server's sampling,
 elicitation and roots requests go to the client that made the call, and a cancelled call
-is cancelled upstream. ``notifications/tools/list_changed`` (and the resources and prompts
+is cancelled upstream. A call held for an approval dies with its caller: when the client's
+HTTP request disconnects, its approval request is withdrawn and nothing is forwarded.
+``notifications/tools/list_changed`` (and the resources and prompts
 ones) go to the agent's sessions whenever its catalog changes (``change_event``) or a
 backend session announces a change.
 """
@@ -62,6 +64,7 @@ from clawplane.runtimes.catalog import ServerTools, ToolEntry, ToolKind, build_s
 from clawplane.runtimes.proxy.app import PRINCIPAL_SCOPE_KEY
 from clawplane.runtimes.proxy.guard import Principal
 from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, HostedDirectory
+from clawplane.runtimes.proxy.sdkroute import DISCONNECTED_SCOPE_KEY
 from clawplane.runtimes.proxy.wire import Message
 
 __all__ = ["AGENT_SCOPE_KEY", "AgentEndpoint", "Catalogs"]
@@ -421,9 +424,14 @@ class AgentEndpoint:
                 return {"jsonrpc": "2.0", "id": msg.get("id"), "error": {"code": -32601, "message": why}}
             return {"jsonrpc": "2.0", "id": msg.get("id"), "result": result}
 
+        scope = getattr(ctx.request, "scope", None)
+        gone = scope.get(DISCONNECTED_SCOPE_KEY) if isinstance(scope, Mapping) else None
         try:
             backend = await self._backend(downstream, server)
-            return await backend.request(method, params, on_message=on_message, on_request=on_request)
+            return await backend.request(
+                method, params, on_message=on_message, on_request=on_request,
+                gone=gone if isinstance(gone, anyio.Event) else None,
+            )  # fmt: skip
         except BackendError as exc:
             raise MCPError(exc.code, exc.message, exc.data) from None
         finally:

@@ -4,8 +4,10 @@ A request whose ``MCP-Protocol-Version`` header names a 2026-07-28-era revision 
 self-contained exchange (``modern``). Anything else belongs to the handshake era: with an
 ``Mcp-Session-Id`` it goes to that session (404 when it is unknown, ended, or was opened
 with another token — a session belongs to the credential that opened it); without one,
-only an ``initialize`` POST may open a new session, which is admitted when the server
-holds fewer than ``maxSessions`` sessions and its upstream could be started.
+only an ``initialize`` POST (with a string or integer id and object params) may open a new
+session. The server's ``ledger`` admits it — within ``maxSessions`` and the consumer's share,
+ending the least-recently-used idle session to make room — and its upstream must start;
+otherwise the answer is 503 with ``-32011`` or ``-32010`` saying why.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from starlette.types import Receive, Scope, Send
 
 from clawplane.runtimes.proxy.guard import Principal, reply
 from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, SESSION_LIMIT, Hosted, UnavailableError
-from clawplane.runtimes.proxy.legacy import LegacySession, read_body, replay_body
+from clawplane.runtimes.proxy.ledger import SessionLedger, SessionLimitError
+from clawplane.runtimes.proxy.legacy import LegacySession, invalid_id, read_body, replay_body
 from clawplane.runtimes.proxy.modern import handle_modern
 from clawplane.runtimes.proxy.mux import UpstreamGoneError
 
@@ -44,10 +47,24 @@ def _is_json(content_type: str) -> bool:
 class ServerFront:
     """Routes one hosted server's HTTP requests (see the module docstring)."""
 
-    def __init__(self, hosted: Hosted, task_group: anyio.abc.TaskGroup) -> None:
+    def __init__(
+        self,
+        hosted: Hosted,
+        task_group: anyio.abc.TaskGroup,
+        *,
+        total_setting: str = "spec.maxSessions (`clawplane bridge --max-sessions`)",
+        share_setting: str = "spec.maxSessionsPerConsumer (`clawplane bridge --max-sessions-per-consumer`)",
+    ) -> None:
         self.hosted = hosted
         self._tg = task_group
         self.sessions: dict[str, LegacySession] = {}
+        self.ledger = SessionLedger(
+            f'MCP server "{hosted.name}"',
+            lambda: hosted.policy.limits,
+            task_group,
+            total_setting=total_setting,
+            share_setting=share_setting,
+        )
         self._admission = anyio.Lock()
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, principal: Principal) -> None:
@@ -95,42 +112,57 @@ class ServerFront:
         except (ValueError, RecursionError) as exc:
             await reply(send, 400, _error(-32700, f"Parse error: {exc}"))
             return
+        problem = invalid_id(message)
+        if problem is not None:
+            await reply(send, 400, _error(-32600, problem))
+            return
         if not (isinstance(message, dict) and message.get("method") == "initialize" and "id" in message):
             await reply(send, 400, _error(-32600, "Bad Request: Missing session ID"))
             return
+        if not isinstance(message.get("params"), dict):
+            await reply(send, 400, _error(-32600, "Invalid Request: initialize needs params (an object)"))
+            return
         policy = self.hosted.policy
         async with self._admission:
-            if len(self.sessions) >= policy.max_sessions:
-                await reply(
-                    send,
-                    503,
-                    _error(
-                        SESSION_LIMIT,
-                        f'MCP server "{self.hosted.name}" already has {len(self.sessions)} client sessions '
-                        f"(its maxSessions); close an idle session (HTTP DELETE) or raise spec.maxSessions",
-                        message["id"],
-                    ),
-                )
+            found: list[LegacySession] = []
+
+            def end(why: str) -> None:
+                for session in found:
+                    session.terminate(why)
+
+            try:
+                seat = self.ledger.admit(principal.consumer, end)
+            except SessionLimitError as exc:
+                await reply(send, 503, _error(SESSION_LIMIT, str(exc), message["id"]))
                 return
             session = LegacySession(
                 self.hosted.name,
                 principal,
                 self.hosted.session_upstream(f"{principal.consumer}"),
-                idle_ttl=policy.idle_ttl,
                 on_end=self._ended,
+                seat=seat,
+                connect_timeout=policy.connect_timeout,
                 tool_allowed=self.hosted.tool_allowed,
                 gate=self.hosted.call_gate(principal.consumer),
             )
+            found.append(session)
             try:
                 await self._tg.start(session.run)
             except (UnavailableError, UpstreamGoneError) as exc:
+                seat.release()
                 await reply(send, 503, _error(SERVER_UNAVAILABLE, str(exc), message["id"]))
                 return
+            seat.key = session.id
             self.sessions[session.id] = session
             self.hosted.sessions_changed(len(self.sessions))
-        await session.handle(scope, replay_body(body), send)
+        try:
+            await session.handle(scope, replay_body(body, receive), send)
+        finally:
+            seat.opened()
 
     def _ended(self, session: LegacySession) -> None:
+        if session.seat is not None:
+            session.seat.release()
         if self.sessions.pop(session.id, None) is not None:
             self.hosted.sessions_changed(len(self.sessions))
 

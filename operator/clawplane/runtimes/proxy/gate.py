@@ -7,7 +7,9 @@ injected by the supervisor, because the queue lives above this layer). While it 
 gate reports progress, which the proxy sends to the caller as ``notifications/progress``
 when the call carried a progress token. A cancelled wait (the caller sent
 ``notifications/cancelled`` or went away) must withdraw the request: the gate sees it as
-cancellation of ``hold``.
+cancellation of ``hold``, with the cause in the call's ``Departure``. A caller that is gone
+while its session lives on (its HTTP request disconnected) is told through the ``Departure``
+alone: the gate withdraws the request and answers a refusal, kept for a client that resumes.
 
 Without a queue (``clawplane bridge`` in a pod has no state database) a gated call is
 refused, never forwarded: an approval rule that cannot be enforced fails closed.
@@ -16,14 +18,17 @@ refused, never forwarded: an approval rule that cannot be enforced fails closed.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import anyio
 
 from clawplane.runtimes.proxy.wire import Message, RequestId
 
 __all__ = [
     "APPROVAL_META_KEY",
     "CallGate",
+    "Departure",
     "GatedCall",
     "Progress",
     "ToolGate",
@@ -37,6 +42,25 @@ APPROVAL_META_KEY = "dev.clawplane/approval"
 
 Progress = Callable[[float, float | None, str], Awaitable[None]]
 """``(progress, total, message)`` → report that the call still waits."""
+
+
+@dataclass(eq=False)
+class Departure:
+    """Whether the caller of a held call is gone, and why (set once, by the proxy)."""
+
+    event: anyio.Event = field(default_factory=anyio.Event)
+    reason: str = ""
+
+    @property
+    def gone(self) -> bool:
+        """True once the caller left."""
+        return self.event.is_set()
+
+    def leave(self, reason: str) -> None:
+        """The caller is gone because of ``reason`` (the first cause given is kept)."""
+        if not self.event.is_set():
+            self.reason = reason
+            self.event.set()
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +80,8 @@ class GatedCall:
     """How long the call may wait for an answer."""
     endpoint: str = ""
     """Where it was called (``/mcp/<server>``, ``/mcp/agents/<agent>``)."""
+    departure: Departure = field(default_factory=Departure)
+    """Set by the proxy when the caller went away while the call waited."""
 
 
 @dataclass(frozen=True, slots=True)

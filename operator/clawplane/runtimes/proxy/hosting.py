@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from clawplane.models import SessionMode
 from clawplane.runtimes.proxy.gate import CallGate
+from clawplane.runtimes.proxy.ledger import DEFAULT_IDLE_TTL_S, DEFAULT_MAX_SESSIONS, SessionLimits
 from clawplane.runtimes.proxy.mux import Mux
 
 __all__ = [
@@ -34,7 +35,8 @@ __all__ = [
 SERVER_UNAVAILABLE = -32010
 """The hosted server is not running or not ready (the message says which and why)."""
 SESSION_LIMIT = -32011
-"""The hosted server already holds ``maxSessions`` client sessions."""
+"""No slot for a new session: the endpoint holds ``maxSessions`` sessions, or the consumer its share,
+and none of those that would have to make room is idle."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +44,18 @@ class SessionPolicy:
     """Session isolation and limits of one hosted server."""
 
     mode: SessionMode = SessionMode.PER_CLIENT
-    max_sessions: int = 32
-    idle_ttl: float = 600.0
-    """Seconds a session may stay without any request in flight before it is closed."""
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    idle_ttl: float = DEFAULT_IDLE_TTL_S
+    """Seconds an idle session (no request in flight, no open stream) lives after its last use."""
+    per_consumer: int | None = None
+    """Sessions one consumer may hold (None: three quarters of ``max_sessions``)."""
+    connect_timeout: float = 30.0
+    """Seconds a new session's ``initialize`` may wait for the server's answer; then the session is closed."""
+
+    @property
+    def limits(self) -> SessionLimits:
+        """The limits the hosted server's session ledger enforces."""
+        return SessionLimits(self.max_sessions, self.per_consumer, self.idle_ttl)
 
 
 class UnavailableError(Exception):

@@ -7,7 +7,9 @@ The HTTP side follows the streamable-HTTP transport of 2025-03-26 … 2025-11-25
   response, with keep-alive comments every ``SSE_DEFER_S`` while it waits. A stream of a
   2025-11-25 session starts with a priming event, and every event has an id, so a client that
   loses the stream resumes it with ``GET`` + ``Last-Event-ID``. A client disconnecting does not cancel
-  its request (only ``notifications/cancelled`` does, which also ends the request's stream).
+  its request (only ``notifications/cancelled`` does, which also ends the request's stream), except a
+  call still held for an approval: it dies with its caller (``Link.withdraw``; the refusal is kept
+  for a client that resumes).
 - ``POST`` of notifications or responses: 202. A JSON array is a batch, accepted on sessions
   that negotiated 2025-03-26 (the only revision with batches) and answered with the array of
   responses; on later revisions it is invalid, as the specification says.
@@ -18,8 +20,12 @@ The HTTP side follows the streamable-HTTP transport of 2025-03-26 … 2025-11-25
 Messages stay decoded JSON end to end: nothing is re-modelled, so ``_meta``, error ``data`` and
 unknown fields pass unchanged. The session keeps its last ``MAX_EVENTS`` SSE events for
 resumption. When the upstream goes away its pending requests have been answered with an error
-and the session ends. A session with no request in flight and no open stream for
-``idle_ttl`` seconds is closed.
+and the session ends. A message whose ``id`` is neither a string nor an integer (an object, an
+array, a fraction, NaN, null) is refused with HTTP 400 and ``-32600``: its answer could never be
+routed back. Every HTTP request holds the session's ``Seat`` in use while it is served (its
+endpoint's ``ledger`` ends idle sessions); a ``ping`` is not a use. An ``initialize`` that the
+server leaves unanswered for ``connect_timeout`` seconds is answered with ``-32010`` and ends
+the session, which frees its slot and its process.
 """
 
 from __future__ import annotations
@@ -43,10 +49,21 @@ from starlette.types import Receive, Scope, Send
 from clawplane._utils.compactjson import compact
 from clawplane.runtimes.proxy.gate import CallGate
 from clawplane.runtimes.proxy.guard import Principal, reply
+from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE
+from clawplane.runtimes.proxy.ledger import Seat
 from clawplane.runtimes.proxy.mux import Link, Mux
 from clawplane.runtimes.proxy.wire import Message, RequestId, is_notification, is_request, is_response
 
-__all__ = ["BATCH_REVISION", "MAX_EVENTS", "SSE_DEFER_S", "LegacySession", "read_body", "replay_body"]
+__all__ = [
+    "BATCH_REVISION",
+    "MAX_EVENTS",
+    "SSE_DEFER_S",
+    "LegacySession",
+    "invalid_id",
+    "is_ping",
+    "read_body",
+    "replay_body",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -73,8 +90,9 @@ def _key(value: RequestId) -> StreamKey:
     return (type(value), value)
 
 
-def replay_body(body: bytes) -> Receive:
-    """A ``receive`` that hands out ``body`` once (it has already been read)."""
+def replay_body(body: bytes, then: Receive | None = None) -> Receive:
+    """A ``receive`` that hands out ``body`` once (it has already been read), then waits on ``then``
+    (the request's own ``receive``, which tells of the client hanging up) or forever."""
     sent = False
 
     async def receive() -> AsgiMessage:
@@ -82,6 +100,8 @@ def replay_body(body: bytes) -> Receive:
         if not sent:
             sent = True
             return {"type": "http.request", "body": body, "more_body": False}
+        if then is not None:
+            return await then()
         await anyio.sleep_forever()
         raise AssertionError("unreachable")
 
@@ -156,8 +176,9 @@ class LegacySession:
         principal: Principal,
         upstream: AbstractAsyncContextManager[Mux],
         *,
-        idle_ttl: float | None,
         on_end: Callable[[LegacySession], None],
+        seat: Seat | None = None,
+        connect_timeout: float | None = None,
         tool_allowed: Callable[[str], bool] | None = None,
         gate: CallGate | None = None,
     ) -> None:
@@ -169,13 +190,13 @@ class LegacySession:
         self._on_end = on_end
         self._tool_allowed = tool_allowed
         self._gate = gate
-        self._idle_ttl = idle_ttl
+        self.seat = seat
+        """Its place in the endpoint's ledger (None: not accounted, as in unit tests)."""
+        self._connect_timeout = connect_timeout
         self._link: Link | None = None
         self._streams: dict[StreamKey, _Stream] = {}
         self._events: OrderedDict[int, tuple[StreamKey, Message]] = OrderedDict()
         self._event_ids = 0
-        self._in_flight = 0
-        self._activity = anyio.Event()
         self.ended = anyio.Event()
         self._scope: anyio.CancelScope | None = None
         self._sid = (b"mcp-session-id", self.id.encode())
@@ -193,11 +214,7 @@ class LegacySession:
                     with anyio.CancelScope() as self._scope:
                         task_status.started()
                         started = True
-                        async with anyio.create_task_group() as tg:
-                            if self._idle_ttl is not None:
-                                tg.start_soon(self._expire, self._idle_ttl, tg.cancel_scope)
-                            await self._route(link)
-                            tg.cancel_scope.cancel()
+                        await self._route(link)
                 finally:
                     await link.aclose()
                     if link.reason:
@@ -217,38 +234,18 @@ class LegacySession:
                 stream.send.close()
         self._on_end(self)
 
-    def terminate(self) -> None:
-        """End the session (DELETE, shutdown); its next request gets 404."""
+    def terminate(self, reason: str | None = None) -> None:
+        """End the session (DELETE, eviction, idle, shutdown); its next request gets 404."""
+        if reason is not None and not self.ended.is_set():
+            logger.info("%s: session %s ended: %s", self.server, self.id[:8], reason)
         self.ended.set()
         if self._scope is not None:
             self._scope.cancel()
 
-    async def _expire(self, ttl: float, scope: anyio.CancelScope) -> None:
-        while True:
-            if self._in_flight:
-                await self._activity.wait()
-                continue
-            with anyio.move_on_after(ttl) as waited:
-                await self._activity.wait()
-            if waited.cancelled_caught and not self._in_flight:
-                logger.info("%s: session %s closed after %gs idle", self.server, self.id[:8], ttl)
-                self.ended.set()
-                scope.cancel()
-                return
-
-    @contextlib.contextmanager
-    def _busy(self) -> Any:
-        self._in_flight += 1
-        self._poke()
-        try:
-            yield
-        finally:
-            self._in_flight -= 1
-            self._poke()
-
-    def _poke(self) -> None:
-        activity, self._activity = self._activity, anyio.Event()
-        activity.set()
+    def _busy(self) -> contextlib.AbstractContextManager[Callable[[], None]]:
+        if self.seat is None:
+            return contextlib.nullcontext(_no_use)
+        return self.seat.busy()
 
     # -- upstream → client -------------------------------------------------------------------
     async def _route(self, link: Link) -> None:
@@ -299,10 +296,11 @@ class LegacySession:
             await reply(send, 404, _error(-32600, "Not Found: Session has been terminated"))
             return
         method = scope.get("method")
-        with self._busy():
+        with self._busy() as use:
             if method == "POST":
-                await self._post(scope, receive, send)
+                await self._post(scope, receive, send, use)
             elif method == "GET":
+                use()
                 await self._get(scope, receive, send)
             elif method == "DELETE":
                 self.terminate()
@@ -315,7 +313,7 @@ class LegacySession:
                     headers=[(b"allow", b"GET, POST, DELETE")],
                 )
 
-    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _post(self, scope: Scope, receive: Receive, send: Send, use: Callable[[], None]) -> None:
         has_json, has_sse = _accepts(scope)
         if not (has_json and has_sse):
             await reply(send, 406, _error(-32600, _ACCEPT_BOTH))
@@ -331,8 +329,14 @@ class LegacySession:
         except (ValueError, RecursionError) as exc:
             await reply(send, 400, _error(-32700, f"Parse error: {exc}"))
             return
+        if not is_ping(decoded):
+            use()
         if isinstance(decoded, list):
             await self._batch(decoded, send)
+            return
+        problem = invalid_id(decoded)
+        if problem is not None:
+            await reply(send, 400, _error(-32600, problem))
             return
         if not _is_message(decoded):
             await reply(send, 400, _error(-32600, "Invalid Request: not a JSON-RPC message"))
@@ -365,9 +369,16 @@ class LegacySession:
         # The priming event's id must precede every message the server sends for this request
         # (they are stored as they arrive), or a resume from it would skip the first of them.
         priming = self._store(key, {}) if self.protocol_version in PRIMING_REVISIONS else None
+        # The handshake is bounded: a server that never answers it must not hold a slot and a process.
+        opening = msg.get("method") == "initialize" and self.protocol_version is None
+        deadline = anyio.current_time() + self._connect_timeout if opening and self._connect_timeout else None
         try:
             await link.send(msg)
-            await self._answer(key, stream, receiver, receive, send, priming)
+            answered = await self._answer(key, stream, receiver, receive, send, priming, deadline)
+            if not answered:
+                self.terminate(f"the server did not answer initialize within {self._connect_timeout:g} s")
+            elif opening and not stream.done:
+                self.terminate("its client left before initialize was answered")
         finally:
             if stream.send is sender:
                 stream.send = None
@@ -384,27 +395,59 @@ class LegacySession:
         receive: Receive,
         send: Send,
         priming: int | None,
-    ) -> None:
+        deadline: float | None = None,
+    ) -> bool:
+        """Stream one request's messages and its answer; False when ``deadline`` passed unanswered."""
         # Always an SSE stream, as the MCP SDKs answer: the request's notifications and server
         # requests can share it, and a 2025-11-25 client can resume it.
         await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, self._sid]})
-        gone = _Gone()
+        gone = _Gone(self._leaving(key, stream))
         if priming is not None:
             await _write(send, f"id: {priming}\r\ndata: \r\n\r\n".encode(), gone)
         # Most answers come at once: only a stream still open after a moment gets a task that
         # notices its client hanging up (a task per call is a fair share of the proxy's cost).
         item = await _next(receiver, _WATCH_AFTER_S)
         if item is not None and await self._emit(key, stream, item, send, gone):
-            return
+            return True
         async with _disconnect_watch(receive, gone):
             while True:
-                item = await _next(receiver, SSE_DEFER_S)
+                wait = SSE_DEFER_S
+                if deadline is not None:
+                    wait = min(wait, deadline - anyio.current_time())
+                    if wait <= 0:
+                        await self._unanswered(key, stream, send, gone)
+                        return False
+                item = await _next(receiver, wait)
                 if item is None:
+                    if wait < SSE_DEFER_S:
+                        continue  # the deadline came first: answered at the top
                     if not await _write(send, b": ping\r\n\r\n", gone):
-                        return
+                        return True
                     continue
                 if await self._emit(key, stream, item, send, gone):
-                    return
+                    return True
+
+    async def _unanswered(self, key: StreamKey, stream: _Stream, send: Send, gone: _Gone) -> None:
+        """Answer an ``initialize`` the server let pass its deadline, and end its stream."""
+        stream.done = True
+        message = (
+            f'MCP server "{self.server}" did not answer initialize within {self._connect_timeout:g} s '
+            "(its connectionTimeoutMs); the session is closed. Try again, or see "
+            f"`clawplane status {self.server}` for its stderr"
+        )
+        error = _error(SERVER_UNAVAILABLE, message, key[1])
+        await _write(send, _event(self._store(key, error), error), gone, more=False)
+
+    def _leaving(self, key: StreamKey, stream: _Stream) -> Callable[[], None]:
+        """What the client reading ``key``'s stream leaving means: a call still held for an approval
+        dies with it, unless its answer came or a resuming client has taken the stream over."""
+        reader = stream.send
+
+        def left() -> None:
+            if self._link is not None and not stream.done and stream.send is reader:
+                self._link.withdraw(key[1], "the caller's HTTP request disconnected before an answer")
+
+        return left
 
     async def _emit(self, key: StreamKey, stream: _Stream, item: _Routed, send: Send, gone: _Gone) -> bool:
         """Write one message of a stream (a request's, or the resumed standalone one); True at its end."""
@@ -462,7 +505,8 @@ class LegacySession:
             stream.send = sender
         await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, self._sid]})
         try:
-            async with _disconnect_watch(receive) as gone:
+            leaving = self._leaving(key, stream) if live and key != GET_STREAM else None
+            async with _disconnect_watch(receive, _Gone(leaving)) as gone:
                 for number, msg in replay if after is not None else []:
                     if not msg:
                         continue  # a priming event
@@ -534,8 +578,35 @@ def _is_message(value: Any) -> bool:
         isinstance(value, dict)
         and value.get("jsonrpc") == "2.0"
         and ("method" in value or "result" in value or "error" in value)
-        and (not isinstance(value.get("id"), bool))
+        and invalid_id(value) is None
     )
+
+
+def invalid_id(msg: Any) -> str | None:
+    """Why a JSON-RPC message's ``id`` or ``params`` cannot be served (None: they can).
+
+    An id must be a string or an integer: the answer is routed back by it, and an object,
+    array, fraction, NaN or null would never find its way (or not hash at all).
+    """
+    if not isinstance(msg, dict) or "id" not in msg:
+        return None
+    request_id = msg["id"]
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        return "Invalid Request: the id must be a string or an integer"
+    if "method" in msg and "params" in msg and not isinstance(msg["params"], dict | list):
+        return "Invalid Request: params must be an object or an array"
+    return None
+
+
+def is_ping(decoded: Any) -> bool:
+    """Whether a POSTed body is only ``ping`` requests (which do not count as using a session)."""
+    if isinstance(decoded, list):
+        return bool(decoded) and all(is_ping(member) for member in decoded)
+    return isinstance(decoded, dict) and decoded.get("method") == "ping"
+
+
+def _no_use() -> None:
+    return None
 
 
 _CLOSED: Final = _Routed(-1, {})
@@ -569,11 +640,18 @@ _WATCH_AFTER_S: Final = 0.25
 class _Gone:
     """Set once the client of a streamed response has disconnected (``is_set`` like an Event)."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_set: Callable[[], None] | None = None) -> None:
         self.event = anyio.Event()
+        self._on_set = on_set
 
     def is_set(self) -> bool:
         return self.event.is_set()
+
+    def set(self) -> None:
+        if not self.event.is_set():
+            self.event.set()
+            if self._on_set is not None:
+                self._on_set()
 
 
 @contextlib.asynccontextmanager
@@ -583,7 +661,7 @@ async def _disconnect_watch(receive: Receive, gone: _Gone | None = None) -> Asyn
     async def watch() -> None:
         while (await receive()).get("type") != "http.disconnect":
             pass
-        gone.event.set()
+        gone.set()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(watch)

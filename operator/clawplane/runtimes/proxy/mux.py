@@ -20,7 +20,8 @@ objects. Each link behaves like a private connection to the server:
   lets it go (``gate``): meanwhile the caller gets ``notifications/progress`` (when it sent a
   progress token), and a ``notifications/cancelled`` for it, or the link leaving, ends the
   wait, which withdraws the approval request; a refused call is answered with the gate's
-  tool error result.
+  tool error result. ``Link.withdraw`` tells the gate that a call's caller is gone while the
+  link lives on (its HTTP request disconnected): the gate withdraws the request and refuses.
 
 ``Delivery.related`` names the downstream request a message belongs to, so an HTTP
 transport can put it on that request's response stream (or on the standalone stream).
@@ -45,7 +46,7 @@ import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from clawplane.runtimes.proxy.channel import Channel, ChannelClosedError
-from clawplane.runtimes.proxy.gate import CallGate, GatedCall, refusal_result
+from clawplane.runtimes.proxy.gate import CallGate, Departure, GatedCall, refusal_result
 from clawplane.runtimes.proxy.wire import (
     PROGRESS_TOKEN,
     SUBSCRIPTION_ID_META_KEY,
@@ -118,6 +119,7 @@ class Link:
     reason: str | None = None
     pending: dict[Key, int] = field(default_factory=dict)  # downstream id → upstream id
     holds: dict[Key, anyio.CancelScope] = field(default_factory=dict)  # downstream id → its wait
+    departures: dict[Key, Departure] = field(default_factory=dict)  # downstream id → its caller's leaving
 
     async def send(self, msg: Message) -> None:
         """Send a message from this party to the server."""
@@ -140,6 +142,14 @@ class Link:
     async def aclose(self) -> None:
         """Leave: cancel this party's pending requests and drop its subscriptions."""
         await self.mux._detach(self)
+
+    def withdraw(self, request_id: RequestId, reason: str) -> bool:
+        """The caller of held call ``request_id`` is gone (``reason``); False when no such call waits."""
+        departure = self.departures.get(_key(request_id))
+        if departure is None:
+            return False
+        departure.leave(reason)
+        return True
 
     def _deliver(self, delivery: Delivery) -> None:
         if self.closed.is_set():
@@ -216,6 +226,8 @@ class Mux:
             return
         self._links.remove(link)
         link._end(link.reason or "closed")
+        for departure in list(link.departures.values()):
+            departure.leave(f"the caller went away ({link.label} ended before an answer)")
         for scope in list(link.holds.values()):
             scope.cancel()
         if self.gone is not None:
@@ -304,6 +316,7 @@ class Mux:
             link._deliver(Delivery(error_response(msg["id"], INTERNAL_ERROR, f"request {msg['id']!r} {why}")))
             return
         scope = link.holds[key] = anyio.CancelScope()
+        link.departures[key] = call.departure
         self._tg.start_soon(self._held, link, msg, call, scope)
 
     async def _held(self, link: Link, msg: Message, call: GatedCall, scope: anyio.CancelScope) -> None:
@@ -331,6 +344,7 @@ class Mux:
             )))  # fmt: skip
         finally:
             link.holds.pop(_key(request_id), None)
+            link.departures.pop(_key(request_id), None)
         if verdict is None or link.closed.is_set():
             return  # withdrawn: cancelled by the caller, or the caller went away
         if not verdict.proceed:
@@ -386,7 +400,8 @@ class Mux:
         if method == "notifications/cancelled":
             request_id = params.get("requestId")
             hold = link.holds.get(_key(request_id)) if isinstance(request_id, int | str) else None
-            if hold is not None:
+            if hold is not None and isinstance(request_id, int | str):
+                link.withdraw(request_id, "the caller cancelled the call (notifications/cancelled)")
                 hold.cancel()  # the server never saw the call: nothing to tell it
                 return
             upstream_id = link.pending.get(_key(request_id)) if isinstance(request_id, int | str) else None
