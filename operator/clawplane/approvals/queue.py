@@ -26,7 +26,7 @@ import anyio
 
 from clawplane.approvals.records import Approval, ApprovalError, ApprovalKind, Decision, Status, parse_time
 from clawplane.events import EventQueue, EventType
-from clawplane.secrets import scrub_tokens
+from clawplane.secrets import redact, redact_data
 from clawplane.state import StateDB, store
 
 __all__ = ["ApprovalQueue"]
@@ -55,6 +55,21 @@ def _row(r: sqlite3.Row) -> Approval:
         resolved_by=r["resolved_by"],
         reason=r["reason"],
     )
+
+
+def _no_answer(current: Approval) -> str:
+    """Why ``current`` takes no answer, and what to do instead."""
+    when = f" at {current.resolved_at}" if current.resolved_at else ""
+    if current.kind is ApprovalKind.TOOL and current.status is Status.CANCELLED:
+        why = f" ({current.reason})" if current.reason else ""
+        return (
+            f"approval {current.id} was cancelled{when}: the caller is gone{why}. The call was not run "
+            "and nothing was forwarded to the server; it cannot be approved any more. If the call is still "
+            "wanted, the caller must call the tool again and the new request be answered "
+            "(`clawplane approvals list` shows it)"
+        )
+    who = f" by {current.resolved_by}" if current.resolved_by else ""
+    return f"approval {current.id} is {current.status.value}{who}{when}; it takes no answer"
 
 
 class ApprovalQueue:
@@ -130,8 +145,8 @@ class ApprovalQueue:
             id=f"apr-{secrets.token_hex(4)}",
             kind=kind,
             status=Status.PENDING,
-            summary=scrub_tokens(summary),
-            subject=json.loads(scrub_tokens(json.dumps(dict(subject), default=str))),
+            summary=redact(summary),
+            subject=redact_data(json.loads(json.dumps(dict(subject), default=str))),
             requested_at=_iso(now),
             expires_at=_iso(now + timedelta(seconds=ttl_s)),
             fingerprint=fingerprint,
@@ -163,11 +178,7 @@ class ApprovalQueue:
                 f"no approval request {approval_id!r} (`clawplane approvals list` shows them)"
             )
         if not current.pending:
-            when = f" at {current.resolved_at}" if current.resolved_at else ""
-            who = f" by {current.resolved_by}" if current.resolved_by else ""
-            raise ApprovalError(
-                f"approval {current.id} is {current.status.value}{who}{when}; it takes no answer"
-            )
+            raise ApprovalError(_no_answer(current))
         return self._resolve(current, status, by=by, reason=reason)
 
     def set_status(
@@ -217,7 +228,7 @@ class ApprovalQueue:
         self, current: Approval, status: Status, *, by: str, reason: str, only_pending: bool = True
     ) -> Approval | None:
         now = _iso(self.clock())
-        reason = scrub_tokens(reason.strip())[:2000]
+        reason = redact(reason.strip())[:2000]
         with self.db.transaction() as conn:
             guard = " AND status = 'pending'" if only_pending else ""
             cur = conn.execute(

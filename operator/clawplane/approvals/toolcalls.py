@@ -10,8 +10,11 @@ waits for the answer, reporting progress every ``progress_every`` seconds, and t
 - ``approved`` → it is forwarded to the server;
 - ``rejected`` / ``expired`` → it fails with a tool error naming the request, who answered
   and why, and how to have the next call approved;
-- the wait cancelled (the caller cancelled the call or went away) → the request becomes
-  ``cancelled``, so nobody approves a call that no longer waits.
+- the caller gone (it cancelled the call, its HTTP request disconnected, its session ended) →
+  the request becomes ``cancelled`` with that cause, nothing is forwarded, and an answer
+  given later is refused with "the caller is gone". A caller that leaves at the very moment
+  its request is approved still gets nothing forwarded: the record is turned to ``cancelled``
+  and says so.
 
 Requests, answers and withdrawals are events and audit entries (the queue records them).
 """
@@ -28,12 +31,14 @@ import anyio
 from clawplane.approvals.queue import ApprovalQueue
 from clawplane.approvals.records import Approval, ApprovalError, ApprovalKind, Status
 from clawplane.naming import REDACTED, is_sensitive_key
-from clawplane.runtimes.proxy.gate import GatedCall, Progress, Verdict
+from clawplane.runtimes.proxy.gate import Departure, GatedCall, Progress, Verdict
 from clawplane.secrets import redact_data
 
 __all__ = ["ToolCallApprovals", "redacted_arguments"]
 
 PROGRESS_EVERY_S = 5.0
+WENT_AWAY = "the caller went away before an answer"
+"""Why a request was withdrawn when the proxy gave no cause."""
 _MAX_TEXT = 500
 _MAX_ARGUMENTS_JSON = 8000
 
@@ -74,7 +79,8 @@ class ToolCallApprovals:
         self.progress_every = progress_every
 
     async def hold(self, call: GatedCall, progress: Progress) -> Verdict:
-        """Request an approval for ``call`` and wait for it (cancellation withdraws the request)."""
+        """Request an approval for ``call`` and wait for it (cancellation or the caller's
+        departure withdraws the request)."""
         approval = self.queue.request(
             ApprovalKind.TOOL,
             summary=f"tool call: {call.server}.{call.tool} by {call.caller}",
@@ -92,12 +98,18 @@ class ToolCallApprovals:
             requested_by=call.caller,
         )
         waiting = f"waiting for approval {approval.id} (up to {call.timeout_s:g}s): {_how_to(approval.id)}"
+        done: Approval | None = None
         try:
-            done = await self._wait(approval, call.timeout_s, progress, waiting)
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_end_when_gone, call.departure, tg.cancel_scope)
+                done = await self._wait(approval, call.timeout_s, progress, waiting)
+                tg.cancel_scope.cancel()
         except BaseException:
             with anyio.CancelScope(shield=True):
-                self._withdraw(approval.id)
+                self._withdraw(approval.id, call.departure.reason or WENT_AWAY)
             raise
+        if call.departure.gone or done is None:
+            return self._gone(call, approval.id, call.departure.reason or WENT_AWAY)
         return self._verdict(call, done)
 
     async def _wait(self, approval: Approval, timeout: float, progress: Progress, waiting: str) -> Approval:
@@ -120,13 +132,32 @@ class ToolCallApprovals:
                     continue  # answered at this very moment: take that answer
             await progress(round(waited, 1), timeout, waiting)
 
-    def _withdraw(self, approval_id: str) -> None:
+    def _withdraw(self, approval_id: str, reason: str) -> None:
         # Answered (or expired) already: the call is gone either way.
         with contextlib.suppress(ApprovalError):
-            self.queue.set_status(approval_id, Status.CANCELLED, only_pending=True,
-                                  reason="the caller cancelled the call or went away")  # fmt: skip
+            self.queue.set_status(approval_id, Status.CANCELLED, only_pending=True, reason=reason)
+
+    def _gone(self, call: GatedCall, approval_id: str, reason: str) -> Verdict:
+        """The caller left while its call waited: nothing is forwarded, and the record says why."""
+        done: Approval | None
+        try:
+            done = self.queue.set_status(approval_id, Status.CANCELLED, only_pending=True, reason=reason)
+        except ApprovalError:
+            current = done = self.queue.get(approval_id)
+            if current is not None and current.status is Status.APPROVED:
+                # Approved as the caller left: the approval reached no one, so the call is not run.
+                done = self.queue.set_status(approval_id, Status.CANCELLED, reason=(
+                    f"approved by {current.resolved_by or 'an approver'}, but {reason}; not run"
+                ))  # fmt: skip
+        status = done.status.value if done is not None else Status.CANCELLED.value
+        message = (
+            f'Tool call "{call.tool}" of MCP server "{call.server}" was not run: {reason} '
+            f"(approval {approval_id} is {status}). Call it again if it is still wanted."
+        )
+        return Verdict(proceed=False, approval_id=approval_id, status=status, message=message)
 
     def _verdict(self, call: GatedCall, done: Approval) -> Verdict:
+        """How an answered (or expired) request ends the call."""
         name = f'"{call.tool}" of MCP server "{call.server}"'
         if done.status is Status.APPROVED:
             return Verdict(proceed=True, approval_id=done.id, status=done.status.value)
@@ -146,3 +177,8 @@ class ToolCallApprovals:
         else:
             message = f"Tool call {name} was not run: approval {done.id} is {done.status.value}{why}"
         return Verdict(proceed=False, approval_id=done.id, status=done.status.value, message=message)
+
+
+async def _end_when_gone(departure: Departure, scope: anyio.CancelScope) -> None:
+    await departure.event.wait()
+    scope.cancel()

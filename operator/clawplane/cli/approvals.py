@@ -17,6 +17,7 @@ import typer
 
 from clawplane.cli.common import FolderArg, OutDirOpt, StateDirOpt, fail, workspace
 from clawplane.cli.console import EXIT_INVALID, out
+from clawplane.secrets import redact, redact_data
 from clawplane.state import StateDB, StateError
 
 if TYPE_CHECKING:
@@ -59,7 +60,7 @@ def approvals_list(
     queue = _queue(_db(folder, state_dir, out_dir))
     found: list[Approval] = queue.find(statuses=None if every else ("pending",))
     if as_json:
-        out.print(json.dumps([a.to_dict() for a in found], indent=2), markup=False)
+        out.print(json.dumps(redact_data([a.to_dict() for a in found]), indent=2), markup=False)
         return
     if not found:
         out.print("no pending approvals" if not every else "no approvals", markup=False)
@@ -81,30 +82,37 @@ def approvals_show(
         fail(f"no approval request {approval_id!r} (`clawplane approvals list {folder} --all` shows them)")
         return
     if as_json:
-        out.print(json.dumps(found.to_dict(), indent=2), markup=False)
+        out.print(json.dumps(redact_data(found.to_dict()), indent=2), markup=False)
         return
     _print(found)
 
 
+def _say(text: str) -> None:
+    # Stored answers were redacted by the process that knew the values; this one passes its own.
+    out.print(redact(text), markup=False)
+
+
 def _print(a: Approval) -> None:
-    out.print(f"{a.id}: {a.summary}", markup=False)
-    out.print(f"  status: {a.status.value} ({a.kind.value}); requested {a.requested_at} by {a.requested_by}, "
-              f"expires {a.expires_at}", markup=False)  # fmt: skip
+    _say(f"{a.id}: {a.summary}")
+    _say(f"  status: {a.status.value} ({a.kind.value}); requested {a.requested_at} by {a.requested_by}, "
+         f"expires {a.expires_at}")  # fmt: skip
     if a.resolved_at:
         why = f": {a.reason}" if a.reason else ""
-        out.print(f"  answered {a.resolved_at} by {a.resolved_by}{why}", markup=False)
+        if a.status.value == "cancelled":
+            _say(f"  cancelled {a.resolved_at}{why}")  # no one answered it: its caller went away
+        else:
+            _say(f"  answered {a.resolved_at} by {a.resolved_by}{why}")
     for action in a.subject.get("actions", ()):
-        out.print(f"  {action['action']} {action['key']} (rule {action['rule']})", markup=False)
+        _say(f"  {action['action']} {action['key']} (rule {action['rule']})")
         for reason in action.get("reasons", ()):
-            out.print(f"      {reason}", markup=False)
+            _say(f"      {reason}")
         for change in action.get("diff", ()):
             before, after = json.dumps(change.get("before")), json.dumps(change.get("after"))
-            out.print(f"      {change['op']} {change['path']}: {before} -> {after}", markup=False)
+            _say(f"      {change['op']} {change['path']}: {before} -> {after}")
     if a.kind.value == "tool":
         s = a.subject
-        out.print(f"  call {s.get('server')}.{s.get('tool')} by {s.get('caller')} at {s.get('endpoint')}",
-                  markup=False)  # fmt: skip
-        out.print(f"  arguments: {json.dumps(s.get('arguments'), ensure_ascii=False)}", markup=False)
+        _say(f"  call {s.get('server')}.{s.get('tool')} by {s.get('caller')} at {s.get('endpoint')}")
+        _say(f"  arguments: {json.dumps(s.get('arguments'), ensure_ascii=False)}")
 
 
 def _answer(folder: Path, approval_id: str, decision: str, reason: str,

@@ -12,7 +12,10 @@ Events written by other processes are polled for only while someone subscribes o
 an idle supervisor must not wake once a second for an audience it does not have.
 
 The caller is the token's principal on HTTP (its scopes decide what it may call) and the
-local user on stdio.
+local user on stdio. Costly questions (validate, plan, the folder's resources, agents' catalogs,
+the plan and prompt resources) are answered by the query worker, off the event loop, within
+the caller's share of it; a caller past its share, or a full queue, gets the JSON-RPC error
+``TOO_MANY_REQUESTS`` with ``data.retryAfterMs``.
 """
 
 from __future__ import annotations
@@ -41,19 +44,23 @@ from mcp.shared.exceptions import MCPError
 from clawplane import __version__
 from clawplane.events import MAX_PAGE, MAX_WAIT_MS, Event
 from clawplane.mcpserve.tools import READ, TOOLS, Caller, ToolDef
-from clawplane.reconcile.queries import FolderQueries, QueryError
+from clawplane.reconcile.analysis import MAX_DOCUMENTS
+from clawplane.reconcile.queries import Answer, BusyError, FolderQueries, QueryError
 from clawplane.runtimes import Principal
 from clawplane.runtimes.proxy import PRINCIPAL_SCOPE_KEY
 
-__all__ = ["EVENT_META_KEY", "PRINCIPAL_SCOPE_KEY", "ControlPlaneServer"]
+__all__ = ["EVENT_META_KEY", "PRINCIPAL_SCOPE_KEY", "TOO_MANY_REQUESTS", "ControlPlaneServer"]
 
 logger = logging.getLogger(__name__)
 
 EVENT_META_KEY: Final = "dev.clawplane/event"
+TOO_MANY_REQUESTS: Final = -32029
+"""JSON-RPC error of a costly question refused for now; ``data.retryAfterMs`` says when to ask again."""
 REFRESH_S: Final = 0.5
 STATUS, PLAN, EVENTS = "clawplane://status", "clawplane://plan", "clawplane://events"
 PROMPT = "clawplane://agents/{agent}/prompt"
 _BY_NAME = {t.name: t for t in TOOLS}
+_CHECKERS = {t.name: jsonschema.Draft202012Validator(t.input_schema) for t in TOOLS}
 
 
 def _digest(text: str) -> str:
@@ -148,31 +155,49 @@ class ControlPlaneServer:
                 "needs; the `cli` token has read and approve, `reader` only read (`clawplane token show`)"
             )
         arguments = dict(params.arguments or {})
-        try:
-            jsonschema.validate(arguments, tool.input_schema)
-        except jsonschema.ValidationError as exc:
-            where = ".".join(str(p) for p in exc.absolute_path) or "arguments"
-            return _error(f"invalid arguments for {tool.name} ({where}): {exc.message}")
+        documents = arguments.get("documents")
+        if isinstance(documents, list) and len(documents) > MAX_DOCUMENTS:  # before a schema walks them all
+            return _error(
+                f"invalid arguments for {tool.name} (documents): {len(documents)} documents, at most "
+                f"{MAX_DOCUMENTS}; put several YAML documents in one text (separated by ---)"
+            )
+        error = jsonschema.exceptions.best_match(_CHECKERS[tool.name].iter_errors(arguments))
+        if error is not None:
+            where = ".".join(str(p) for p in error.absolute_path) or "arguments"
+            return _error(f"invalid arguments for {tool.name} ({where}): {error.message}")
         try:
             result = await tool.handler(self.queries, arguments, caller)
+        except BusyError as exc:
+            raise _too_many(exc) from None
         except QueryError as exc:
             return _error(str(exc))
+        if isinstance(result, Answer):  # the worker's text, as written there: nothing to re-encode here
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=result.text)], structured_content=result.value
+            )
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=_json(result))], structured_content=result
         )
 
     # -- resources -----------------------------------------------------------------------------
-    def _agent_ids(self) -> tuple[str, ...]:
+    async def _agent_ids(self, who: str | None = None) -> tuple[str, ...]:
         try:
-            desired, _ = self.queries.engine.load()
-        except Exception:  # an invalid folder has no agents to list; the status resource says why
+            return await self.queries.agent_ids(who=who)
+        except BusyError:
+            if who is not None:
+                raise
+            return self._agents or ()  # not looked at now: as last seen
+        except QueryError:  # no agents to list now; the status resource says why
             return ()
-        return tuple(sorted(a.name.lower() for a in desired.agent_models))
 
     async def _list_resources(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
         self._seen(ctx)
+        try:
+            agents = await self._agent_ids(self._caller(ctx).who)
+        except BusyError as exc:
+            raise _too_many(exc) from None
         fixed = [
             types.Resource(uri=STATUS, name="status", description="What runs now (the status tool's answer).",
                            mime_type="application/json"),
@@ -184,7 +209,7 @@ class ControlPlaneServer:
         prompts = [
             types.Resource(uri=PROMPT.format(agent=a), name=f"{a} prompt", mime_type="text/plain",
                            description=f"The skills prompt text of agent {a}.")
-            for a in self._agent_ids()
+            for a in agents
         ]  # fmt: skip
         return types.ListResourcesResult(resources=[*fixed, *prompts])
 
@@ -196,19 +221,20 @@ class ControlPlaneServer:
                                    description="The skills prompt text of one agent.")
         ])  # fmt: skip
 
-    async def _content(self, uri: str) -> tuple[str, str]:
-        """(mime type, text) of a resource."""
+    async def _content(self, uri: str, who: str | None = None) -> tuple[str, str]:
+        """(mime type, text) of a resource (``who``: the reader, whose share a costly one counts in)."""
         if uri == STATUS:
             return "application/json", _json(await self.queries.status())
         if uri == PLAN:
-            return "application/json", _json(self.queries.plan())
+            return "application/json", (await self.queries.plan(who=who)).text
         if uri == EVENTS:
             head = self.queries.oversight.events.head()
             return "application/json", _json(await self.queries.events(max(0, head - 20), 0, 20))
         prefix, suffix = "clawplane://agents/", "/prompt"
         if uri.startswith(prefix) and uri.endswith(suffix):
             agent = uri[len(prefix) : -len(suffix)]
-            return "text/plain", str(self.queries.agent_skills(agent, "prompt")["text"])
+            answer = await self.queries.agent_skills(agent, "prompt", who=who)
+            return "text/plain", str(answer.value["text"])
         raise MCPError(types.INVALID_PARAMS, f"Unknown resource: {uri}")
 
     async def _read_resource(
@@ -219,7 +245,9 @@ class ControlPlaneServer:
         if READ not in caller.scopes:
             raise MCPError(types.INVALID_REQUEST, f'the token of "{caller.who}" lacks the read scope')
         try:
-            mime, text = await self._content(str(params.uri))
+            mime, text = await self._content(str(params.uri), caller.who)
+        except BusyError as exc:
+            raise _too_many(exc) from None
         except QueryError as exc:
             raise MCPError(types.INVALID_PARAMS, str(exc)) from None
         return types.ReadResourceResult(
@@ -249,7 +277,7 @@ class ControlPlaneServer:
     async def _on_listen(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
     ) -> types.SubscriptionsListenResult:
-        for uri in [STATUS, PLAN, *(PROMPT.format(agent=a) for a in self._agent_ids())]:
+        for uri in [STATUS, PLAN, *(PROMPT.format(agent=a) for a in await self._agent_ids())]:
             if uri not in self._digests:  # changes are told relative to the acknowledged listen
                 self._digests[uri] = await self._digest_of(uri)
         self._listening += 1
@@ -274,15 +302,20 @@ class ControlPlaneServer:
         return self._listening > 0 or any(self._subscribers.values())
 
     async def run_updates(self) -> None:
-        """Recompute subscribed resources on every change and notify who listens; forever."""
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(self._follow_events)
-            while True:
-                await self._dirty.wait()
-                self._dirty = anyio.Event()
-                if self._subscribers or self._listening:
-                    await self._refresh()
-                await anyio.sleep(REFRESH_S)  # coalesce a burst of changes into one refresh
+        """Recompute subscribed resources on every change and notify who listens; until cancelled,
+        which also ends the query worker."""
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._follow_events)
+                while True:
+                    await self._dirty.wait()
+                    self._dirty = anyio.Event()
+                    if self._subscribers or self._listening:
+                        await self._refresh()
+                    await anyio.sleep(REFRESH_S)  # coalesce a burst of changes into one refresh
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self.queries.aclose()
 
     async def _follow_events(self) -> None:
         events = self.queries.oversight.events
@@ -301,7 +334,7 @@ class ControlPlaneServer:
                 cursor = page.next_cursor
 
     async def _refresh(self) -> None:
-        agents = self._agent_ids()
+        agents = await self._agent_ids()
         if self._agents is not None and agents != self._agents:
             await self.bus.publish(ResourcesListChanged())
             for key, session in list(self._sessions.items()):
@@ -320,6 +353,8 @@ class ControlPlaneServer:
         """What a resource holds now, as a digest that ignores when it was computed."""
         try:
             _, text = await self._content(uri)
+        except BusyError:  # not looked at now: as it was, until the next look
+            return self._digests.get(uri, "")
         except (QueryError, MCPError) as exc:
             return _digest(f"unavailable: {exc}")
         if uri == PLAN:  # a plan is stamped with its creation time; what it does is its hash
@@ -349,6 +384,12 @@ def _tool(t: ToolDef) -> types.Tool:
             title=t.title, read_only_hint=t.read_only, destructive_hint=False, open_world_hint=False
         ),
     )
+
+
+def _too_many(exc: BusyError) -> MCPError:
+    """The JSON-RPC error of a question refused for now, with when to retry."""
+    retry_ms = round(exc.retry_after * 1000)
+    return MCPError(TOO_MANY_REQUESTS, str(exc), {"retryAfterMs": retry_ms, "limit": exc.limit})
 
 
 def _error(message: str) -> types.CallToolResult:

@@ -3,6 +3,9 @@
 Every tool answers with JSON, as ``structuredContent`` (checked against its ``outputSchema``)
 and as the same JSON in a text block. Every tool needs the ``read`` scope; ``approvals_respond``
 also needs ``approve``. Input schemas are strict (unknown arguments are refused).
+
+The costly tools (validate, plan, the folder's resources, agents' catalogs) are answered by
+the supervisor's query worker, within the calling consumer's share of it (``FolderQueries``).
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clawplane.events import MAX_PAGE, MAX_WAIT_MS
-from clawplane.reconcile.queries import SKILL_VIEWS, FolderQueries
+from clawplane.reconcile.analysis import MAX_DOCUMENTS
+from clawplane.reconcile.queries import SKILL_VIEWS, Answer, FolderQueries
 
 __all__ = ["APPROVE", "READ", "TOOLS", "Caller", "ToolDef"]
 
@@ -28,7 +32,8 @@ class Caller:
     scopes: frozenset[str]
 
 
-Handler = Callable[[FolderQueries, Mapping[str, Any], Caller], Awaitable[dict[str, Any]]]
+Handler = Callable[[FolderQueries, Mapping[str, Any], Caller], Awaitable[dict[str, Any] | Answer]]
+"""Answers a call: a value, or the worker's ``Answer`` (whose text is shown as the worker wrote it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +77,7 @@ DOCS = {
         "additionalProperties": False,
     },
     "minItems": 1,
+    "maxItems": MAX_DOCUMENTS,
 }
 
 
@@ -80,32 +86,32 @@ async def _status(q: FolderQueries, a: Mapping[str, Any], _c: Caller) -> dict[st
     return await q.status(None if name is None else str(name))
 
 
-async def _resources(q: FolderQueries, a: Mapping[str, Any], _c: Caller) -> dict[str, Any]:
-    return q.resources(a.get("kind"), a.get("labels"))
+async def _resources(q: FolderQueries, a: Mapping[str, Any], c: Caller) -> Answer:
+    return await q.resources(a.get("kind"), a.get("labels"), who=c.who)
 
 
-async def _resource(q: FolderQueries, a: Mapping[str, Any], _c: Caller) -> dict[str, Any]:
-    return q.resource(str(a["name"]))
+async def _resource(q: FolderQueries, a: Mapping[str, Any], c: Caller) -> Answer:
+    return await q.resource(str(a["name"]), who=c.who)
 
 
-async def _validate(q: FolderQueries, a: Mapping[str, Any], _c: Caller) -> dict[str, Any]:
-    return q.validate(a.get("path"), a.get("documents"))
+async def _validate(q: FolderQueries, a: Mapping[str, Any], c: Caller) -> Answer:
+    return await q.validate(a.get("path"), a.get("documents"), who=c.who)
 
 
-async def _plan(q: FolderQueries, a: Mapping[str, Any], _c: Caller) -> dict[str, Any]:
-    return q.plan(a.get("documents"))
+async def _plan(q: FolderQueries, a: Mapping[str, Any], c: Caller) -> Answer:
+    return await q.plan(a.get("documents"), who=c.who)
 
 
 async def _explain(q: FolderQueries, a: Mapping[str, Any], _c: Caller) -> dict[str, Any]:
     return q.explain(str(a["field"]))
 
 
-async def _agent_tools(q: FolderQueries, a: Mapping[str, Any], _c: Caller) -> dict[str, Any]:
-    return q.agent_tools(str(a["agent"]))
+async def _agent_tools(q: FolderQueries, a: Mapping[str, Any], c: Caller) -> Answer:
+    return await q.agent_tools(str(a["agent"]), who=c.who)
 
 
-async def _agent_skills(q: FolderQueries, a: Mapping[str, Any], _c: Caller) -> dict[str, Any]:
-    return q.agent_skills(str(a["agent"]), str(a.get("view", "list")))
+async def _agent_skills(q: FolderQueries, a: Mapping[str, Any], c: Caller) -> Answer:
+    return await q.agent_skills(str(a["agent"]), str(a.get("view", "list")), who=c.who)
 
 
 async def _events(q: FolderQueries, a: Mapping[str, Any], _c: Caller) -> dict[str, Any]:
@@ -150,7 +156,8 @@ TOOLS: tuple[ToolDef, ...] = (
     ToolDef(
         "validate", "Validate",
         "Validate a path in the folder, or YAML documents, with every problem at file:line:col: the "
-        "same JSON as `clawplane validate --format json`.",
+        "same JSON as `clawplane validate --format json` (over 512 KiB, the first diagnostics and a "
+        "`truncated` count).",
         {"path": {"type": "string", "description": "A file or folder inside the folder."}, "documents": DOCS},
         (), {"valid": {"type": "boolean"}, "errors": {"type": "integer"}, "diagnostics": ARR}, _validate,
     ),
@@ -158,7 +165,8 @@ TOOLS: tuple[ToolDef, ...] = (
         "plan", "Plan",
         "Dry run: what `clawplane apply` would do now, or with the given YAML documents laid over the "
         "folder (a document replaces the resource of the same kind and name). Returns the plan JSON, "
-        "its text, its hash and the actions an approval rule would hold.",
+        "its text, its hash and the actions an approval rule would hold. An answer over 512 KiB shows "
+        "the first changes only (`truncated` says how many there are).",
         {"documents": DOCS}, (),
         {"plan": OBJ, "text": STR, "planHash": STR, "hasChanges": {"type": "boolean"}, "held": ARR}, _plan,
     ),

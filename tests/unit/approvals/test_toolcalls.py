@@ -8,6 +8,7 @@ import anyio
 import pytest
 
 from clawplane.approvals import (
+    ApprovalError,
     ApprovalKind,
     ApprovalQueue,
     Decision,
@@ -83,3 +84,45 @@ async def test_the_wait_is_bounded_by_the_timeout_and_the_answer_ends_it(tmp_pat
         rejected = await gate.hold(_call(), answer_on_first_progress)
     assert (rejected.proceed, rejected.status) == (False, "rejected")
     assert "rejected by ops: no" in rejected.message and rejected.approval_id in rejected.message
+
+
+async def test_a_caller_that_leaves_withdraws_its_request_and_a_later_answer_is_refused(tmp_path: Path) -> None:
+    db = StateDB.open(tmp_path)
+    queue = ApprovalQueue(db, EventQueue(db))
+    gate = ToolCallApprovals(queue, progress_every=0.05)
+    call = _call()
+
+    async def leave_on_first_progress(done: float, total: float | None, message: str) -> None:
+        call.departure.leave("the caller's HTTP request disconnected before an answer")
+
+    with anyio.fail_after(10):
+        verdict = await gate.hold(call, leave_on_first_progress)
+    assert (verdict.proceed, verdict.status) == (False, "cancelled")
+    assert "was not run: the caller's HTTP request disconnected" in verdict.message
+    (withdrawn,) = queue.find(statuses=None, kind=ApprovalKind.TOOL)
+    assert withdrawn.status is Status.CANCELLED
+    assert withdrawn.reason == "the caller's HTTP request disconnected before an answer"
+    with pytest.raises(ApprovalError) as refused:
+        queue.respond(withdrawn.id, Decision.APPROVE, by="ops")
+    said = str(refused.value)
+    assert f"approval {withdrawn.id} was cancelled at " in said and "the caller is gone" in said
+    assert "nothing was forwarded" in said and "call the tool again" in said
+
+
+async def test_an_approval_given_as_the_caller_leaves_runs_nothing_and_says_so(tmp_path: Path) -> None:
+    db = StateDB.open(tmp_path)
+    queue = ApprovalQueue(db, EventQueue(db))
+    gate = ToolCallApprovals(queue, progress_every=0.05)
+    call = _call()
+
+    async def approve_and_leave(done: float, total: float | None, message: str) -> None:
+        (pending,) = queue.find(kind=ApprovalKind.TOOL)
+        queue.respond(pending.id, Decision.APPROVE, by="ops")
+        call.departure.leave("the caller went away (session 1234abcd ended before an answer)")
+
+    with anyio.fail_after(10):
+        verdict = await gate.hold(call, approve_and_leave)
+    assert (verdict.proceed, verdict.status) == (False, "cancelled")
+    (record,) = queue.find(statuses=None, kind=ApprovalKind.TOOL)
+    assert record.status is Status.CANCELLED
+    assert record.reason == "approved by ops, but the caller went away (session 1234abcd ended before an answer); not run"
