@@ -27,7 +27,7 @@ from clawplane.cli.supervising import (
     start_detached,
     stop_supervisor,
 )
-from clawplane.reconcile.supervisorfile import SupervisorInfo, ping, read_info, supervisor_alive
+from clawplane.reconcile.supervisorfile import SupervisorInfo, ping, read_info, remove_info, supervisor_alive
 from clawplane.reconcile.workspace import Workspace
 from clawplane.state import FolderLock, StateError
 
@@ -170,7 +170,7 @@ def down(folder: FolderArg, state_dir: StateDirOpt = None, out_dir: OutDirOpt = 
     else:
         out.print("no supervisor is running for this folder", markup=False)
         if info is not None:  # the pidfile of one that died without cleaning up
-            ws.pidfile.unlink(missing_ok=True)
+            remove_info(ws)
     if (ws.state_dir / "state.db").exists():
         from clawplane.reconcile.processes import cleanup_stale_runtimes
 

@@ -4,11 +4,12 @@ One supervisor per folder (a lock in the state directory keeps it single). It ow
 the hosted MCP runtimes and the loopback endpoint that exposes them, serves the
 control socket (``ping``, ``apply``, ``shutdown``), and on exit tears every runtime
 down and records them as stopped. Every process it spawns is recorded in the state
-database the moment it exists (``processes.StateLedger``). At start, once the control
-socket answers, it ends what a supervisor that died left behind (``end_leftovers``: in
-parallel, and only processes whose identity still matches the record); applies and the
-loop wait for that, pings do not. Apply rows a dead supervisor left open are closed as
-``interrupted``. A port already in use is an error that names it.
+database the moment it exists (``processes.StateLedger``), and carries this supervisor's
+mark in its environment. At start, before its control socket answers or it plans, it ends
+what supervisors that died left behind (``end_leftovers``: in parallel, process trees
+included, and only processes proven theirs), so that the first plan sees them stopped.
+Apply rows a dead supervisor left open are closed as ``interrupted``. A port already in
+use is an error that names it.
 
 With ``watch`` on (``clawplane run``), it also runs the GitOps loop (``loop.py``): an
 initial reconcile, one per debounced batch of folder changes, one per runtime event
@@ -28,7 +29,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import asdict, dataclass
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -52,11 +52,14 @@ from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
 from clawplane.reconcile.modelproviders import resolver_reader
 from clawplane.reconcile.oversight import Oversight
 from clawplane.reconcile.processes import (
+    Generation,
     StateLedger,
-    claim_cgroup_root,
+    claim_generation,
+    current_generation,
     end_adopted_orphans,
     end_leftovers,
     mark_runtimes_stopped,
+    release_generation,
 )
 from clawplane.reconcile.supervisorfile import SupervisorInfo, write_info
 from clawplane.reconcile.workspace import Workspace
@@ -267,10 +270,10 @@ async def _watch_folder(
     await watch_folder(ws.folder, changes, ignore=(ws.state_dir, ws.out_dir), stop=shutdown, feed=feed)
 
 
-async def _end_leftovers(db: StateDB, cleaned: anyio.Event, previous_root: Path | None) -> None:
+async def _end_leftovers(db: StateDB, cleaned: anyio.Event, previous: list[Generation]) -> None:
     started = time.monotonic()
     try:
-        ended = await end_leftovers(db, previous_root=previous_root)
+        ended = await end_leftovers(db, previous=previous)  # a SIGTERM meanwhile waits for it
     except Exception:  # a broken state file must not keep the supervisor from serving
         log.exception("could not end the processes a previous supervisor left")
         ended = []
@@ -366,8 +369,9 @@ async def _supervise(
     if interrupted:
         log.warning("closed %d apply record(s) a previous supervisor left open as interrupted", interrupted)
     shutdown, cleaned = anyio.Event(), anyio.Event()
-    ledger = StateLedger(db)
-    previous_root = claim_cgroup_root(db)
+    generation = current_generation()
+    ledger = StateLedger(db, generation=generation)
+    previous = claim_generation(db, generation)
     oversight = Oversight.open(db)
 
     def after_reply(request: dict[str, Any]) -> None:
@@ -390,6 +394,9 @@ async def _supervise(
     try:
         # Signals stay captured until teardown is over, so a second SIGTERM cannot orphan runtimes.
         with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as received, use_ledger(ledger):
+            # Before anyone can reach this supervisor: `apply` plans as soon as it answers, and a
+            # plan made while a dead supervisor's servers still run would find nothing to do.
+            await _end_leftovers(db, cleaned, previous)
             tokens.ensure_tokens(db, [tokens.CLI, tokens.READER])
             choice = bind_endpoint(
                 ws.folder,
@@ -457,7 +464,6 @@ async def _supervise(
                         str(ws.socket_path), handler.endpoint(), utcnow(), metrics_url
                     )
                     write_info(ws, info)
-                    tg.start_soon(_end_leftovers, db, cleaned, previous_root)
                     tg.start_soon(_watch_signals, received, shutdown)
                     if context.changes.listening:  # one watch for the loop and every service
                         tg.start_soon(_watch_folder, ws, context.changes, shutdown, handler.engine.feed)
@@ -476,6 +482,8 @@ async def _supervise(
             # Leaving the backend tore every runtime down; record that, and end what they left.
             end_adopted_orphans(set())
             mark_runtimes_stopped(db)
+            with contextlib.suppress(StateError):  # kept, it only costs the next start a search
+                release_generation(db, generation)
     finally:
         if server is not None:
             server.stop()

@@ -4,12 +4,14 @@ A process can leave its process group and session (``setsid``) but not its cgrou
 cgroup holds a server's whole tree, daemonized helpers included; ``kill`` ends all of it
 (``cgroup.kill``) even after the server and the supervisor that started it are gone.
 
-Layout: under the supervisor's own cgroup, ``clawplane.<pid>/<label>.<n>`` per spawned
-process. To start a child *inside* its cgroup (so nothing it forks before we could move it
-escapes), ``spawning_into`` moves the supervisor itself into the new cgroup for the instant
-of the spawn and back right after it. Where cgroup v2 is missing or not
-writable, ``available()`` is None and the caller falls back to process groups plus
-subreaper adoption. ``CLAWPLANE_CGROUPS=off`` turns it off (to test that fallback).
+Layout: under the supervisor's own cgroup, ``clawplane.<pid>.<start>/<label>.<n>`` per
+spawned process (the supervisor's start time in the name: a later process that reuses its pid
+never adopts a dead supervisor's folder and what still runs in it). To start a child *inside*
+its cgroup (so nothing it forks before we could move it escapes), ``spawning_into`` moves the
+supervisor itself into the new cgroup for the instant of the spawn and back right after it.
+Where cgroup v2 is missing or not writable, ``available()`` is None and the caller falls back
+to process groups, subreaper adoption and the environment mark (``marks``).
+``CLAWPLANE_CGROUPS=off`` turns it off (to test that fallback).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import signal
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
+
+from clawplane._utils.identity import identify
 
 __all__ = ["Cgroups", "available", "is_ours"]
 
@@ -94,7 +98,7 @@ def available() -> Cgroups | None:
     if mount is None or own is None:
         return None
     home = mount / own.lstrip("/")
-    root = home / f"clawplane.{os.getpid()}"
+    root = home / _root_name()
     try:
         root.mkdir(mode=0o755, exist_ok=True)
         probe = root / "probe"
@@ -106,6 +110,12 @@ def available() -> Cgroups | None:
         return None
     atexit.register(_remove_root, root)
     return Cgroups(mount, home, root)
+
+
+def _root_name() -> str:
+    """This process's supervisor folder name: pid and start time name one process for ever."""
+    me = identify(os.getpid())
+    return f"clawplane.{os.getpid()}.{me.start if me is not None else 0}"
 
 
 def _remove_root(root: Path) -> None:
@@ -166,16 +176,9 @@ def remove(path: Path) -> bool:
     except OSError:
         return False
     with contextlib.suppress(OSError):
-        if path.parent.name.startswith("clawplane.") and os.getpid() != _pid_of(path.parent):
+        if path.parent.name.startswith("clawplane.") and path.parent.name != _root_name():
             path.parent.rmdir()  # a dead supervisor's folder, now empty
     return True
-
-
-def _pid_of(folder: Path) -> int:
-    try:
-        return int(folder.name.split(".", 1)[1])
-    except (IndexError, ValueError):
-        return -1
 
 
 def _write(path: Path, text: str) -> None:

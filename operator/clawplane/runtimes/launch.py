@@ -8,8 +8,9 @@ over ``environ``. A header value with a line break is refused without quoting it
 
 A stdio server gets a minimal environment (the variables the MCP SDKs pass: HOME, LOGNAME,
 PATH, SHELL, TERM, USER) plus its declared ``env``, minus the names OpenClaw blocks for
-startup safety (dropped with a warning, as OpenClaw does). A relative ``cwd`` is relative to
-the folder of the resource's file.
+startup safety (dropped with a warning, as OpenClaw does); the spawn adds the supervisor's
+mark (``marks.MARK_ENV``), by which a later supervisor finds what a killed one left. A
+relative ``cwd`` is relative to the folder of the resource's file.
 """
 
 from __future__ import annotations

@@ -1,13 +1,15 @@
 """A stdio MCP server's process: recorded before it settles, its tree owned and torn down for sure.
 
 ``open_process`` spawns the command with ``start_new_session=True`` (so the server leads a
-new process group) and, where cgroup v2 is writable, inside a cgroup of its own (``cgroups``),
-which holds every descendant however it detaches. The moment the process exists it is
-reported to the ``ProcessLedger`` of the context (``use_ledger``; the folder supervisor
-records it in the state database), with its identity (pid, start time, boot: ``identity``),
-process group and cgroup, so a supervisor killed at any point leaves nothing it did not
-write down. Its stderr is read into a ``StderrLog`` for as long as it lives. On exit from
-the context the tree is torn down within a bounded time, shielded from cancellation:
+new process group), with this supervisor's mark in its environment (``marks``: inherited by
+its descendants, it finds them after a ``kill -9`` of the supervisor) and, where cgroup v2 is
+writable, inside a cgroup of its own (``cgroups``), which holds every descendant however it
+detaches. The moment the process exists it is reported to the ``ProcessLedger`` of the
+context (``use_ledger``; the folder supervisor records it in the state database), with its
+identity (pid, start time, boot: ``identity``), process group and cgroup, so a supervisor
+killed at any point leaves nothing it did not write down. Its stderr is read into a
+``StderrLog`` for as long as it lives. On exit from the context the tree is torn down within
+a bounded time, shielded from cancellation:
 
 1. close stdin and give the server ``stdin_close_grace`` to exit on its own;
 2. SIGTERM (then SIGCONT, so a stopped process can act on it) the process group while its
@@ -46,6 +48,7 @@ import psutil
 from clawplane._utils.identity import ProcessIdentity, identify
 from clawplane.runtimes import cgroups, reaping
 from clawplane.runtimes.errors import StartError
+from clawplane.runtimes.marks import MARK_ENV, own_mark
 from clawplane.runtimes.stderr import StderrLog, pump_stderr
 
 __all__ = [
@@ -328,9 +331,11 @@ async def _spawn(
     group: Path | None,
 ) -> anyio.abc.Process:
     inside = tree.spawning_into(group) if tree is not None and group is not None else None
+    # The mark goes in last, so a declared variable of that name cannot hide the process.
+    marked = {**env, MARK_ENV: own_mark()}
     with inside or contextlib.nullcontext():
         return await anyio.open_process(
-            list(argv), stdin=PIPE, stdout=PIPE, stderr=PIPE, env=dict(env), cwd=cwd, start_new_session=True
+            list(argv), stdin=PIPE, stdout=PIPE, stderr=PIPE, env=marked, cwd=cwd, start_new_session=True
         )
 
 
@@ -371,7 +376,6 @@ async def open_process(
         async with _spawn_lock() if group is not None else contextlib.nullcontext():
             raw = await _spawn(argv, env=env, cwd=cwd, tree=tree, group=group)
     except BaseException as exc:
-
         if group is not None:
             cgroups.kill(group)  # a spawn cancelled after the fork leaves a child we hold no handle to
             cgroups.remove(group)
