@@ -10,6 +10,7 @@ warnings); 1 when nothing could be imported or the written files do not validate
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -42,6 +43,7 @@ def import_config(
     from clawplane.interop.sources import import_file
     from clawplane.render import write_if_changed
 
+    _check_limits(config, source_format)
     try:
         result = import_file(config, format=source_format)
     except (OSError, ValueError) as exc:
@@ -57,7 +59,11 @@ def import_config(
         raise typer.Exit(EXIT_USAGE)
     for name, text in files.items():
         # 0600: imported literal secrets stay where they were, but no more readable than before.
-        write_if_changed(out_dir / name, text)
+        try:
+            write_if_changed(out_dir / name, text, option="--out DIR")
+        except OSError as exc:
+            err.print(f"error: cannot write {out_dir / name}: {exc.strerror or exc}", markup=False)
+            raise typer.Exit(EXIT_INVALID) from None
     shown = [d for d in result.diagnostics if not quiet or d.severity is not Severity.INFO]
     for diagnostic in shown:
         print_diagnostic(out, diagnostic)
@@ -75,3 +81,25 @@ def import_config(
     )
     invalid = checked is not None and checked.diagnostics.has_errors
     raise typer.Exit(EXIT_INVALID if count == 0 or invalid else EXIT_OK)
+
+
+def _check_limits(config: Path, source_format: str | None) -> None:
+    """Exit 1 with the cause and the fix when ``config`` is too large or nests too deeply for any reader.
+
+    Every format's parser (and every walk after it) recurses once per level, and the JSON5
+    one takes time per character: the limits are checked on at most ``MAX_IMPORT_BYTES`` + 1
+    bytes before any of them runs. What cannot be read at all is left to the import to report.
+    """
+    from clawplane.interop.jsonload import MAX_IMPORT_BYTES, ImportLimitError, check_limits, check_size
+
+    try:
+        with config.open("rb") as fh:
+            data = fh.read(MAX_IMPORT_BYTES + 1)
+            check_size(max(len(data), os.fstat(fh.fileno()).st_size), str(config))
+        toml = source_format == "codex" or (source_format is None and config.suffix == ".toml")
+        check_limits(data.decode("utf-8"), str(config), toml=toml)
+    except ImportLimitError as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(EXIT_INVALID) from None
+    except (OSError, ValueError):
+        return

@@ -10,7 +10,7 @@ Events live in the state database (0600), so a process other than the supervisor
 stdio ``clawplane mcp serve``, a dashboard) reads the same queue. Writers in this process
 wake waiters at once; events written by another process are noticed within
 ``poll_interval`` seconds. Event data is redacted by whoever publishes it; every text is
-also scrubbed of bearer tokens here.
+also scrubbed of bearer tokens and known secret values here.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import anyio
 
-from clawplane.secrets import scrub_tokens
+from clawplane.secrets import redact
 from clawplane.state import StateDB, StateError, utcnow
 
 __all__ = [
@@ -109,7 +109,7 @@ class EventPage:
 
 def _scrub(value: Any) -> Any:
     if isinstance(value, str):
-        return scrub_tokens(value)
+        return redact(value)
     if isinstance(value, Mapping):
         return {str(k): _scrub(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -145,7 +145,7 @@ class EventQueue:
             with self.db.transaction() as conn:
                 cur = conn.execute(
                     "INSERT INTO events(at, type, subject, data_json) VALUES (?,?,?,?)",
-                    (at, type, scrub_tokens(subject), json.dumps(clean, sort_keys=True, default=str)),
+                    (at, type, redact(subject), json.dumps(clean, sort_keys=True, default=str)),
                 )
                 cursor = int(cur.lastrowid or 0)
                 conn.execute("DELETE FROM events WHERE seq <= ?", (cursor - self.capacity,))

@@ -14,8 +14,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import json5
-
 from clawplane.interop.client_entries import (
     DOLLAR_BRACE,
     DOLLAR_BRACE_ANY,
@@ -23,6 +21,7 @@ from clawplane.interop.client_entries import (
     EntryFormat,
     import_entries,
 )
+from clawplane.interop.jsonload import load_json5
 from clawplane.interop.positions import json5_positions
 from clawplane.interop.report import ConfigPath, ImportReport
 from clawplane.interop.result import ImportResult
@@ -45,7 +44,7 @@ FORMATS: dict[str, EntryFormat] = {
 
 def import_client_config(text: str, source: str, client: str) -> ImportResult:
     """Import one client config file's MCP servers."""
-    doc = json5.loads(text)
+    doc = load_json5(text, source)
     if not isinstance(doc, dict):
         raise ValueError(f"{source}: the top level must be an object")
     report = ImportReport(source, json5_positions(text))

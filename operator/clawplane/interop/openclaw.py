@@ -28,8 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import json5
-
+from clawplane.interop.jsonload import load_json5
 from clawplane.interop.openclaw_env import OpenClawEnv
 from clawplane.interop.openclaw_keys import Home, KeyImporter
 from clawplane.interop.openclaw_models import import_models, import_session
@@ -57,7 +56,7 @@ def load_openclaw_file(path: Path) -> dict[str, Any]:
 
 def load_openclaw_text(text: str, name: str) -> tuple[dict[str, Any], Positions]:
     """The parsed config and where each of its keys is written."""
-    data = _utf16_joined(json5.loads(text), name)
+    data = _utf16_joined(load_json5(text, name), name)
     if not isinstance(data, dict):
         raise ValueError(f"{name}: the top level must be an object")
     return data, json5_positions(text)

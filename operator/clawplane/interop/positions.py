@@ -15,7 +15,12 @@ from collections.abc import Mapping
 ConfigPath = tuple[str | int, ...]
 Positions = dict[ConfigPath, tuple[int, int]]
 
+MAX_SCAN_DEPTH = 64
+"""Deeper keys are placed at their nearest parent (the importer refuses deeper files anyway)."""
 _DELIMITERS = set(",:[]{}") | {" ", "\t", "\r", "\n", "/"}
+# A string's body up to (not including) its closing quote; an escape keeps the character after it.
+_STRING_BODY = {q: re.compile(rf"[^{q}\\]*(?:\\[\s\S]?[^{q}\\]*)*") for q in "\"'"}
+_ESCAPED = re.compile(r"\\([\s\S]?)")
 
 
 def locate(positions: Mapping[ConfigPath, tuple[int, int]], path: ConfigPath) -> tuple[int, int]:
@@ -67,7 +72,9 @@ class _Json5Scanner:
         if self.i >= len(self.text):
             return
         c = self.text[self.i]
-        if c == "{":
+        if c in "{[" and len(path) >= MAX_SCAN_DEPTH:
+            self.skip_nested()  # no recursion without bound: deeper keys take their parent's place
+        elif c == "{":
             self.obj(path)
         elif c == "[":
             self.array(path)
@@ -77,20 +84,33 @@ class _Json5Scanner:
             self.bare()
 
     def string(self) -> str:
-        quote = self.text[self.i]
-        self.i += 1
-        out: list[str] = []
+        # One regular-expression step to the closing quote (a long value is not walked in Python).
+        found = _STRING_BODY[self.text[self.i]].match(self.text, self.i + 1)
+        assert found is not None  # the pattern matches the empty string at least
+        raw = found.group()
+        self.i = found.end()
+        if self.i < len(self.text):
+            self.i += 1  # the closing quote
+        return _ESCAPED.sub(r"\1", raw) if "\\" in raw else raw
+
+    def skip_nested(self) -> None:
+        """Step over the object or array that starts here, however deep, without recording keys."""
+        depth = 0
         while self.i < len(self.text):
+            self.skip_space()
+            if self.i >= len(self.text):
+                return
             c = self.text[self.i]
-            if c == "\\":
-                out.append(self.text[self.i + 1 : self.i + 2])
-                self.i += 2
+            if c in "\"'":
+                self.string()
                 continue
             self.i += 1
-            if c == quote:
-                break
-            out.append(c)
-        return "".join(out)
+            if c in "{[":
+                depth += 1
+            elif c in "}]":
+                depth -= 1
+                if depth <= 0:
+                    return
 
     def bare(self) -> str:
         start = self.i

@@ -23,8 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import json5
-
+from clawplane.interop.jsonload import load_json5
 from clawplane.interop.positions import json5_positions
 from clawplane.interop.report import ConfigPath, ImportReport
 from clawplane.interop.result import ImportResult, resource_docs, resource_name
@@ -36,7 +35,7 @@ _DEFAULT_RUNTIME_ARGS = {"npx": ["-y"], "docker": ["run", "-i", "--rm"]}
 
 def import_server_json(text: str, source: str) -> ImportResult:
     """Import one server.json."""
-    doc = json5.loads(text)
+    doc = load_json5(text, source)
     if not isinstance(doc, dict):
         raise ValueError(f"{source}: the top level must be an object")
     report = ImportReport(source, json5_positions(text))

@@ -11,10 +11,9 @@ import functools
 from collections.abc import Callable
 from pathlib import Path
 
-import json5
-
 from clawplane.interop.clients import FORMATS, import_client_config
 from clawplane.interop.codex import import_codex_config
+from clawplane.interop.jsonload import load_json5
 from clawplane.interop.openclaw import import_openclaw_config, load_openclaw_text
 from clawplane.interop.openclaw_env import OpenClawEnv
 from clawplane.interop.registry import import_server_json
@@ -61,7 +60,7 @@ def detect_format(path: Path, text: str) -> str:
     if path.suffix == ".toml":
         return "codex"
     try:
-        doc = json5.loads(text)
+        doc = load_json5(text, str(path))
     except ValueError:
         return "openclaw"  # the openclaw reader reports the syntax error
     if not isinstance(doc, dict):

@@ -53,27 +53,41 @@ class _ReconcileIdFilter(logging.Filter):
         return True
 
 
+def _redacted_record(record: logging.LogRecord, formatter: logging.Formatter) -> logging.LogRecord:
+    """A copy of ``record`` whose message and traceback passed the redactor.
+
+    Only what the line says is redacted, never its frame (time, level, logger, the JSON keys):
+    a secret that happens to be ``INFO`` or ``msg`` must not garble every line.
+    """
+    copy = logging.makeLogRecord(record.__dict__)
+    copy.msg, copy.args = redact(record.getMessage()), None
+    if record.exc_info:
+        copy.exc_text = redact(record.exc_text or formatter.formatException(record.exc_info))
+        copy.exc_info = None
+    if record.stack_info:
+        copy.stack_info = redact(record.stack_info)
+    return copy
+
+
 class _RedactingFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
-        return redact(super().format(record))
+        return super().format(_redacted_record(record, self))
 
 
 class JsonFormatter(logging.Formatter):
     """One JSON object per line: ts, level, logger, reconcile_id, msg."""
 
     def format(self, record: logging.LogRecord) -> str:
-        return redact(self._format(record))
-
-    def _format(self, record: logging.LogRecord) -> str:
+        clean = _redacted_record(record, self)
         doc = {
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
             "reconcile_id": getattr(record, "reconcile_id", "-"),
-            "msg": record.getMessage(),
+            "msg": clean.getMessage(),
         }
-        if record.exc_info:
-            doc["exc"] = self.formatException(record.exc_info)
+        if clean.exc_text:
+            doc["exc"] = clean.exc_text
         return json.dumps(doc, ensure_ascii=False)
 
 

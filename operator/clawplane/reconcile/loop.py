@@ -30,7 +30,6 @@ from typing import Any
 
 import anyio
 
-from clawplane._utils.atomicfile import atomic_write_bytes
 from clawplane.approvals import HoldDecision, mark_applied
 from clawplane.desired import DesiredState
 from clawplane.events import EventType
@@ -43,9 +42,10 @@ from clawplane.reconcile.logs import reconcile_context
 from clawplane.reconcile.metrics import LoopMetrics
 from clawplane.reconcile.modelproviders import resolver_reader
 from clawplane.reconcile.oversight import Oversight
-from clawplane.reconcile.supervisorfile import LOOP_STATUS_FILE
+from clawplane.reconcile.supervisorfile import LOOP_STATUS_FILE, write_loop_status
 from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes import EventKind, RuntimeEvent
+from clawplane.secrets import redact_data
 from clawplane.state import StateDB, StateError, ToolRecord, store, utcnow
 
 log = logging.getLogger("clawplane.reconcile")
@@ -458,7 +458,9 @@ class ReconcileLoop:
         """Write ``loop.json`` atomically (0600); a failure is recorded in ``degraded``, not raised."""
         path = self.ws.state_dir / LOOP_STATUS_FILE
         try:
-            atomic_write_bytes(path, json.dumps(self.state.to_dict(), indent=2).encode("utf-8"))
+            # Errors and diagnostics quote what servers and providers said: values pass the redactor.
+            text = json.dumps(redact_data(self.state.to_dict()), indent=2)
+            write_loop_status(self.ws, text.encode("utf-8"))
         except OSError as exc:
             self.state.degrade(LOOP_STATUS_FILE, f"{exc.strerror or exc} ({path})")
         else:

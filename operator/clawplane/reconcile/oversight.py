@@ -14,6 +14,7 @@ from clawplane.approvals import Approval, ApprovalKind, ApprovalQueue, Decision
 from clawplane.events import EventQueue, EventType
 from clawplane.reconcile.holding import AppliedSources
 from clawplane.runtimes import EventKind, RuntimeEvent
+from clawplane.secrets import redact
 from clawplane.state import StateDB
 
 __all__ = ["Oversight"]
@@ -60,7 +61,9 @@ class Oversight:
 
     def respond(self, approval_id: str, decision: Decision | str, *, by: str, reason: str = "") -> Approval:
         """Answer an approval request (raises ``ApprovalError`` when it takes no answer)."""
-        done = self.approvals.respond(approval_id, decision, by=by, reason=reason)
+        # A person's words go to the state, the audit, the events and every screen: a value this
+        # process resolved must not reach them (the CLI and the dashboard show what is stored).
+        done = self.approvals.respond(approval_id, decision, by=redact(by), reason=redact(reason))
         if self.on_answer is not None and done.kind is ApprovalKind.PLAN:
             self.on_answer(done)
         return done

@@ -78,7 +78,9 @@ class Redactor:
 
     def __call__(self, text: str) -> str:
         """``text`` with every known secret and URL credential replaced."""
-        text = redact(self._values(text))
+        # The process-wide pass first: it takes bearer tokens out whole before a value that is a
+        # token's first characters could cut one in two.
+        text = self._values(redact(text))
         return _URL.sub(lambda m: redact_url(m.group(0)), text)
 
 

@@ -9,6 +9,13 @@ two-line token shows up one line at a time. ``secret_forms`` lists those forms, 
 only, never written anywhere). Everything stored or logged passes ``redact``, which uses it,
 so a value that reached a runtime cannot come back out through an error, a status row, an
 audit detail or a log line.
+
+Only values are ever rewritten, never structure: ``redact_data`` walks a parsed document and
+leaves its keys, and the identifier-shaped values of its protocol fields (``STRUCTURAL_KEYS``:
+``op``, ``event``, ``phase``, ``status``, ...), as they are, and no substitution ever cuts into an
+issued bearer token or an earlier ``<redacted>``. A secret that happens to be a common word
+(``final``, ``true``, ``error``) or the first characters of a token therefore costs a few words of
+free text at worst; it cannot break a reply, a state row or a rendered token.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from clawplane.naming import REDACTED
 __all__ = [
     "KNOWN",
     "MIN_SECRET_CHARS",
+    "STRUCTURAL_KEYS",
     "TOKEN_PREFIX",
     "KnownSecrets",
     "ValueRedactor",
@@ -85,6 +93,11 @@ def secret_forms(value: str) -> set[str]:
     return {f for f in forms if len(f) >= MIN_SECRET_CHARS}
 
 
+# What a substitution must never cut into: an issued token (its first characters may well be a
+# value someone uses as a secret) and the marker an earlier pass left.
+_KEEP = f"(?P<keep>{re.escape(REDACTED)}|{_TOKEN.pattern})"
+
+
 class ValueRedactor:
     """Replaces every form of a set of values with ``<redacted>``."""
 
@@ -94,14 +107,34 @@ class ValueRedactor:
             forms |= secret_forms(value)
         # Longest first: a form that contains another is replaced whole.
         ordered = sorted(forms, key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+        alternatives = "|".join(map(re.escape, ordered))
+        self._forms = re.compile(alternatives) if ordered else None
+        self._pattern = re.compile(f"{_KEEP}|{alternatives}") if ordered else None
         self.values = frozenset(values)
 
     def __call__(self, text: str) -> str:
-        """``text`` with every known form replaced."""
-        if self._pattern is None or not text:
+        """``text`` with every known form replaced (tokens and earlier markers left whole)."""
+        if self._pattern is None or self._forms is None or not text:
             return text
-        return self._pattern.sub(REDACTED, text)
+        pieces: list[str] = []
+        pos = 0
+        while (found := self._pattern.search(text, pos)) is not None:
+            start, end = found.span()
+            pieces.append(text[pos:start])
+            if found.group("keep") is not None:
+                # A form that starts here and covers the whole token (the token itself is the
+                # secret, or a longer value holds it) is a secret all the same.
+                longer = self._forms.match(text, start)
+                if longer is not None and longer.end() >= end:
+                    pieces.append(REDACTED)
+                    end = longer.end()
+                else:
+                    pieces.append(found.group())
+            else:
+                pieces.append(REDACTED)
+            pos = end
+        pieces.append(text[pos:])
+        return "".join(pieces)
 
     def __bool__(self) -> bool:
         return self._pattern is not None
@@ -143,22 +176,41 @@ KNOWN = KnownSecrets()
 
 def redact(text: str) -> str:
     """``text`` with every form of every value this process resolved, and every bearer token, replaced."""
-    return scrub_tokens(KNOWN.redactor()(text))
+    # Tokens first: a value that is a token's first characters must not leave its rest behind.
+    return KNOWN.redactor()(scrub_tokens(text))
+
+
+STRUCTURAL_KEYS = frozenset(
+    {
+        "op", "event", "final", "ok", "action", "result", "phase", "runtimePhase", "status", "type",
+        "kind", "severity", "code", "outcome", "decision", "key", "id", "approval", "transport",
+        "hosting", "apiVersion", "format_version",
+    }
+)  # fmt: skip
+"""Fields whose values are protocol vocabulary or identifiers that readers compare (an event's
+``event``, a change's ``action``, a condition's ``status``, a resource ``key``): never rewritten."""
+_WORD = re.compile(r"[A-Za-z0-9_.:/@+-]{1,200}")
 
 
 def redact_data(value: Any) -> Any:
-    """A JSON-like structure with ``redact`` applied to every string in it (keys included)."""
+    """A JSON-like structure with ``redact``'s value substitution applied to its string values.
+
+    Keys are never rewritten, nor the identifier-shaped values of ``STRUCTURAL_KEYS`` (see the
+    module docstring); bearer tokens stay as they are (replies that hand one out need it whole).
+    """
     redactor = KNOWN.redactor()
     if not redactor:
         return value
 
-    def walk(item: Any) -> Any:
+    def walk(item: Any, key: object = None) -> Any:
         if isinstance(item, str):
+            if key in STRUCTURAL_KEYS and _WORD.fullmatch(item):
+                return item
             return redactor(item)
         if isinstance(item, dict):
-            return {walk(k): walk(v) for k, v in item.items()}
+            return {k: walk(v, k) for k, v in item.items()}
         if isinstance(item, list | tuple):
-            return [walk(v) for v in item]
+            return [walk(v, key) for v in item]
         return item
 
     return walk(value)

@@ -222,13 +222,21 @@ def delete_runtime(db: StateDB, name: str) -> None:
         conn.execute("DELETE FROM tools WHERE server=?", (name,))
 
 
+def _redacted(text: str | None) -> str | None:
+    return redact(text) if text else text
+
+
 def set_tools(db: StateDB, server: str, surface: str, tools: Iterable[ToolRecord]) -> None:
     """Replace one server's observed or applied tool surface."""
     with db.transaction() as conn:
         conn.execute("DELETE FROM tools WHERE server=? AND surface=?", (server, surface))
         conn.executemany(
             "INSERT INTO tools VALUES (?,?,?,?,?,?)",
-            [(server, surface, t.raw_name, t.safe_name, t.schema_hash, t.description) for t in tools],
+            # A tool description comes from the server: it must not carry a secret into state.db.
+            [
+                (server, surface, t.raw_name, t.safe_name, t.schema_hash, _redacted(t.description))
+                for t in tools
+            ],
         )
 
 

@@ -178,8 +178,8 @@ class _Dashboard:
         return self.render("agent.html", session=session, r=view, nav="overview")
 
     async def plan(self, request: Request, session: Session) -> Response:
-        # In the event loop, as the MCP plan tool: the state database is not shared across threads.
-        view = views.plan_view(self.src)
+        # Planned by the query worker, as the MCP plan tool: the event loop only waits for it.
+        view = await views.plan_view(self.src, f"dashboard:{session.consumer}")
         return self.render("plan.html", session=session, view=view, nav="plan")
 
     async def audit(self, request: Request, session: Session) -> Response:

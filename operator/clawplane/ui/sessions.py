@@ -3,7 +3,10 @@
 A session remembers the digest of the token it was opened with, never the token, and is
 valid only while that digest still names a principal in the listener's token table: a
 rotated token ends every session opened with it. Sessions live in memory (a restarted
-supervisor asks everyone to log in again), expire after ``TTL_S`` and are bounded in number.
+supervisor asks everyone to log in again), expire after ``TTL_S`` and are bounded in number:
+at most ``MAX_SESSIONS``, of which one consumer holds at most ``MAX_PER_CONSUMER`` (its own
+least recently used login makes room for its next one), so logging in over and over with one
+token cannot log everyone else out.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ from dataclasses import dataclass, replace
 
 from clawplane.runtimes.proxy import Principal, TokenTable, token_digest
 
-__all__ = ["COOKIE", "MAX_SESSIONS", "TTL_S", "Session", "Sessions"]
+__all__ = ["COOKIE", "MAX_PER_CONSUMER", "MAX_SESSIONS", "TTL_S", "Session", "Sessions"]
 
 COOKIE = "clawplane_ui"
 TTL_S = 12 * 3600
 MAX_SESSIONS = 256
+MAX_PER_CONSUMER = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +73,9 @@ class Sessions:
             token_digest(token.strip()),
             time.monotonic() + TTL_S,
         )
+        mine = [key for key, held in self._open.items() if held.consumer == session.consumer]
+        for key in mine[: max(0, len(mine) + 1 - MAX_PER_CONSUMER)]:
+            del self._open[key]  # its own least recently used logins, not anyone else's
         self._open[_sid_digest(sid)] = session
         while len(self._open) > MAX_SESSIONS:
             self._open.popitem(last=False)
@@ -86,6 +93,7 @@ class Sessions:
         if session.expires < time.monotonic() or holder is None or "read" not in holder.scopes:
             del self._open[key]
             return None
+        self._open.move_to_end(key)  # recently used: the last to make room
         # Scopes are the token's now, not what it had at login.
         return replace(session, scopes=holder.scopes)
 

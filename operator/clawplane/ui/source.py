@@ -61,9 +61,15 @@ class Source(ABC):
     def loop(self) -> dict[str, Any]:
         """What the reconcile loop last saw (``loop.json``'s fields: folderValid, diagnostics, ...)."""
 
-    @abstractmethod
     def plan(self) -> dict[str, Any]:
-        """What an apply would do now, as the MCP ``plan`` tool answers (raises ``QueryError``)."""
+        """What an apply would do now, planned in this process (raises ``QueryError``); a source that
+        plans elsewhere overrides ``planned`` instead."""
+        raise NotImplementedError
+
+    async def planned(self, who: str | None = None) -> dict[str, Any]:
+        """What an apply would do now, as the MCP ``plan`` tool answers (raises ``QueryError``);
+        ``who`` asks (its share of the query worker is counted)."""
+        return self.plan()
 
     def audit(self, limit: int = 50) -> dict[str, Any]:
         """Recent applies, newest first (as the MCP ``audit`` tool answers)."""
@@ -118,6 +124,7 @@ class LocalSource(Source):
             return self.ctx.loop.to_dict()
         return read_loop_status(self.ws) or {}
 
-    def plan(self) -> dict[str, Any]:
-        """A fresh plan of the folder (its own engine: the loop's is not disturbed)."""
-        return self.queries().plan()
+    async def planned(self, who: str | None = None) -> dict[str, Any]:
+        """A fresh plan of the folder, made by the query worker (the loop's engine is not disturbed,
+        and the event loop does not wait on it)."""
+        return (await self.queries().plan(who=who)).value

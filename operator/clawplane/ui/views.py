@@ -31,23 +31,31 @@ def _clean(value: dict[str, Any]) -> dict[str, Any]:
 
 
 def overview(src: Source) -> dict[str, Any]:
-    """Every resource with its phase and conditions, and the loop's view of the folder."""
+    """Every resource with its phase and conditions, what the supervisor is doing, and the folder's state."""
     doc = src.status()
     loop = src.loop()
     resources = sorted(doc["resources"], key=lambda r: (str(r["kind"]), str(r["name"])))
     last = loop.get("lastReconcile") or {}
+    applies = [e for e in src.audit(20)["entries"] if not str(e.get("outcome", "")).startswith("approval-")]
+    running = [e for e in applies if e.get("outcome") == "running"]
+    finished = [e for e in applies if e.get("outcome") != "running"]
     return _clean(
         {
             "label": src.label,
             "resources": resources,
             "loop": {
-                "folderValid": loop.get("folderValid", True),
+                # A supervisor that `clawplane apply` started does not watch the folder: its loop
+                # never checks it, so "not checked" (None) is not "invalid" (False).
+                "watching": bool(loop.get("watching", True)),
+                "folderValid": loop.get("folderValid"),
                 "diagnostics": loop.get("diagnostics") or [],
                 "reconciles": loop.get("reconciles", 0),
                 "last": last,
                 "errors": loop.get("errors") or {},
                 "held": loop.get("held") or [],
             },
+            "applying": running[0] if running else None,
+            "lastApply": finished[0] if finished else None,
             "endpoint": src.endpoint(),
             "pending": len(src.oversight.approvals.find()),
         }
@@ -144,10 +152,11 @@ def _answered(src: Source, limit: int = 50) -> list[dict[str, Any]]:
     return [a.to_dict() for a in src.oversight.approvals.find(statuses=closed, limit=limit)]
 
 
-def plan_view(src: Source) -> dict[str, Any]:
-    """What an apply would do now (``clawplane plan``'s text and changes), or why it cannot be planned."""
+async def plan_view(src: Source, who: str) -> dict[str, Any]:
+    """What an apply would do now (``clawplane plan``'s text and changes), or why it cannot be planned
+    (asked as ``who``, within its share of the query worker)."""
     try:
-        found = src.plan()
+        found = await src.planned(who)
     except QueryError as exc:
         return _clean({"error": str(exc), "changes": [], "text": "", "held": []})
     plan = found["plan"]
