@@ -388,16 +388,20 @@ async def open_process(
         _spawning -= 1
     process = ServerProcess(raw, label=label, cgroup=group)
     _tell("record", process.owned)
-    async with anyio.create_task_group() as tg:
-        assert raw.stderr is not None
-        tg.start_soon(pump_stderr, raw.stderr, stderr_log)
-        tg.start_soon(process.watch_exit)
-        try:
-            yield process
-        finally:
-            # Teardown must finish even when the caller is cancelled, or a process would leak.
-            with anyio.CancelScope(shield=True):
-                await process.terminate(teardown)
-            process.exited.set()
-            tg.cancel_scope.cancel()
-    process.close()
+    try:
+        async with anyio.create_task_group() as tg:
+            assert raw.stderr is not None
+            tg.start_soon(pump_stderr, raw.stderr, stderr_log)
+            tg.start_soon(process.watch_exit)
+            try:
+                yield process
+            finally:
+                # Teardown must finish even when the caller is cancelled, or a process would leak.
+                with anyio.CancelScope(shield=True):
+                    await process.terminate(teardown)
+                process.exited.set()
+                tg.cancel_scope.cancel()
+    finally:
+        # Also when the caller left with an error or was cancelled: a session evicted under a
+        # flood of them must not keep its pidfd (the soak found one leaked per few evictions).
+        process.close()
