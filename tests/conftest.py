@@ -9,7 +9,6 @@ from collections.abc import Iterator
 import pytest
 from tests.support import schedule
 
-from clawplane.runtimes import reaping
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -33,6 +32,7 @@ def _not_a_subreaper_between_tests() -> Iterator[None]:
     which never waits for it, and stay a zombie after it exits (``pid_exists`` true for ever).
     """
     yield
-    if sys.platform == "linux" and reaping._subreaper:
+    reaping = sys.modules.get("clawplane.runtimes.reaping")  # imported only by tests that spawn
+    if sys.platform == "linux" and reaping is not None and getattr(reaping, "_subreaper", None):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
         reaping._subreaper = None

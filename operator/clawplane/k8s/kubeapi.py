@@ -13,9 +13,13 @@ from typing import Any
 
 import httpx
 
+from clawplane import __version__
 from clawplane.k8s.kubeconfig import Connection
 
 CONFLICT_RETRIES = 5
+FIELD_MANAGER = "clawplane-operator"
+"""The name the API server records in managedFields for the operator's writes (from the User-Agent):
+what a user's conflicting server-side apply names, instead of ``python-httpx``."""
 Objects = list[dict[str, Any]]
 """A list of objects (an alias: ``KubeApi.list`` shadows the builtin inside the class)."""
 MERGE = "application/merge-patch+json"
@@ -92,7 +96,11 @@ class KubeApi:
         self.conn = conn
         self.write_fence = write_fence
         self._client = httpx.AsyncClient(
-            base_url=conn.server, auth=_TokenAuth(conn), verify=conn.ssl_context(), timeout=timeout
+            base_url=conn.server,
+            auth=_TokenAuth(conn),
+            verify=conn.ssl_context(),
+            timeout=timeout,
+            headers={"User-Agent": f"{FIELD_MANAGER}/{__version__}"},
         )
 
     async def aclose(self) -> None:
