@@ -1,5 +1,9 @@
 """Operator benchmark: 500 McpServer resources applied at once against the API emulator.
 
+``--real`` runs the same against a real kube-apiserver + etcd (tests/k8s/real, built by
+tests/oracles/install.sh): the operator under a ServiceAccount bound to cluster-admin, the
+baseline with the admin token, the request tally from the API server's audit log.
+
 Runs ``clawplane k8s run`` as a child process against the emulator (tests/k8s) and
 reports the time until every server is ``Programmed=True`` (its children written, status
 posted), plus the operator's CPU time, peak memory (VmHWM), the API requests it made by verb
@@ -147,13 +151,22 @@ def run_operator(emu: EmulatorThread, n: int, tmp: Path) -> dict[str, Any]:
             Path(os.environ["K8S_BENCH_KEEP_LOG"]).write_text((tmp / "operator.log").read_text())
 
 
-async def bare_writes(url: str, n: int, namespace: str, *, all_children: bool) -> float:
+async def bare_writes(
+    url: str,
+    n: int,
+    namespace: str,
+    *,
+    all_children: bool,
+    token: str | None = None,
+    verify: str | bool = True,
+) -> float:
     """Write each server's children directly; ``all_children``: all four, else Deployment + Service."""
     spec = McpServerSpec.model_validate({"transport": "stdio", "command": "uvx", "args": ["x"]})
     owner = Owner("McpServer", "x", "uid")
     peers = default_ingress()
     start = time.monotonic()
-    async with httpx.AsyncClient(base_url=url, timeout=60) as client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx.AsyncClient(base_url=url, timeout=60, headers=headers, verify=verify) as client:
         sem = asyncio.Semaphore(8)
 
         async def one(i: int) -> None:
@@ -181,12 +194,18 @@ async def bare_writes(url: str, n: int, namespace: str, *, all_children: bool) -
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=500)
+    parser.add_argument("--real", action="store_true", help="Against a real kube-apiserver + etcd.")
     parser.add_argument("--failover", action="store_true", help="Leader failover time instead (k8s_ha.py).")
     parser.add_argument(
         "--sharded", type=int, metavar="N", help="N McpServers, 20 namespaces: two shards vs one (k8s_ha.py)."
     )
     args = parser.parse_args()
     os.environ.setdefault("NO_COLOR", "1")
+    if args.real:
+        from bench import k8s_real
+
+        k8s_real.main(args.n)
+        return
     if args.failover or args.sharded:
         from bench import k8s_ha
 
