@@ -62,6 +62,34 @@ _COMMON_COLUMNS = [
 ]
 
 
+_CEL_RULES: dict[str, list[dict[str, Any]]] = {
+    # The single-object rules of McpServerSpec._transport_needs that CEL can say, worded as
+    # `clawplane validate` words them, so `kubectl apply` refuses what `validate` refuses.
+    # size() rather than trim(): its cost does not grow with the string (a rule's cost is budgeted).
+    "McpServer": [
+        {
+            "rule": "!has(self.transport) || self.transport != 'stdio'"
+            " || (has(self.command) && size(self.command) > 0)",
+            "message": '"stdio" transport requires a non-empty command',
+            "fieldPath": ".command",
+            "reason": "FieldValueRequired",
+        },
+        {
+            "rule": "!has(self.transport) || self.transport == 'stdio'"
+            " || (has(self.url) && size(self.url) > 0)",
+            "messageExpression": "'\"' + self.transport + '\" transport requires a url'",
+            "fieldPath": ".url",
+            "reason": "FieldValueRequired",
+        },
+        {
+            "rule": "has(self.transport) || has(self.type) || has(self.command) || has(self.url)",
+            "message": "an MCP server needs a command (stdio) or a url (sse/streamable-http)",
+        },
+    ],
+}
+"""CEL rules (``x-kubernetes-validations``) on each kind's ``spec``."""
+
+
 def crd(kind: str) -> dict[str, Any]:
     """The CRD of one kind."""
     cls = KINDS[kind]
@@ -79,6 +107,8 @@ def crd(kind: str) -> dict[str, Any]:
     # Exactly this, or the API server refuses the CRD (see the module docstring).
     open_api["properties"] = {"metadata": {"type": "object"}, **open_api["properties"]}
     open_api["required"] = [r for r in open_api.get("required", []) if r != "metadata"]
+    if kind in _CEL_RULES:
+        open_api["properties"]["spec"]["x-kubernetes-validations"] = _CEL_RULES[kind]
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",

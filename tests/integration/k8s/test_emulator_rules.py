@@ -89,12 +89,18 @@ def test_unknown_schema_keywords_follow_field_validation(api: httpx.Client) -> N
     assert warned.status_code == 201 and "unknown field" in warned.headers["Warning"]
 
 
-def test_cel_rules_are_not_silently_ignored(api: httpx.Client) -> None:
+def test_cel_rules_are_stored_not_evaluated(api: httpx.Client) -> None:
     crd = yaml.safe_load(CRD_PATH.read_text())
     crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["x-kubernetes-validations"] = [
         {"rule": "has(self.command)"}
     ]
-    status(api.post(CRDS, json=crd), 501, "NotImplemented")
+    stored = api.post(CRDS, json=crd)
+    assert stored.status_code == 201, stored.text
+    spec = stored.json()["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    assert spec["x-kubernetes-validations"] == [{"rule": "has(self.command)"}]
+    # Not evaluated: an object the rule refuses is stored (the real server's tests check the rules).
+    made = api.post(MCP, json={**server(), "spec": {"transport": "sse", "url": "http://x.example.test/sse"}})
+    assert made.status_code == 201, made.text
 
 
 # --- custom resources ------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ subresources, the root of a schema with a status subresource) and
 ``ValidateCustomResourceDefinitionOpenAPISchema`` (unsupported keywords, defaults where
 they are forbidden, list and map types), combined with the structural rules of
 tests/k8s/rules/structural.py. CEL rules (``x-kubernetes-validations``) cannot be compiled
-here, so a CRD that has them is refused outright rather than half-checked.
+here: a CRD that has them is stored with a Warning saying they are not evaluated (clawplane's
+CRDs carry some; tests/compat/kubernetes checks them on a real API server).
 """
 
 from __future__ import annotations
@@ -39,7 +40,13 @@ _META = ("metadata", "kind", "apiVersion")
 
 
 class UnsupportedByEmulatorError(Exception):
-    """A CRD feature the emulator cannot check faithfully (CEL); the caller answers 501."""
+    """A CRD feature the emulator cannot check faithfully; the caller answers 501."""
+
+
+CEL_WARNING = (
+    "the emulator stores x-kubernetes-validations (CEL) but does not evaluate them; "
+    "tests/compat/kubernetes runs them on a real API server"
+)
 
 
 def validate_crd(crd: JSON) -> list[FieldError]:
@@ -207,8 +214,6 @@ def _schema(schema: JSON, path: str, status_enabled: bool) -> list[FieldError]:
             )
     if schema.get("nullable"):
         errs.append(fe.forbidden(f"{path}.nullable", "nullable cannot be true at the root"))
-    if _has_cel(schema):
-        raise UnsupportedByEmulatorError("x-kubernetes-validations (CEL) cannot be evaluated by the emulator")
     try:
         check_convertible(schema)
     except NotStructuralError as exc:
@@ -225,11 +230,12 @@ def _schema(schema: JSON, path: str, status_enabled: bool) -> list[FieldError]:
     return errs
 
 
-def _has_cel(node: Any) -> bool:
+def has_cel(node: Any) -> bool:
+    """Whether a schema (or any node of it) carries CEL rules."""
     if isinstance(node, dict):
-        return bool(node.get("x-kubernetes-validations")) or any(_has_cel(v) for v in node.values())
+        return bool(node.get("x-kubernetes-validations")) or any(has_cel(v) for v in node.values())
     if isinstance(node, list):
-        return any(_has_cel(v) for v in node)
+        return any(has_cel(v) for v in node)
     return False
 
 
