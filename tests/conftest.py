@@ -9,7 +9,6 @@ from collections.abc import Iterator
 import pytest
 from tests.support import schedule
 
-
 _PR_SET_CHILD_SUBREAPER = 36
 
 
