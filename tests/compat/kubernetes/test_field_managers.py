@@ -85,3 +85,24 @@ def test_user_apply_and_operator_writes_coexist_and_the_user_meets_the_operators
     assert f'conflict with "{FIELD_MANAGER}"' in refused.stderr and ".spec.replicas" in refused.stderr, (
         refused.stderr
     )
+
+
+def test_the_operators_events_are_what_kubectl_get_events_shows(
+    kubectl_real: OracleRunner, admin: Kube, namespace: str, operator: OperatorRun
+) -> None:
+    notes = {"apiVersion": API, "kind": "McpServer", "metadata": {"name": "notes", "namespace": namespace},
+             "spec": {"transport": "stdio", "command": sys.executable, "args": [str(SERVER_PY)]}}  # fmt: skip
+    admin.apply(notes)
+    # Events are posted in the background: wait until one per child is in (four children).
+    listed = wait_for(
+        "a Created Event for each child of McpServer notes",
+        lambda: (
+            (out := kubectl_real.run("get", "events", "-o", "wide", check=True).stdout).count("Created") >= 4
+            and out
+        ),
+    )
+    header = listed.splitlines()[0].split()
+    assert header[:4] == ["LAST", "SEEN", "TYPE", "REASON"], listed
+    rows = [line for line in listed.splitlines()[1:] if " Created " in line]
+    assert any("mcpserver/notes" in row for row in rows), listed
+    assert all("clawplane.dev/operator" in row for row in rows), listed
