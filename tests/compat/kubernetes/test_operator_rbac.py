@@ -36,7 +36,7 @@ NEVER_USED = {
     ("coordination.k8s.io", "leases", "update"),
 }
 """Granted and not used in these runs: leader election (a standalone operator holds no Lease).
-tests/integration/k8s/test_leader_election.py covers it."""
+test_leader_election_real.py runs two operators on exactly these grants."""
 pytestmark = pytest.mark.compat
 
 
