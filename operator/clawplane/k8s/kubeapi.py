@@ -17,6 +17,8 @@ from clawplane import __version__
 from clawplane.k8s.kubeconfig import Connection
 
 CONFLICT_RETRIES = 5
+LIST_PAGE = 500
+"""Objects per list request (``limit``); a list of more follows ``continue`` tokens."""
 FIELD_MANAGER = "clawplane-operator"
 """The name the API server records in managedFields for the operator's writes (from the User-Agent):
 what a user's conflicting server-side apply names, instead of ``python-httpx``."""
@@ -136,10 +138,28 @@ class KubeApi:
     async def list_versioned(
         self, kind: Kind, namespace: str | None, *, labels: str | None = None
     ) -> tuple[Objects, str]:
-        """The objects and the list's resourceVersion (where a watch starts)."""
-        params = {"labelSelector": labels} if labels else None
-        body = await self._call("GET", kind.path(namespace), params=params)
-        items: list[dict[str, Any]] = body.get("items") or []
+        """The objects and the list's resourceVersion (where a watch starts), read in pages.
+
+        Pages of ``LIST_PAGE`` keep each answer bounded on a large cluster; all pages come from one
+        snapshot. A continue token that expired mid-list (410 Gone) restarts the list once.
+        """
+        base = {"limit": str(LIST_PAGE), **({"labelSelector": labels} if labels else {})}
+        for attempt in range(2):
+            items: list[dict[str, Any]] = []
+            params = dict(base)
+            try:
+                while True:
+                    body = await self._call("GET", kind.path(namespace), params=params)
+                    items += body.get("items") or []
+                    meta = body.get("metadata") or {}
+                    if not meta.get("continue"):
+                        break
+                    params["continue"] = str(meta["continue"])
+            except ApiError as exc:
+                if exc.status == 410 and "continue" in params and attempt == 0:
+                    continue
+                raise
+            break
         for item in items:  # list items omit these; callers treat items like single objects
             item.setdefault("kind", kind.kind)
             item.setdefault("apiVersion", kind.api_version)
