@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 from tests.compat.conftest import require_oracle
-from tests.k8s.operator_run import wait_for
+from tests.k8s.operator_run import OperatorRun, wait_for
 from tests.k8s.real.apiserver import RealCluster
 from tests.k8s.real.client import Kube
 from tests.oracles import locate
@@ -72,3 +72,11 @@ def kubectl_real(kubectl: OracleRunner, real_cluster: RealCluster, namespace: st
     config.parent.mkdir(parents=True, exist_ok=True)
     real_cluster.write_kubeconfig(config, real_cluster.admin_token, "admin", namespace)
     return kubectl
+
+
+@pytest.fixture
+def operator(real_cluster: RealCluster, namespace: str, tmp_path: Path) -> Iterator[OperatorRun]:
+    """The operator (in-process kopf) watching the test's namespace, as the admin."""
+    config = real_cluster.write_kubeconfig(tmp_path / "admin.kubeconfig", real_cluster.admin_token, "admin")
+    with OperatorRun(config, tmp_path / "state", namespaces=(namespace,)) as run:
+        yield run

@@ -10,14 +10,12 @@ from __future__ import annotations
 import copy
 import io
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from ruamel.yaml import YAML
 from tests.k8s.operator_run import OperatorRun, wait_for
-from tests.k8s.real.apiserver import RealCluster
 from tests.k8s.real.client import Kube
 from tests.oracles.runners import OracleRunner
 
@@ -34,14 +32,6 @@ def _dump(obj: JSON) -> str:
     out = io.StringIO()
     YAML(typ="safe", pure=True).dump(obj, out)
     return out.getvalue()
-
-
-@pytest.fixture
-def operator(real_cluster: RealCluster, namespace: str, tmp_path: Path) -> Iterator[OperatorRun]:
-    """The operator watching the test's namespace, as the admin."""
-    config = real_cluster.write_kubeconfig(tmp_path / "admin.kubeconfig", real_cluster.admin_token, "admin")
-    with OperatorRun(config, tmp_path / "state", namespaces=(namespace,)) as run:
-        yield run
 
 
 def _managers(obj: JSON) -> dict[tuple[str, str], str]:
