@@ -99,7 +99,15 @@ def test_a_standby_under_the_charts_identity_takes_over_after_kill_9(
     files = {"apiVersion": API, "kind": "McpServer", "metadata": {"name": "files", "namespace": namespace},
              "spec": {"transport": "stdio", "command": "npx", "args": ["-y", "files-server"]}}  # fmt: skip
     admin.apply(files)
-    wait_for("the leader's Deployment", lambda: _args(admin, namespace))
+
+    def programmed() -> bool:
+        obj = admin.get(API, "McpServer", namespace, "files") or {}
+        return any(c["type"] == "Programmed" and c["status"] == "True"
+                   for c in (obj.get("status") or {}).get("conditions") or [])  # fmt: skip
+
+    # Every child is written before the status says Programmed: the leader is done with the server.
+    wait_for("the leader to program McpServer files", programmed)
+    assert _args(admin, namespace)
     lease = admin.get("coordination.k8s.io/v1", "Lease", SYSTEM, "clawplane-operator")
     assert lease is not None, "no Lease in the release namespace"
     a_identity = lease["spec"]["holderIdentity"]
@@ -126,7 +134,10 @@ def test_a_standby_under_the_charts_identity_takes_over_after_kill_9(
     after = [e for e in audit_events(real_cluster, offset) if e["user"]["username"] == SA_USER]
     refused = [e for e in after if e.get("responseStatus", {}).get("code") == 403]
     assert not refused, json.dumps(refused[:3])
-    creates = [
-        e for e in after if e["verb"] == "create" and (e.get("objectRef") or {}).get("resource") != "events"
+    created = [
+        (ref.get("resource"), ref.get("subresource"), ref.get("name"))
+        for e in after
+        if e["verb"] == "create"
+        and (ref := e.get("objectRef") or {}).get("resource") not in ("events", "leases")
     ]
-    assert not [e for e in creates if (e.get("objectRef") or {}).get("resource") != "leases"], creates
+    assert not created, f"the standby created again what the leader had made: {created}"
