@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provider
 from tests.integration.engine.conftest import ROOT, Cli, processes_under
+from tests.integration.runloop.conftest import wait_for
 from tests.support.quickstart import copy_quickstart
 
 BROKEN_SERVER = """\
@@ -69,6 +70,16 @@ class Folder:
 
     def resource(self, key: str) -> dict[str, Any]:
         return next(r for r in self.status()["resources"] if r["key"] == key)
+
+    def settled(self, key: str, phase: str, within: float = 60.0) -> dict[str, Any]:
+        """The resource as ``status`` shows it once it is in ``phase``.
+
+        A server that keeps failing cycles Starting → Backoff with growing delays, so a single
+        read may land in a retry; the retry ends in Backoff again, which is what is waited for.
+        """
+        return wait_for(
+            f"{key} in {phase}", lambda: r if (r := self.resource(key))["phase"] == phase else None, timeout=within
+        )
 
     def supervisor_pid(self) -> int | None:
         try:

@@ -28,7 +28,7 @@ def test_an_unset_secret_fails_the_apply_with_its_name_and_a_hint(folder: Folder
     assert "McpServer/notes: not ready (backoff" in proc.stdout
     assert "environment variable NOTES_API_TOKEN is not set" in proc.stdout
     assert "hint: set NOTES_API_TOKEN in the environment" in proc.stdout
-    notes = folder.resource("McpServer/notes")
+    notes = folder.settled("McpServer/notes", "Backoff")
     assert notes["phase"] == "Backoff"
     ready = next(c for c in notes["conditions"] if c["type"] == "Ready")
     assert ready["status"] == "False" and "NOTES_API_TOKEN is not set" in ready["message"]
@@ -46,7 +46,7 @@ def test_a_server_missing_a_module_shows_its_stderr_in_apply_status_and_conditio
     assert "hint: the server's interpreter has no module 'clawplane_test_module_that_does_not_exist'" in proc.stdout
     assert "canary-secret" not in proc.stdout
 
-    broken = folder.resource("McpServer/broken")
+    broken = folder.settled("McpServer/broken", "Backoff")
     assert broken["phase"] == "Backoff" and cause in broken["lastError"]
     # Live: the server has kept restarting, so its last 20 lines span sessions; the newest is the cause.
     assert "loading the broken server" in broken["stderr"] and broken["stderr"][-1] == cause

@@ -44,7 +44,7 @@ def test_restart_counter_follows_the_back_offs_of_an_apply_started_supervisor(fo
 
     wait_for("three back-offs", lambda: backoffs() >= 3, timeout=60)
     before = backoffs()
-    broken = folder.resource("McpServer/broken")
+    broken = folder.settled("McpServer/broken", "Backoff")
     after = backoffs()
     # The counter is read live from the supervisor, not from the apply that started it.
     assert before <= broken["restarts"] <= after, (before, broken["restarts"], after)
