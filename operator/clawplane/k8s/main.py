@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 from clawplane import __version__
+from clawplane.k8s.admission.settings import Target, WebhookOptions
 from clawplane.k8s.election import DEFAULT_LEASE_NAME, ElectionError, ElectionSettings
 
 DEFAULT_IMAGE = f"ghcr.io/clawplane/clawplane:{__version__}"
@@ -126,7 +127,83 @@ def parser() -> argparse.ArgumentParser:
         "and the operator); 'none' writes no NetworkPolicy.",
     )
     _election_arguments(run)
+    _webhook_arguments(run)
     return p
+
+
+def _webhook_arguments(run: argparse.ArgumentParser) -> None:
+    group = run.add_argument_group("admission webhook (clawplane's diagnostics at kubectl apply time)")
+    group.add_argument(
+        "--webhook-port",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="Serve the validating webhook here (0: off).",
+    )
+    group.add_argument(
+        "--webhook-bind-address",
+        default="127.0.0.1",
+        metavar="ADDRESS",
+        help="Address of the webhook (default: loopback; the chart gives 0.0.0.0 behind its Service).",
+    )
+    where = group.add_mutually_exclusive_group()
+    where.add_argument(
+        "--webhook-service",
+        default=None,
+        metavar="NAME",
+        help="The Service in the operator's namespace the API server calls (in a cluster).",
+    )
+    where.add_argument(
+        "--webhook-url",
+        default=None,
+        metavar="URL",
+        help="The https://host:port the API server calls instead (an API server outside the cluster).",
+    )
+    group.add_argument("--webhook-service-port", type=int, default=443, metavar="PORT")
+    group.add_argument(
+        "--webhook-configuration",
+        default="clawplane",
+        metavar="NAME",
+        help="The ValidatingWebhookConfiguration the operator keeps (one per installation).",
+    )
+    group.add_argument(
+        "--webhook-secret",
+        default="clawplane-webhook-tls",
+        metavar="NAME",
+        help="The Secret (operator's namespace) holding the webhook's CA and certificate, renewed when due.",
+    )
+    group.add_argument(
+        "--webhook-failure-policy",
+        choices=("Ignore", "Fail"),
+        default="Ignore",
+        help="What the API server does when the webhook cannot answer (default Ignore: the CRDs' own "
+        "checks still apply and the operator reports Invalid objects; Fail: refuse every change meanwhile).",
+    )
+    group.add_argument(
+        "--webhook-timeout", type=int, default=5, metavar="SECONDS", help="The API server's wait (1-30)."
+    )
+
+
+def _webhook(args: argparse.Namespace) -> WebhookOptions | None:
+    if not args.webhook_port:
+        return None
+    if not args.webhook_service and not args.webhook_url:
+        raise SystemExit(
+            "clawplane k8s: --webhook-port needs --webhook-service (in a cluster) or --webhook-url."
+        )
+    if args.webhook_url and not args.webhook_url.startswith("https://"):
+        raise SystemExit("clawplane k8s: --webhook-url must be https:// (webhooks are called over TLS)")
+    if not 1 <= args.webhook_timeout <= 30:
+        raise SystemExit("clawplane k8s: --webhook-timeout must be between 1 and 30 seconds")
+    return WebhookOptions(
+        port=args.webhook_port,
+        bind=args.webhook_bind_address,
+        target=Target(url=args.webhook_url, service=args.webhook_service, port=args.webhook_service_port),
+        configuration=args.webhook_configuration,
+        secret=args.webhook_secret,
+        failure_policy=args.webhook_failure_policy,
+        timeout_seconds=args.webhook_timeout,
+    )
 
 
 def _dashboard_arguments(run: argparse.ArgumentParser) -> None:
@@ -264,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         log_format=args.log_format,
         kubeconfig=args.kubeconfig,
         election=_election(args),
+        webhook=_webhook(args),
     )
     return run_operator(options)
 

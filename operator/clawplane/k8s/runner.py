@@ -17,22 +17,26 @@ import sys
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import kopf
 from prometheus_client import Gauge
 
 from clawplane._utils.private import make_private_dirs
+from clawplane.k8s.admission.settings import WebhookOptions
 from clawplane.k8s.dashboard import GENERATED_UI_TOKEN_FILE, DashboardOptions, dashboard_tokens
 from clawplane.k8s.election import ElectionSettings, LeaderElector
 from clawplane.k8s.kubeapi import ApiError, KubeApi
 from clawplane.k8s.kubeconfig import KubeConfigError, load_connection
 from clawplane.k8s.metricsauth import FileToken, MetricsAuthError, generated_token_file, metrics_guard
 from clawplane.k8s.operator import OperatorConfig, build_registry
-from clawplane.k8s.reconciler import DEFAULT_SKILLS_MOUNT_PATH, ClusterSettings
+from clawplane.k8s.reconciler import CRD_KINDS, DEFAULT_SKILLS_MOUNT_PATH, ClusterSettings
 from clawplane.k8s.shards import NAMESPACES
 from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
+
+if TYPE_CHECKING:
+    from clawplane.k8s.admission.server import WebhookService
 
 log = logging.getLogger("clawplane.k8s")
 LOST_LEADERSHIP_EXIT = 1
@@ -75,6 +79,8 @@ class RunOptions:
     """The token ``/metrics`` requires; None: one generated into the state dir."""
     metrics_allowed_hosts: frozenset[str] = frozenset()
     ui: UiOptions = field(default_factory=UiOptions)
+    webhook: WebhookOptions | None = None
+    """The validating admission webhook (served by every replica); None: off."""
 
 
 def operator_config(options: RunOptions) -> OperatorConfig:
@@ -151,6 +157,27 @@ def run_operator(options: RunOptions) -> int:
     kopf.configure(log_format=kopf.LogFormat.JSON if options.log_format == "json" else kopf.LogFormat.FULL)
     logging.getLogger("clawplane").setLevel(logging.INFO)
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per API call drowns the log
+    webhook = _webhook(options, config)
+    try:
+        return _run(options, config)
+    finally:
+        if webhook is not None:
+            webhook.stop()
+
+
+def _webhook(options: RunOptions, config: OperatorConfig) -> WebhookService | None:
+    """Start the admission webhook (before any election: standbys answer reviews too)."""
+    if options.webhook is None:
+        return None
+    from clawplane.k8s.admission.server import WebhookService  # aiohttp: only when asked for
+
+    settings = replace(options.webhook, namespaces=options.namespaces, selector=options.namespace_selector)
+    service = WebhookService(settings, config.connection, list(CRD_KINDS.values()), options.state_dir)
+    service.start()
+    return service
+
+
+def _run(options: RunOptions, config: OperatorConfig) -> int:
     election = options.election
     if election is None:
         metrics_server = _metrics(config.metrics, options)
