@@ -58,6 +58,12 @@ def container(docs: list[Doc]) -> dict[str, Any]:
     return only
 
 
+def base(docs: list[Doc], kind: str) -> Doc:
+    """The one object of ``kind`` that is not the admission webhook's (see the webhook test)."""
+    (found,) = [d for d in of_kind(docs, kind) if not d["metadata"]["name"].endswith("-webhook")]
+    return found
+
+
 def arg(args: list[str], flag: str) -> str:
     return args[args.index(flag) + 1]
 
@@ -71,8 +77,9 @@ def test_chart_versions_follow_the_package() -> None:
 def test_defaults_render_a_cluster_wide_operator() -> None:
     docs = render()
     assert sorted(d["kind"] for d in docs) == [
-        "ClusterRole", "ClusterRoleBinding", "Deployment", "PodDisruptionBudget", "Role", "RoleBinding", "Secret",
-        "Service", "ServiceAccount",
+        "ClusterRole", "ClusterRole", "ClusterRoleBinding", "ClusterRoleBinding", "Deployment",
+        "PodDisruptionBudget", "Role", "Role", "RoleBinding", "RoleBinding", "Secret", "Service", "Service",
+        "ServiceAccount",
     ]  # fmt: skip
     deploy = one(docs, "Deployment")
     assert deploy["metadata"]["namespace"] == RELEASE_NAMESPACE
@@ -110,7 +117,8 @@ def test_defaults_render_a_cluster_wide_operator() -> None:
     )
     assert arg(args, "--leader-elect-retry-period") == "2"
     ports = {p["name"]: p["containerPort"] for p in c["ports"]}
-    assert ports == {"metrics": 9090}  # kopf's health endpoint is on the pod's loopback only
+    # kopf's health endpoint is on the pod's loopback only.
+    assert ports == {"metrics": 9090, "webhook": 9443}
     # The kubelet probes the pod IP: the chart binds every address, explicitly, and lets only the pod
     # IP and loopback names through the Host check; /metrics needs the token of the chart's Secret.
     assert arg(args, "--metrics-bind-address") == "0.0.0.0"
@@ -146,26 +154,26 @@ def test_defaults_render_a_cluster_wide_operator() -> None:
         "emptyDir" in v for v in pod["volumes"] if v["name"] in mounts and v["name"] != "metrics-token"
     )
 
-    svc = one(docs, "Service")
+    svc = base(docs, "Service")
     assert svc["spec"]["ports"] == [
         {"name": "metrics", "port": 9090, "targetPort": "metrics", "protocol": "TCP"}
     ]
     assert svc["spec"]["selector"] == deploy["spec"]["selector"]["matchLabels"]
 
     # The Lease: get/create/update in the release namespace only.
-    lease_role = one(docs, "Role")
+    lease_role = base(docs, "Role")
     assert lease_role["metadata"]["namespace"] == RELEASE_NAMESPACE
     assert lease_role["rules"] == [
         {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get", "create", "update"]}
     ]
-    lease_binding = one(docs, "RoleBinding")
+    lease_binding = base(docs, "RoleBinding")
     assert lease_binding["roleRef"]["name"] == lease_role["metadata"]["name"]
     assert lease_binding["subjects"] == [
         {"kind": "ServiceAccount", "name": pod["serviceAccountName"], "namespace": RELEASE_NAMESPACE}
     ]
 
-    binding = one(docs, "ClusterRoleBinding")
-    assert binding["roleRef"]["name"] == one(docs, "ClusterRole")["metadata"]["name"]
+    binding = base(docs, "ClusterRoleBinding")
+    assert binding["roleRef"]["name"] == base(docs, "ClusterRole")["metadata"]["name"]
     assert binding["subjects"] == [
         {"kind": "ServiceAccount", "name": pod["serviceAccountName"], "namespace": RELEASE_NAMESPACE}
     ]
@@ -177,14 +185,14 @@ def test_watch_namespaces_get_a_role_each_and_no_cluster_wide_access() -> None:
     assert "--all-namespaces" not in args
     assert [args[i + 1] for i, a in enumerate(args) if a == "--namespace"] == ["team-a", "team-b"]
 
-    elected = "-leader-election"
+    others = ("-leader-election", "-webhook")
     roles = {
-        r["metadata"]["namespace"]: r for r in of_kind(docs, "Role") if elected not in r["metadata"]["name"]
+        r["metadata"]["namespace"]: r for r in of_kind(docs, "Role") if not r["metadata"]["name"].endswith(others)
     }
     bindings = {
         b["metadata"]["namespace"]: b
         for b in of_kind(docs, "RoleBinding")
-        if elected not in b["metadata"]["name"]
+        if not b["metadata"]["name"].endswith(others)
     }
     assert set(roles) == set(bindings) == {"team-a", "team-b"}
     sa = one(docs, "ServiceAccount")["metadata"]["name"]
@@ -198,7 +206,7 @@ def test_watch_namespaces_get_a_role_each_and_no_cluster_wide_access() -> None:
         ]
 
     # The only cluster-wide grant left is what kopf needs to list: namespaces and CRDs.
-    cluster_rules = one(docs, "ClusterRole")["rules"]
+    cluster_rules = base(docs, "ClusterRole")["rules"]
     assert {res for rule in cluster_rules for res in rule["resources"]} == {
         "namespaces", "customresourcedefinitions",
     }  # fmt: skip
@@ -207,7 +215,7 @@ def test_watch_namespaces_get_a_role_each_and_no_cluster_wide_access() -> None:
 
 def test_rbac_and_service_account_can_be_left_to_the_user() -> None:
     docs = render(VALUE_SETS["no-rbac"])
-    assert sorted(d["kind"] for d in docs) == ["Deployment", "PodDisruptionBudget", "Secret", "Service"]
+    assert sorted(d["kind"] for d in docs) == ["Deployment", "PodDisruptionBudget", "Secret", "Service", "Service"]
     assert one(docs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "ops-sa"
     docs = render({"serviceAccount": {"create": False}})
     assert one(docs, "Deployment")["spec"]["template"]["spec"]["serviceAccountName"] == "default"
@@ -220,7 +228,7 @@ def test_image_overrides_reach_the_operator_and_the_bridge() -> None:
     assert c["image"] == "ghcr.io/clawplane/clawplane:e2e" and c["imagePullPolicy"] == "Never"
     assert arg(c["args"], "--bridge-image") == "ghcr.io/clawplane/clawplane:e2e"
     assert arg(c["args"], "--log-format") == "text"
-    assert of_kind(docs, "Service") == []
+    assert [s["metadata"]["name"] for s in of_kind(docs, "Service")] == ["clawplane-webhook"]  # no metrics
 
     c = container(render({"bridgeImage": "registry.example/bridge:1", "metrics": {"port": 9100}}))
     assert arg(c["args"], "--bridge-image") == "registry.example/bridge:1"
@@ -233,7 +241,8 @@ def test_one_unelected_replica_and_no_budget() -> None:
     deploy = one(docs, "Deployment")
     assert deploy["spec"]["replicas"] == 1 and deploy["spec"]["strategy"] == {"type": "Recreate"}
     assert "--no-leader-elect" in container(docs)["args"]
-    assert of_kind(docs, "PodDisruptionBudget") == [] and of_kind(docs, "Role") == []
+    assert of_kind(docs, "PodDisruptionBudget") == []
+    assert [r["metadata"]["name"] for r in of_kind(docs, "Role")] == ["clawplane-webhook"]
     with pytest.raises(helm.HelmRenderError, match=r"replicaCount > 1 needs leaderElection\.enabled"):
         render({**single, "replicaCount": 2})
     hard = one(render({"podAntiAffinity": "hard"}), "Deployment")["spec"]["template"]["spec"]["affinity"]
@@ -313,9 +322,45 @@ def test_rbac_is_least_privilege(values: dict[str, Any]) -> None:
     ]
     # Read for secretKeyRef values; written only for the bridge tokens (no deletecollection).
     assert all(r["resources"] == ["secrets"] for r in secrets)
+    webhook = [r for r in secrets if "resourceNames" in r or r["verbs"] == ["create"]]
     assert all(
-        sorted(r["verbs"]) == ["create", "delete", "get", "list", "patch", "update", "watch"] for r in secrets
+        sorted(r["verbs"]) == ["create", "delete", "get", "list", "patch", "update", "watch"]
+        for r in secrets
+        if r not in webhook
     )
+    # The webhook's certificate: create (no name exists yet), then get/update of its Secret alone.
+    if webhook:
+        assert webhook == [
+            {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create"]},
+            {"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["clawplane-webhook-tls"], "verbs": ["get", "update"]},
+        ]
+
+
+def test_the_webhook_is_served_behind_a_service_with_its_own_rights() -> None:
+    docs = render({"webhook": {"failurePolicy": "Fail", "timeoutSeconds": 10, "port": 8443}})
+    args = container(docs)["args"]
+    assert arg(args, "--webhook-port") == "8443" and arg(args, "--webhook-bind-address") == "0.0.0.0"
+    assert arg(args, "--webhook-service") == "clawplane-webhook"
+    assert arg(args, "--webhook-configuration") == "clawplane"
+    assert arg(args, "--webhook-secret") == "clawplane-webhook-tls"
+    assert (arg(args, "--webhook-failure-policy"), arg(args, "--webhook-timeout")) == ("Fail", "10")
+    svc = next(s for s in of_kind(docs, "Service") if s["metadata"]["name"] == "clawplane-webhook")
+    assert svc["spec"]["ports"] == [{"name": "webhook", "port": 443, "targetPort": "webhook", "protocol": "TCP"}]
+    assert svc["spec"]["selector"] == one(docs, "Deployment")["spec"]["selector"]["matchLabels"]
+    role = next(r for r in of_kind(docs, "ClusterRole") if r["metadata"]["name"] == "clawplane-webhook")
+    assert role["rules"] == [
+        {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["validatingwebhookconfigurations"], "verbs": ["create"]},
+        {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["validatingwebhookconfigurations"],
+         "resourceNames": ["clawplane"], "verbs": ["get", "update"]},
+    ]  # fmt: skip
+    # The chart's arguments are the operator's: its own parser reads them.
+    from clawplane.k8s.main import _webhook, parser
+
+    settings = _webhook(parser().parse_args(args[1:]))
+    assert settings is not None and settings.target.service == "clawplane-webhook"
+    off = render({"webhook": {"enabled": False, "port": 9443, "failurePolicy": "Ignore", "timeoutSeconds": 5}})
+    assert "--webhook-port" not in container(off)["args"]
+    assert not [d for d in off if d["metadata"]["name"].endswith("-webhook")]
 
 
 def test_chart_crds_are_the_generated_crds() -> None:
@@ -371,7 +416,7 @@ def test_a_shard_reconciles_the_namespaces_its_selector_chooses() -> None:
     assert args[:3] == ["k8s", "run", "--all-namespaces"]
     assert arg(args, "--namespace-selector") == "clawplane.dev/shard=a"
     assert arg(args, "--leader-election-id") == "clawplane-shard-a"
-    assert one(docs, "ClusterRole")  # it lists namespaces and reconciles any that match
+    assert base(docs, "ClusterRole")  # it lists namespaces and reconciles any that match
     assert "--namespace-selector" not in container(render())["args"]
     with pytest.raises(helm.HelmRenderError, match="leave watchNamespaces empty"):
         render({"namespaceSelector": "shard=a", "watchNamespaces": ["team-a"]})
