@@ -33,7 +33,7 @@ import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 import kmock
@@ -58,6 +58,67 @@ class ConfigError(Exception):
     """The pod cannot start (what a kubelet reports as CreateContainerConfigError)."""
 
 
+class Store(Protocol):
+    """Where the kubelet reads Deployments, Services, Secrets and ConfigMaps and writes Pods and statuses."""
+
+    def items(self, res: kmock.resource) -> list[JSON]:
+        """Every live object of ``res`` in every namespace."""
+
+    def live(self, res: kmock.resource, namespace: str, name: str) -> JSON | None:
+        """One live object, or None."""
+
+    def create(self, res: kmock.resource, namespace: str, body: JSON) -> None:
+        """Create an object."""
+
+    def delete(self, res: kmock.resource, namespace: str, name: str) -> None:
+        """Delete an object (gone already is fine)."""
+
+    def set_status(self, res: kmock.resource, current: JSON, status: JSON) -> None:
+        """Write ``status`` over ``current``'s (its /status subresource)."""
+
+    async def next_change(self, timeout: float) -> None:
+        """Return after the next change (or ``timeout``)."""
+
+    def wake(self) -> None:
+        """End a ``next_change`` wait now."""
+
+
+class EmulatorStore:
+    """The emulator's object store, read and written in place (on the emulator's loop)."""
+
+    def __init__(self, emu: Emulator) -> None:
+        self.emu = emu
+
+    def _target(self, res: kmock.resource, namespace: str | None, name: str | None = None, sub: str | None = None) -> Target:
+        return Target(res, self.emu.resources[res], namespace, name, sub)
+
+    def items(self, res: kmock.resource) -> list[JSON]:
+        return self.emu._live_items(self._target(res, None))
+
+    def live(self, res: kmock.resource, namespace: str, name: str) -> JSON | None:
+        return self.emu._live((res, namespace, name))
+
+    def create(self, res: kmock.resource, namespace: str, body: JSON) -> None:
+        self.emu._create(self._target(res, namespace), body)
+
+    def delete(self, res: kmock.resource, namespace: str, name: str) -> None:
+        live = self.emu._live((res, namespace, name))
+        if live is not None:
+            self.emu._delete_object(self._target(res, namespace, name), name, live)
+
+    def set_status(self, res: kmock.resource, current: JSON, status: JSON) -> None:
+        meta = current["metadata"]
+        new = copy.deepcopy(current)
+        new["status"] = status
+        self.emu._update(self._target(res, meta["namespace"], meta["name"], "status"), current, new)
+
+    async def next_change(self, timeout: float) -> None:
+        await self.emu.next_change(timeout=timeout)
+
+    def wake(self) -> None:
+        self.emu._wake()
+
+
 @dataclass
 class _Pod:
     namespace: str
@@ -77,10 +138,10 @@ class _Pod:
 
 
 class Kubelet:
-    """Runs on the emulator's event loop (``EmulatorThread.start_kubelet``)."""
+    """Runs on the store's event loop (``EmulatorThread.start_kubelet``, ``tests/k8s/real/kubelet.py``)."""
 
-    def __init__(self, emu: Emulator, root: Path) -> None:
-        self.emu = emu
+    def __init__(self, store: Store | Emulator, root: Path) -> None:
+        self.store: Store = EmulatorStore(store) if isinstance(store, Emulator) else store
         self.root = root
         self.pods: dict[tuple[str, str], _Pod] = {}
         self.routes: dict[tuple[str, str, int], int] = {}
@@ -95,7 +156,7 @@ class Kubelet:
         """Reconcile pods with Deployments on every store change until cancelled."""
         while not self._stopping:
             await self._sync()
-            await self.emu.next_change(timeout=1.0)
+            await self.store.next_change(timeout=1.0)
 
     async def stop(self) -> None:
         """Stop every pod process (SIGTERM, then SIGKILL) and end ``run``."""
@@ -104,7 +165,7 @@ class Kubelet:
             for pod in list(self.pods.values()):
                 await self._kill(pod)
             self.pods.clear()
-        self.emu._wake()  # run() is waiting for a change; let it see _stopping
+        self.store.wake()  # run() is waiting for a change; let it see _stopping
 
     async def _sync(self) -> None:
         async with self._lock:
@@ -113,7 +174,7 @@ class Kubelet:
 
     async def _sync_locked(self) -> None:
         wanted: dict[tuple[str, str], JSON] = {}
-        for dep in self.emu._live_items(self._target(DEPLOYMENTS, None)):
+        for dep in self.store.items(DEPLOYMENTS):
             labels = dep["metadata"].get("labels") or {}
             if labels.get(MANAGED[0]) == MANAGED[1] and not dep["metadata"].get("deletionTimestamp"):
                 wanted[(dep["metadata"]["namespace"], dep["metadata"]["name"])] = dep
@@ -190,7 +251,7 @@ class Kubelet:
         return data[ref["key"]].decode("utf-8")
 
     def _secret_data(self, namespace: str, name: str) -> dict[str, bytes]:
-        secret = self.emu._live((SECRETS, namespace, name))
+        secret = self.store.live(SECRETS, namespace, name)
         if secret is None:
             raise ConfigError(f'secret "{name}" not found')
         return {k: base64.b64decode(v) for k, v in (secret.get("data") or {}).items()}
@@ -228,7 +289,7 @@ class Kubelet:
         return sorted(mounts, key=lambda m: -len(m[0]))
 
     def _config_map_data(self, namespace: str, name: str) -> dict[str, bytes]:
-        cm = self.emu._live((CONFIGMAPS, namespace, name))
+        cm = self.store.live(CONFIGMAPS, namespace, name)
         if cm is None:
             raise ConfigError(f'configmap "{name}" not found')
         data = {k: str(v).encode() for k, v in (cm.get("data") or {}).items()}
@@ -266,7 +327,7 @@ class Kubelet:
         pod.ready, pod.port = False, None
         pod.restarts += 1
         pod.reason = "CrashLoopBackOff"
-        dep = self.emu._live((DEPLOYMENTS, pod.namespace, pod.deployment))
+        dep = self.store.live(DEPLOYMENTS, pod.namespace, pod.deployment)
         if dep is None:
             return
         self._write_status(pod, dep)
@@ -291,7 +352,7 @@ class Kubelet:
                             ready = 200 <= resp.status < 400
                 if ready != pod.ready:
                     pod.ready = ready
-                    dep = self.emu._live((DEPLOYMENTS, pod.namespace, pod.deployment))
+                    dep = self.store.live(DEPLOYMENTS, pod.namespace, pod.deployment)
                     if dep is not None:
                         self._write_status(pod, dep)
                     self._publish_routes()
@@ -319,9 +380,6 @@ class Kubelet:
 
     # --- objects ---------------------------------------------------------------------------------
 
-    def _target(self, res: kmock.resource, namespace: str | None, name: str | None = None, sub: str | None = None) -> Target:
-        return Target(res, self.emu.resources[res], namespace, name, sub)
-
     def _write_pod(self, pod: _Pod, dep: JSON) -> None:
         template = copy.deepcopy(dep["spec"]["template"])
         meta = template.get("metadata") or {}
@@ -346,17 +404,15 @@ class Kubelet:
             },
             "spec": template["spec"],
         }
-        if self.emu._live((PODS, pod.namespace, pod.name)) is None:
-            self.emu._create(self._target(PODS, pod.namespace), body)
+        if self.store.live(PODS, pod.namespace, pod.name) is None:
+            self.store.create(PODS, pod.namespace, body)
 
     def _delete_pod(self, pod: _Pod) -> None:
-        live = self.emu._live((PODS, pod.namespace, pod.name))
-        if live is not None:
-            self.emu._delete_object(self._target(PODS, pod.namespace, pod.name), pod.name, live)
+        self.store.delete(PODS, pod.namespace, pod.name)
 
     def _write_status(self, pod: _Pod, dep: JSON) -> None:
         """Pod status (ready, restarts, waiting reason) and the Deployment's replica counts."""
-        live_pod = self.emu._live((PODS, pod.namespace, pod.name))
+        live_pod = self.store.live(PODS, pod.namespace, pod.name)
         if live_pod is not None:
             state: JSON = {"running": {"startedAt": o.now_rfc3339()}} if pod.reason == "Running" else {"waiting": {"reason": pod.reason}}
             status = {
@@ -392,23 +448,21 @@ class Kubelet:
 
     def _set_status(self, res: kmock.resource, obj: JSON, status: JSON) -> None:
         meta = obj["metadata"]
-        current = self.emu._live((res, meta["namespace"], meta["name"]))
+        current = self.store.live(res, meta["namespace"], meta["name"])
         if current is None or current.get("status") == status:
             return
-        new = copy.deepcopy(current)
-        new["status"] = status
-        self.emu._update(self._target(res, meta["namespace"], meta["name"], "status"), current, new)
+        self.store.set_status(res, current, status)
 
     # --- Services ----------------------------------------------------------------------------------
 
     def _publish_routes(self) -> None:
         routes: dict[tuple[str, str, int], int] = {}
         ready = [p for p in self.pods.values() if p.ready and p.port is not None]
-        for svc in self.emu._live_items(self._target(SERVICES, None)):
+        for svc in self.store.items(SERVICES):
             selector = (svc.get("spec") or {}).get("selector") or {}
             ns = svc["metadata"]["namespace"]
             for pod in ready:
-                live = self.emu._live((PODS, ns, pod.name)) if pod.namespace == ns else None
+                live = self.store.live(PODS, ns, pod.name) if pod.namespace == ns else None
                 labels = ((live or {}).get("metadata") or {}).get("labels") or {}
                 if live is None or not selector or any(labels.get(k) != v for k, v in selector.items()):
                     continue

@@ -1,7 +1,7 @@
 """The operator's lists come in pages on a real API server, and every object arrives once.
 
-1,100 ConfigMaps (plus the kube-root-ca.crt the controller manager publishes) through
-``KubeApi.list``: three requests of ``limit=500`` following ``continue`` tokens, as the audit
+2,000 ConfigMaps (plus the kube-root-ca.crt the controller manager publishes) through
+``KubeApi.list``: five requests of ``limit=500`` following ``continue`` tokens, as the audit
 log records them, and the watch starts from the list's resourceVersion.
 """
 
@@ -20,7 +20,7 @@ from tests.k8s.real.client import Kube
 from clawplane.k8s.kubeapi import CONFIGMAPS, LIST_PAGE, KubeApi
 from clawplane.k8s.kubeconfig import load_connection
 
-COUNT = 1_100
+COUNT = 2_000
 pytestmark = pytest.mark.compat
 
 
