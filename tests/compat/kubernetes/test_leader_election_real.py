@@ -50,11 +50,11 @@ def _readyz(port: int) -> str:
 
 @pytest.fixture
 def start(real_cluster: RealCluster, admin: Kube, tmp_path: Path) -> Iterator[Any]:
-    """``start(name)``: an operator process as the chart's ServiceAccount; all killed at the end."""
+    """``start(name, *args)``: an operator process as the chart's ServiceAccount; all killed at the end."""
     started: list[subprocess.Popen[bytes]] = []
     with chart_rbac(admin, _rbac({})):
 
-        def launch(name: str) -> tuple[subprocess.Popen[bytes], int]:
+        def launch(name: str, *extra: str) -> tuple[subprocess.Popen[bytes], int]:
             home = tmp_path / name
             home.mkdir()
             token = real_cluster.service_account_token(SYSTEM, "clawplane")
@@ -66,7 +66,7 @@ def start(real_cluster: RealCluster, admin: Kube, tmp_path: Path) -> Iterator[An
                    "--metrics-port", str(port), "--health-port", "0", "--log-format", "json",
                    "--metrics-token-file", str(home / "metrics-token"),
                    "--leader-elect-lease-duration", f"{LEASE_S:g}", "--leader-elect-renew-deadline",
-                   f"{RENEW_S:g}", "--leader-elect-retry-period", f"{RETRY_S:g}"]  # fmt: skip
+                   f"{RENEW_S:g}", "--leader-elect-retry-period", f"{RETRY_S:g}", *extra]  # fmt: skip
             with (home / "operator.log").open("wb") as out:
                 proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT)
             started.append(proc)
