@@ -82,8 +82,13 @@ async def watch_forever(
     *,
     labels: str | None = None,
     cache: ChildCache | None = None,
+    timeout_seconds: int = 300,
 ) -> None:
     """List, then watch from the list's version; start over on 410 Gone; retry with backoff on errors.
+
+    A watch the server ends (after ``timeout_seconds``) resumes from the last version seen, which
+    bookmarks keep moving while nothing watched changes, so the resume point is never compacted away
+    merely for being quiet.
 
     With ``cache``, the list and every event are kept there before ``on_event`` hears of them, so a
     pass the event asks for reads the object as the event has it.
@@ -96,7 +101,10 @@ async def watch_forever(
                 items, version = await api.list_versioned(kind, namespace, labels=labels)
                 if cache is not None:
                     cache.listed(kind, namespace, items, version)
-            async for event in api.watch(kind, namespace, resource_version=version, labels=labels):
+            watching = api.watch(
+                kind, namespace, resource_version=version, labels=labels, timeout_seconds=timeout_seconds
+            )
+            async for event in watching:
                 failures = 0
                 obj = event.get("object") or {}
                 if event.get("type") == "ERROR":

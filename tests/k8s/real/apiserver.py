@@ -58,6 +58,8 @@ class RealCluster:
     admin_token: str = field(default_factory=lambda: secrets.token_hex(24))
     url: str = ""
     pki: pki.Pki | None = None
+    apiserver_args: tuple[str, ...] = ()
+    """More kube-apiserver flags (a test that needs, e.g., a short etcd compaction interval)."""
     _procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     @property
@@ -122,6 +124,7 @@ class RealCluster:
             "--audit-log-format", "json", "--profiling=false",
             # The kubernetes Service endpoint may not be loopback; nothing in the tests uses it.
             "--endpoint-reconciler-type", "none",
+            *self.apiserver_args,
         ])  # fmt: skip
         self.url = f"https://127.0.0.1:{secure}"
         self._wait_ready()
