@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from clawplane.k8s.admission.registration import _holds, configuration, label_selector
 from clawplane.k8s.admission.settings import Target, WebhookOptions
-from clawplane.k8s.admission.verdict import MAX_WARNING, review
+from clawplane.k8s.admission.verdict import MAX_WARNING, review, review_with
 
 API = "clawplane.dev/v1alpha1"
 
@@ -101,3 +103,49 @@ def test_the_certificate_names_the_service_or_the_urls_host() -> None:
     options = WebhookOptions(port=9443, target=Target(service="hook", namespace="ops"))
     assert options.names() == {"hook", "hook.ops", "hook.ops.svc", "hook.ops.svc.cluster.local"}
     assert WebhookOptions(port=1, target=Target(url="https://127.0.0.1:1")).names() == {"127.0.0.1"}
+
+
+# --- the incremental baseline ------------------------------------------------------------------
+
+_NAMES = ["a", "b", "a.b", "a-b"]
+
+
+def _object(kind: str, name: str, variant: int, version: int) -> dict[str, Any]:
+    if kind == "McpServer":
+        spec: dict[str, Any] = {"command": "node", "args": [str(variant)]}
+        if variant == 3:
+            spec["env"] = {"LD_PRELOAD": "x"}  # an error of its own
+    elif kind == "Agent":
+        spec = {"mcpServers": [_NAMES[variant % len(_NAMES)]]}  # may dangle
+    else:
+        spec = {"config": {"gateway": {"port": 18789 + variant}}}
+    made = obj(kind, name, **spec)
+    made["metadata"]["resourceVersion"] = str(version)
+    return made
+
+
+_STEP = st.tuples(
+    st.sampled_from(["McpServer", "McpServer", "Agent", "Gateway"]),
+    st.sampled_from(_NAMES),
+    st.integers(0, 3),
+    st.booleans(),  # delete instead of apply
+)
+
+
+@given(steps=st.lists(_STEP, min_size=1, max_size=14), probe=_STEP)
+@settings(max_examples=60, deadline=None)
+def test_a_baseline_carried_between_reviews_gives_the_verdict_a_fresh_one_gives(
+    steps: list[tuple[str, str, int, bool]], probe: tuple[str, str, int, bool]
+) -> None:
+    live: dict[str, dict[str, Any]] = {}
+    previous = None
+    for version, (kind, name, variant, delete) in enumerate(steps, start=1):
+        if delete:
+            live.pop(f"{kind}/{name}", None)
+        else:
+            live[f"{kind}/{name}"] = _object(kind, name, variant, version)
+        candidate = _object(probe[0], probe[1], probe[2], 10_000 + version)
+        carried, previous = review_with(candidate, list(live.values()), previous)
+        fresh = review(candidate, list(live.values()))
+        assert (carried.allowed, carried.errors) == (fresh.allowed, fresh.errors)
+        assert carried.warnings == fresh.warnings

@@ -18,6 +18,7 @@ import json
 import logging
 import ssl
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -32,7 +33,7 @@ from clawplane.k8s.admission.certs import TlsMaterial
 from clawplane.k8s.admission.registration import configuration, register
 from clawplane.k8s.admission.settings import PATH, WebhookOptions
 from clawplane.k8s.admission.store import current_material
-from clawplane.k8s.admission.verdict import Verdict, review
+from clawplane.k8s.admission.verdict import Baseline, Verdict, review_with
 from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
 from clawplane.k8s.kubeconfig import Connection
 
@@ -41,6 +42,8 @@ log = logging.getLogger("clawplane.k8s.admission")
 MAX_BODY = 4 * 1024 * 1024
 """An AdmissionReview carries the object (etcd bounds those at 1.5 MiB) and its old version."""
 RETRY_SECONDS = (1.0, 2.0, 5.0, 10.0, 30.0)
+BASELINES = 64
+"""Namespaces whose validated objects are kept between reviews (least recently reviewed dropped)."""
 
 
 def _refusal(uid: str, verdict: Verdict) -> dict[str, Any]:
@@ -58,6 +61,7 @@ class Webhook:
     def __init__(self, api: KubeApi, kinds: list[Kind], options: WebhookOptions) -> None:
         self.api, self.kinds, self.options = api, kinds, options
         self.hosts = {n.lower() for n in options.names()}
+        self._baselines: OrderedDict[str, Baseline] = OrderedDict()
 
     async def handle(self, request: web.Request) -> web.Response:
         """Answer one AdmissionReview."""
@@ -96,11 +100,16 @@ class Webhook:
             log.warning("admission: cannot list namespace %s (%s); checking the object alone", namespace, exc)
             others = []
         try:
-            return await asyncio.to_thread(review, obj, others)
+            verdict, base = await asyncio.to_thread(review_with, obj, others, self._baselines.get(namespace))
         except Exception:  # a defect of ours must not block users: admit, and say so in the log
             name = (obj.get("metadata") or {}).get("name")
             log.exception("admission: validation failed for %s/%s", namespace, name)
             return Verdict(True, warnings=["the webhook could not check this object; see the operator log"])
+        self._baselines[namespace] = base
+        self._baselines.move_to_end(namespace)
+        while len(self._baselines) > BASELINES:
+            self._baselines.popitem(last=False)
+        return verdict
 
 
 class WebhookService:
