@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
-from clawplane.k8s.admission.server import Webhook
+from clawplane.k8s.admission.server import Webhook, _hostname
 from clawplane.k8s.admission.settings import Target, WebhookOptions
 from clawplane.k8s.kubeapi import ApiError
 from clawplane.k8s.reconciler import CRD_KINDS
@@ -107,3 +107,11 @@ async def test_a_namespace_this_operator_does_not_watch_is_not_its_to_judge() ->
         assert (await answer.json())["response"]["allowed"] is True
     finally:
         await client.close()
+
+
+@pytest.mark.parametrize(
+    ("header", "name"),
+    [("127.0.0.1:9443", "127.0.0.1"), ("Hook.Ops.svc", "hook.ops.svc"), ("[::1]:443", "::1"), ("[::1]", "::1"), ("::1", "::1")],
+)
+def test_the_host_check_reads_names_with_and_without_ports(header: str, name: str) -> None:
+    assert _hostname(header) == name

@@ -46,6 +46,13 @@ BASELINES = 64
 """Namespaces whose validated objects are kept between reviews (least recently reviewed dropped)."""
 
 
+def _hostname(host: str) -> str:
+    """The name in a Host header, without its port (``[::1]:9443`` → ``::1``)."""
+    if host.startswith("["):
+        return host[1:].split("]", 1)[0].lower()
+    return host.rsplit(":", 1)[0].lower() if host.count(":") == 1 else host.lower()
+
+
 def _refusal(uid: str, verdict: Verdict) -> dict[str, Any]:
     response: dict[str, Any] = {"uid": uid, "allowed": verdict.allowed}
     if not verdict.allowed:
@@ -65,7 +72,7 @@ class Webhook:
 
     async def handle(self, request: web.Request) -> web.Response:
         """Answer one AdmissionReview."""
-        host = (request.host or "").rsplit(":", 1)[0].strip("[]").lower() if request.host else ""
+        host = _hostname(request.host or "")
         if host not in self.hosts:
             return web.json_response({"error": f"unknown Host {host[:64]!r}"}, status=421)
         try:
