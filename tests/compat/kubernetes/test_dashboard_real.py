@@ -1,7 +1,8 @@
-"""``clawplane k8s run --ui-port``: the dashboard of a namespace against the emulator, beside a folder's.
+"""``clawplane k8s run --ui-port``: the dashboard of a namespace on the real API server, beside a folder's.
 
 The same resources (two hosted servers, an Agent, a Gateway whose rules hold server
-deletes) are applied to the emulator and written to a folder watched by ``clawplane run``.
+deletes) are applied to the real API server (their pods run by tests/k8s/real/kubelet.py) and
+written to a folder watched by ``clawplane run``.
 Both dashboards show the same resources with the same phases; deleting a server is held in
 both for approval with the same summary; in the cluster the held delete keeps the resource
 (and its Deployment) until the dashboard's answer, then it goes.
@@ -20,9 +21,16 @@ from ruamel.yaml import YAML
 from tests.integration.engine.conftest import Cli, processes_under
 from tests.integration.runloop.conftest import Loop, wait_for
 from tests.integration.ui.conftest import csrf_of
-from tests.k8s.dashboard_run import NS, OBJECTS, READER_TOKEN, TOKEN, WAIT_S, dashboard_operator, in_namespace
-from tests.k8s.emulator import EmulatorThread
-from tests.k8s.operator_run import until
+from tests.k8s.dashboard_run import OBJECTS, READER_TOKEN, TOKEN, WAIT_S
+from tests.k8s.operator_run import OperatorRun
+from tests.k8s.real.apiserver import RealCluster
+from tests.k8s.real.client import Kube
+from tests.k8s.real.kubelet import RealKubelet
+
+from clawplane.k8s.dashboard import DashboardOptions
+
+API = "clawplane.dev/v1alpha1"
+pytestmark = pytest.mark.compat
 
 
 class Board:
@@ -57,10 +65,26 @@ def _settled(board: Board, want: dict[str, str]) -> dict[str, str] | None:
 
 
 @pytest.fixture
-def operator(emulator: EmulatorThread, tmp_path: Path) -> Iterator[tuple[EmulatorThread, str]]:
-    """The emulator with a kubelet and an operator serving namespace ``demo``'s dashboard."""
-    with dashboard_operator(emulator, tmp_path) as url:
-        yield emulator, url
+def board(real_cluster: RealCluster, namespace: str, tmp_path: Path) -> Iterator[str]:
+    """A kubelet and an operator serving the test namespace's dashboard; its URL."""
+    tokens = tmp_path / "tokens"
+    tokens.mkdir(mode=0o700)
+    (tokens / "ui").write_text(TOKEN + "\n")
+    (tokens / "reader").write_text(READER_TOKEN + "\n")
+    urls: list[str] = []
+    options = DashboardOptions(namespace, tokens / "ui", tokens / "reader", port=0, on_listening=urls.append)
+    kubelet = RealKubelet(real_cluster.admin(), tmp_path / "pods", (namespace,)).start()
+    config = real_cluster.write_kubeconfig(tmp_path / "operator.kubeconfig", real_cluster.admin_token, "admin")
+    try:
+        run = OperatorRun(
+            config, tmp_path / "state", routes=kubelet.resolve, namespaces=(namespace,), dashboard=options
+        ).start()
+        try:
+            yield wait_for("the dashboard to listen", lambda: urls[0] if urls else None, timeout=WAIT_S)
+        finally:
+            run.stop()
+    finally:
+        kubelet.stop()
 
 
 @contextlib.contextmanager
@@ -86,11 +110,11 @@ def _local_folder(tmp_path: Path) -> Iterator[tuple[Loop, str, str]]:
 
 
 def test_the_namespace_dashboard_shows_what_the_folder_dashboard_shows(
-    operator: tuple[EmulatorThread, str], tmp_path: Path
+    board: str, admin: Kube, namespace: str, tmp_path: Path
 ) -> None:
-    emu, url = operator
+    url = board
     for obj in OBJECTS:
-        emu.apply_object(in_namespace(obj))
+        admin.apply({**obj, "metadata": {**obj["metadata"], "namespace": namespace}})
     want = {f"{o['kind']}/{o['metadata']['name']}": "Ready" for o in OBJECTS}
     cluster = Board(url, TOKEN)
     with _local_folder(tmp_path) as (loop, local_url, local_token):
@@ -100,20 +124,20 @@ def test_the_namespace_dashboard_shows_what_the_folder_dashboard_shows(
         agent = cluster.client.get("/ui/agents/bot").text
         assert "notes__" in agent and "other__" in agent  # the merged tool catalog of both servers
         overview = cluster.client.get("/ui").text
-        assert f"Namespace {NS}" in overview and re.search(r'id="last-reconcile">applied at \d{4}-', overview)
+        assert f"Namespace {namespace}" in overview and re.search(r'id="last-reconcile">applied at \d{4}-', overview)
 
         # Deleting a server is held in both, with the same summary.
         (loop.folder / "other-mcpserver.yaml").unlink()
-        emu.delete_object("mcpservers", NS, "other")
+        admin.delete(API, "McpServer", namespace, "other")
         local_held = wait_for("a held delete in the folder", local.pending, timeout=WAIT_S)
         cluster_held = wait_for("a held delete in the namespace", cluster.pending, timeout=WAIT_S)
         assert [s for _, s in local_held] == [s for _, s in cluster_held] == ["plan: delete McpServer/other"]
         plan = cluster.client.get("/ui/plan").text
         assert 'data-key="McpServer/other"' in plan and "server-deletes" in plan.split('id="plan-held"')[1]
         # Held: the resource keeps its finalizer and what it owns.
-        obj = emu.get("mcpservers", NS, "other")
+        obj = admin.get(API, "McpServer", namespace, "other")
         assert obj is not None and obj["metadata"].get("deletionTimestamp")
-        assert emu.get("deployments", NS, "mcp-other") is not None
+        assert admin.get("apps/v1", "Deployment", namespace, "mcp-other") is not None
         assert cluster.resources() == local.resources() == want
 
         # A reader may look, not answer.
@@ -122,8 +146,9 @@ def test_the_namespace_dashboard_shows_what_the_folder_dashboard_shows(
         assert refused.status_code == 403 and "no approve scope" in refused.text
 
         assert cluster.answer(cluster_held[0][0], "approve", "retired").status_code == 303
-        until(emu, "McpServer other to be gone", lambda: emu.get("mcpservers", NS, "other") is None, timeout=WAIT_S)
-        assert emu.get("deployments", NS, "mcp-other") is None
+        wait_for("McpServer other gone", lambda: admin.get(API, "McpServer", namespace, "other") is None, timeout=WAIT_S)
+        wait_for("its Deployment collected", lambda: admin.get("apps/v1", "Deployment", namespace, "mcp-other") is None,
+                 timeout=WAIT_S)  # fmt: skip
         gone = {k: v for k, v in want.items() if k != "McpServer/other"}
         assert wait_for("the namespace's dashboard to drop it", lambda: _settled(cluster, gone), timeout=WAIT_S)
         assert local.answer(local_held[0][0], "approve", "retired").status_code == 303
@@ -132,8 +157,8 @@ def test_the_namespace_dashboard_shows_what_the_folder_dashboard_shows(
         assert "ui:dashboard" in audit and "approval-approved" in audit
 
 
-def test_the_namespace_dashboard_refuses_strangers(operator: tuple[EmulatorThread, str]) -> None:
-    _, url = operator
+def test_the_namespace_dashboard_refuses_strangers(board: str) -> None:
+    url = board
     base = url.removesuffix("/ui")
     with httpx.Client(base_url=base, timeout=30) as client:
         assert client.get("/ui").status_code == 401
