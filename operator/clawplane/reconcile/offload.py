@@ -48,6 +48,8 @@ logger = logging.getLogger(__name__)
 
 TIME_LIMIT_S: Final = 60.0
 """How long one question may run (an MCP client waits 60 s by default)."""
+EXIT_GRACE_S = 2.0
+"""How long a worker that broke off its answer has to exit by itself before it is killed."""
 MAX_WAITING: Final = 8
 IDLE_S: Final = 300.0
 _HEADER_MAX = 64
@@ -223,7 +225,7 @@ class QueryWorker:
                     f"less at once (fewer documents), or use the CLI (`clawplane {op} {self.ws.folder}`)"
                 ) from None
             except _BROKEN:
-                died = await self._stop("it broke off its answer")
+                died = await self._stop("it broke off its answer", exiting=True)
                 if attempt == 1 and died == 0:
                     continue  # it had just idled out as the question came: ask a fresh one
                 raise QueryError(
@@ -257,18 +259,27 @@ class QueryWorker:
         self._process, self._reader = process, BufferedByteReceiveStream(process.stdout)
         return process, self._reader
 
-    async def _stop(self, why: str) -> int | None:
-        """End the worker (killed when it is busy); its exit status (None: there was none)."""
+    async def _stop(self, why: str, *, exiting: bool = False) -> int | None:
+        """End the worker (killed when it is busy); its exit status (None: there was none).
+
+        ``exiting``: it broke off its answer, so it is most likely dead already. It then gets
+        ``EXIT_GRACE_S`` to be collected before any signal: ``Popen.send_signal`` first polls with
+        ``waitpid``, and a poll that collects an exited child leaves asyncio's watcher nothing to
+        read but ``ECHILD``, which it reports as status 255 instead of the real cause.
+        """
         process, self._process, self._reader = self._process, None, None
         if process is None:
             return None
-        if process.returncode is None:
-            if why:
-                logger.info("stopping the query worker (pid %d): %s", process.pid, why)
-            # Our own child, not yet waited for: its pid cannot have been reused.
-            with contextlib.suppress(ProcessLookupError):
-                process.kill()
         with anyio.CancelScope(shield=True):
+            if exiting and process.returncode is None:
+                with anyio.move_on_after(EXIT_GRACE_S):
+                    await process.wait()
+            if process.returncode is None:
+                if why:
+                    logger.info("stopping the query worker (pid %d): %s", process.pid, why)
+                # Our own child, not yet waited for: its pid cannot have been reused.
+                with contextlib.suppress(ProcessLookupError):
+                    process.kill()
             await process.wait()
             await process.aclose()
         return process.returncode

@@ -10,8 +10,9 @@ how much there was.
 
 from __future__ import annotations
 
-import os
-import signal
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -99,24 +100,53 @@ async def test_a_question_whose_asker_goes_away_is_stopped(ws: Workspace) -> Non
         await worker.aclose()
 
 
-async def test_a_worker_that_dies_under_a_question_is_reported_and_replaced(ws: Workspace) -> None:
-    worker = QueryWorker(ws, time_limit=GENEROUS_S)
+_DIES = """
+import anyio, json, os, signal, sys
+from pathlib import Path
+from clawplane.reconcile.analysis import QueryError
+from clawplane.reconcile.offload import QueryWorker
+from clawplane.reconcile.workspace import Workspace
+
+async def main() -> None:
+    worker = QueryWorker(Workspace.for_folder(Path(sys.argv[1])), time_limit=300.0)
+    docs = json.loads(sys.stdin.read())
+    said = ""
     try:
         async with anyio.create_task_group() as tg:
-
             async def kill_it() -> None:
-                os.kill(await running(worker), signal.SIGKILL)  # our own child: its pid is not reused yet
-
+                while worker._process is None or worker._waiting == 0:
+                    await anyio.sleep(0.01)
+                os.kill(worker._process.pid, signal.SIGKILL)  # our own child: its pid is not reused yet
             tg.start_soon(kill_it)
-            with pytest.raises(QueryError) as died:
-                await worker.ask("plan", {"documents": documents(5000)})
-        said = str(died.value)
-        assert "query worker ended while answering the plan question (killed by signal 9)" in said, said
-        assert "ask again" in said and "Traceback" not in said
-        assert (await worker.ask("validate", {"path": "."})).value["valid"] is True
+            try:
+                await worker.ask("plan", {"documents": docs})
+            except QueryError as exc:
+                said = str(exc)
+        valid = (await worker.ask("validate", {"path": "."})).value["valid"]
     finally:
         await worker.aclose()
+    print(json.dumps({"said": said, "valid": valid}))
 
+anyio.run(main)
+"""
+
+
+def test_a_worker_that_dies_under_a_question_is_reported_and_replaced(ws: Workspace) -> None:
+    """The real cause (signal 9) is reported, not the status 255 asyncio makes up when the child was
+    collected behind its back. The worker used to be killed at once after it broke off its answer,
+    and ``Popen.send_signal`` polls (``waitpid``) before signalling, collecting the dead worker
+    first. Run in a fresh interpreter, where that race showed in 4 of 6 runs (in pytest's own
+    process, about 1 in 6 whole-suite runs)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _DIES, str(ws.folder)], input=json.dumps(documents(5000)),
+        capture_output=True, text=True, timeout=GENEROUS_S, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    said = answer["said"]
+    assert "query worker ended while answering the plan question (killed by signal 9)" in said, said
+    assert "ask again" in said and "Traceback" not in said
+    assert answer["valid"] is True
 
 async def test_a_full_queue_refuses_at_once_with_a_time_to_retry(ws: Workspace) -> None:
     worker = QueryWorker(ws, time_limit=GENEROUS_S, max_waiting=1)
