@@ -151,6 +151,14 @@ def run_operator(emu: EmulatorThread, n: int, tmp: Path) -> dict[str, Any]:
             Path(os.environ["K8S_BENCH_KEEP_LOG"]).write_text((tmp / "operator.log").read_text())
 
 
+def print_calls(what: str, calls: Counter[tuple[str, str, str | None]], n: int) -> None:
+    """The requests made until all were Programmed, by verb and resource, most first."""
+    total = sum(calls.values())
+    print(f"{what} until all Programmed: {total} ({total / n:.2f} per CR)")
+    for (verb, plural, sub), count in sorted(calls.items(), key=lambda kv: -kv[1]):
+        print(f"  {verb:>14} {plural + ('/' + sub if sub else ''):<24} {count:6d}  {count / n:5.2f}/CR")
+
+
 async def bare_writes(
     url: str,
     n: int,
@@ -242,11 +250,7 @@ def main() -> None:
     )
     print(f"operator CPU time           {result['cpu']:.2f} s")
     print(f"operator peak memory        {result['peak_mb']:.0f} MB (VmHWM)")
-    calls: Counter[tuple[str, str, str | None]] = result["calls"]
-    total = sum(calls.values())
-    print(f"API requests until all Programmed: {total} ({total / args.n:.2f} per CR)")
-    for (verb, plural, sub), count in sorted(calls.items(), key=lambda kv: -kv[1]):
-        print(f"  {verb:>14} {plural + ('/' + sub if sub else ''):<24} {count:6d}  {count / args.n:5.2f}/CR")
+    print_calls("API requests", result["calls"], args.n)
 
 
 if __name__ == "__main__":

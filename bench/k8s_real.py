@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench.k8s_bench import EVENTS_PER_SERVER, NS, ROOT, bare_writes, peak_rss_mb, server
+from bench.k8s_bench import EVENTS_PER_SERVER, NS, ROOT, bare_writes, peak_rss_mb, print_calls, server
 from ruamel.yaml import YAML
 from tests.k8s.real.apiserver import RealCluster
 from tests.k8s.real.client import ApiError, Kube
@@ -137,8 +137,4 @@ def main(n: int) -> None:
     print(f"  (Deployment + Service only: {2 * n} writes {pairs:.2f} s -> {result['seconds'] / pairs:.2f}x)")
     print(f"Events by then: {result['events']} of {EVENTS_PER_SERVER * n}")
     print(f"operator peak memory        {result['peak_mb']:.0f} MB (VmHWM)")
-    calls: Counter[tuple[str, str, str | None]] = result["calls"]
-    total = sum(calls.values())
-    print(f"operator API requests until all Programmed: {total} ({total / n:.2f} per CR)")
-    for (verb, plural, sub), count in sorted(calls.items(), key=lambda kv: -kv[1]):
-        print(f"  {verb:>14} {plural + ('/' + sub if sub else ''):<24} {count:6d}  {count / n:5.2f}/CR")
+    print_calls("operator API requests", result["calls"], n)

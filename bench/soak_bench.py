@@ -49,6 +49,7 @@ import psutil
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tests.support import rawsessions as raw  # noqa: E402
+from tests.support.flood import flood_documents  # noqa: E402
 
 SERVER = ROOT / "tests" / "fixtures" / "servers" / "normal_server.py"
 P99_TARGET = 3.0
@@ -71,15 +72,6 @@ kind: Agent
 metadata: {{name: {name}}}
 spec:
   mcpServers: [notes, files]
-"""
-FLOOD_DOCUMENT = """apiVersion: clawplane.dev/v1alpha1
-kind: McpServer
-metadata:
-  name: flood-{i}
-spec:
-  command: python3
-  args: [servers/none.py]
-  enabled: false
 """
 
 
@@ -266,8 +258,7 @@ async def _malformed(urls: list[str], token: str, until: float, seen: Counter[in
 
 async def _huge_plans(url: str, token: str, until: float, seen: Counter[str]) -> None:
     """Plans of the folder with 15,000 documents laid over it, one after another."""
-    text = "---\n".join(FLOOD_DOCUMENT.format(i=i) for i in range(15_000))
-    args = {"documents": [{"file": "flood.yaml", "text": text}]}
+    args = {"documents": flood_documents(15_000)}
     async with raw.client(read_timeout=600) as http:
         session = await raw.open_session(http, url, token)
         n = 0

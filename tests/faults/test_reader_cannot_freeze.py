@@ -30,19 +30,11 @@ from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 from mcp_types.version import LATEST_MODERN_VERSION
 from tests.integration.engine.conftest import Cli
 from tests.integration.mcpserve.conftest import applied, endpoint
+from tests.support.flood import flood_documents
 
 pytestmark = pytest.mark.anyio
 
 TOO_MANY_REQUESTS = -32029
-DOCUMENT = """apiVersion: clawplane.dev/v1alpha1
-kind: McpServer
-metadata:
-  name: flood-{i}
-spec:
-  command: python3
-  args: [servers/none.py]
-  enabled: false
-"""
 MARGIN_S = 0.1
 """What the plan may add to a /healthz poll, over the slowest poll of the baseline."""
 PACE_S = 0.02
@@ -72,10 +64,6 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
     folder = tmp_path / "quickstart"
     with applied(folder) as cli:
         yield Rig(folder, cli, endpoint(folder))
-
-
-def documents(count: int) -> list[dict[str, str]]:
-    return [{"file": "flood.yaml", "text": "---\n".join(DOCUMENT.format(i=i) for i in range(count))}]
 
 
 def request(tool: str, arguments: dict[str, Any], request_id: int = 1) -> bytes:
@@ -118,7 +106,7 @@ async def poll(http: httpx.AsyncClient) -> float:
 
 async def test_a_reader_cannot_freeze_the_supervisor(rig: Rig) -> None:
     url, token = f"{rig.base}/mcp/_clawplane", rig.token("reader")
-    arguments = {"documents": documents(15_000)}
+    arguments = {"documents": flood_documents(15_000)}
     assert len(request("plan", arguments)) < 4 * 1024 * 1024
     limits = httpx.Limits(max_keepalive_connections=2)
     async with httpx.AsyncClient(base_url=rig.base, timeout=30, limits=limits) as poller, \
@@ -162,7 +150,7 @@ async def test_a_reader_cannot_freeze_the_supervisor(rig: Rig) -> None:
 async def test_one_consumer_s_flood_is_refused_while_another_is_answered(rig: Rig) -> None:
     url = f"{rig.base}/mcp/_clawplane"
     flooder, other = rig.token("reader"), rig.token("cli")
-    heavy = {"documents": documents(3_000)}
+    heavy = {"documents": flood_documents(3_000)}
     limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
     async with httpx.AsyncClient(timeout=httpx.Timeout(30, read=CALL_S), limits=limits) as http:
         flood: list[dict[str, Any]] = []
@@ -178,7 +166,7 @@ async def test_one_consumer_s_flood_is_refused_while_another_is_answered(rig: Ri
             with anyio.fail_after(CALL_S):
                 while not any("error" in a for a in flood) and len(flood) < FLOOD:
                     await anyio.sleep(0.01)
-            answered.append(await call(http, url, other, "validate", {"documents": documents(1)}))
+            answered.append(await call(http, url, other, "validate", {"documents": flood_documents(1)}))
 
     refused = [a for a in flood if "error" in a]
     served = [a for a in flood if "result" in a]

@@ -59,18 +59,23 @@ def in_namespace(obj: dict[str, Any]) -> dict[str, Any]:
     return {**obj, "metadata": {**obj["metadata"], "namespace": NS}}
 
 
+def dashboard_options(namespace: str, tmp_path: Path) -> tuple[DashboardOptions, list[str]]:
+    """Dashboard options for ``namespace`` (tokens ``TOKEN``, ``READER_TOKEN``) and where its URL lands."""
+    tokens = tmp_path / "tokens"
+    tokens.mkdir(mode=0o700)
+    (tokens / "ui").write_text(TOKEN + "\n")
+    (tokens / "reader").write_text(READER_TOKEN + "\n")
+    urls: list[str] = []
+    return DashboardOptions(namespace, tokens / "ui", tokens / "reader", port=0, on_listening=urls.append), urls
+
+
 @contextmanager
 def dashboard_operator(emulator: EmulatorThread, tmp_path: Path) -> Iterator[str]:
     """A kubelet and an operator serving ``demo``'s dashboard (tokens ``TOKEN``, ``READER_TOKEN``); its URL."""
     emulator.setup_cluster(NS)
     install_crds(emulator)
     kubelet = emulator.start_kubelet(tmp_path / "pods")
-    tokens = tmp_path / "tokens"
-    tokens.mkdir(mode=0o700)
-    (tokens / "ui").write_text(TOKEN + "\n")
-    (tokens / "reader").write_text(READER_TOKEN + "\n")
-    urls: list[str] = []
-    options = DashboardOptions(NS, tokens / "ui", tokens / "reader", port=0, on_listening=urls.append)
+    options, urls = dashboard_options(NS, tmp_path)
     assert emulator.kubeconfig is not None
     run = OperatorRun(
         emulator.kubeconfig, tmp_path / "state", routes=kubelet.resolve, namespaces=(NS,), dashboard=options

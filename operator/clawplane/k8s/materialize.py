@@ -62,6 +62,11 @@ def key_of(cr: dict[str, Any]) -> str:
     return f"{cr['kind']}/{cr['metadata']['name']}"
 
 
+def relative_path(kind: str, name: str) -> str:
+    """Where the resource ``kind/name`` is written in a namespace's folder: ``<plural>/<name>.yaml``."""
+    return f"{KINDS[kind].PLURAL}/{name}.yaml"
+
+
 def _describe(diag: Diagnostic) -> str:
     where = f"{diag.path}: " if diag.path else ""
     hint = f" ({diag.hint})" if diag.hint else ""
@@ -78,7 +83,7 @@ class Materializer:
 
     def path_of(self, kind: str, name: str) -> Path:
         """Where the resource ``kind/name`` is written."""
-        return self.folder / KINDS[kind].PLURAL / f"{name}.yaml"
+        return self.folder / relative_path(kind, name)
 
     def sync(self, crs: Iterable[dict[str, Any]]) -> Materialized:
         """Write every resource, validate, and fall back for the ones that fail."""
@@ -140,8 +145,7 @@ class Materializer:
             present = _copies(root)
             keep: set[str] = set()
             for key, text in texts.items():
-                kind, name = key.split("/", 1)
-                rel = f"{KINDS[kind].PLURAL}/{name}.yaml"
+                rel = relative_path(*key.split("/", 1))
                 keep.add(rel)
                 write_under(root, rel, text)
             for rel in present - keep:

@@ -28,6 +28,7 @@ import contextlib
 import json
 import logging
 import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -39,6 +40,7 @@ import anyio
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from clawplane._utils.identity import ProcessIdentity, identify, send_signal
 from clawplane.reconcile.analysis import MAX_LISTING_BYTES, QueryError
 from clawplane.reconcile.workspace import Workspace
 
@@ -48,8 +50,6 @@ logger = logging.getLogger(__name__)
 
 TIME_LIMIT_S: Final = 60.0
 """How long one question may run (an MCP client waits 60 s by default)."""
-EXIT_GRACE_S = 2.0
-"""How long a worker that broke off its answer has to exit by itself before it is killed."""
 MAX_WAITING: Final = 8
 IDLE_S: Final = 300.0
 _HEADER_MAX = 64
@@ -175,6 +175,7 @@ class QueryWorker:
         self._turn = anyio.Lock()  # fair: questions are answered in the order asked
         self._waiting = 0
         self._process: Process | None = None
+        self._identity: ProcessIdentity | None = None
         self._reader: BufferedByteReceiveStream | None = None
         self._typical = 1.0  # seconds a question took lately (a retry hint)
         self.stopped = 0
@@ -225,7 +226,7 @@ class QueryWorker:
                     f"less at once (fewer documents), or use the CLI (`clawplane {op} {self.ws.folder}`)"
                 ) from None
             except _BROKEN:
-                died = await self._stop("it broke off its answer", exiting=True)
+                died = await self._stop("it broke off its answer")
                 if attempt == 1 and died == 0:
                     continue  # it had just idled out as the question came: ask a fresh one
                 raise QueryError(
@@ -256,30 +257,29 @@ class QueryWorker:
         except OSError as exc:
             raise QueryError(f"could not start the supervisor's query worker: {exc}") from None
         assert process.stdout is not None
+        # Our child, not yet waited for: the pid is still its own, so this names it for good.
+        self._identity = identify(process.pid)
         self._process, self._reader = process, BufferedByteReceiveStream(process.stdout)
         return process, self._reader
 
-    async def _stop(self, why: str, *, exiting: bool = False) -> int | None:
+    async def _stop(self, why: str) -> int | None:
         """End the worker (killed when it is busy); its exit status (None: there was none).
 
-        ``exiting``: it broke off its answer, so it is most likely dead already. It then gets
-        ``EXIT_GRACE_S`` to be collected before any signal: ``Popen.send_signal`` first polls with
-        ``waitpid``, and a poll that collects an exited child leaves asyncio's watcher nothing to
-        read but ``ECHILD``, which it reports as status 255 instead of the real cause.
+        The signal goes through the worker's identity (a pidfd), never ``Process.kill``:
+        ``Popen.send_signal`` first polls with ``waitpid``, and a poll that collects a worker
+        that has just died leaves asyncio's watcher only ``ECHILD``, which it reports as status 255
+        instead of the real cause.
         """
         process, self._process, self._reader = self._process, None, None
+        identity, self._identity = self._identity, None
         if process is None:
             return None
+        if process.returncode is None:
+            if why:
+                logger.info("stopping the query worker (pid %d): %s", process.pid, why)
+            if identity is not None:
+                send_signal(identity, signal.SIGKILL)
         with anyio.CancelScope(shield=True):
-            if exiting and process.returncode is None:
-                with anyio.move_on_after(EXIT_GRACE_S):
-                    await process.wait()
-            if process.returncode is None:
-                if why:
-                    logger.info("stopping the query worker (pid %d): %s", process.pid, why)
-                # Our own child, not yet waited for: its pid cannot have been reused.
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
             await process.wait()
             await process.aclose()
         return process.returncode

@@ -21,13 +21,11 @@ from ruamel.yaml import YAML
 from tests.integration.engine.conftest import Cli, processes_under
 from tests.integration.runloop.conftest import Loop, wait_for
 from tests.integration.ui.conftest import csrf_of
-from tests.k8s.dashboard_run import OBJECTS, READER_TOKEN, TOKEN, WAIT_S
+from tests.k8s.dashboard_run import OBJECTS, READER_TOKEN, TOKEN, WAIT_S, dashboard_options
 from tests.k8s.operator_run import OperatorRun
 from tests.k8s.real.apiserver import RealCluster
 from tests.k8s.real.client import Kube
 from tests.k8s.real.kubelet import RealKubelet
-
-from clawplane.k8s.dashboard import DashboardOptions
 
 API = "clawplane.dev/v1alpha1"
 pytestmark = pytest.mark.compat
@@ -67,12 +65,7 @@ def _settled(board: Board, want: dict[str, str]) -> dict[str, str] | None:
 @pytest.fixture
 def board(real_cluster: RealCluster, namespace: str, tmp_path: Path) -> Iterator[str]:
     """A kubelet and an operator serving the test namespace's dashboard; its URL."""
-    tokens = tmp_path / "tokens"
-    tokens.mkdir(mode=0o700)
-    (tokens / "ui").write_text(TOKEN + "\n")
-    (tokens / "reader").write_text(READER_TOKEN + "\n")
-    urls: list[str] = []
-    options = DashboardOptions(namespace, tokens / "ui", tokens / "reader", port=0, on_listening=urls.append)
+    options, urls = dashboard_options(namespace, tmp_path)
     kubelet = RealKubelet(real_cluster.admin(), tmp_path / "pods", (namespace,)).start()
     config = real_cluster.write_kubeconfig(tmp_path / "operator.kubeconfig", real_cluster.admin_token, "admin")
     try:

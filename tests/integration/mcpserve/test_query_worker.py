@@ -133,10 +133,10 @@ anyio.run(main)
 
 def test_a_worker_that_dies_under_a_question_is_reported_and_replaced(ws: Workspace) -> None:
     """The real cause (signal 9) is reported, not the status 255 asyncio makes up when the child was
-    collected behind its back. The worker used to be killed at once after it broke off its answer,
-    and ``Popen.send_signal`` polls (``waitpid``) before signalling, collecting the dead worker
-    first. Run in a fresh interpreter, where that race showed in 4 of 6 runs (in pytest's own
-    process, about 1 in 6 whole-suite runs)."""
+    collected behind its back. The worker used to be killed with ``Process.kill``, and
+    ``Popen.send_signal`` polls (``waitpid``) before signalling, collecting a worker that had just
+    died; it is now signalled through its pidfd. Run in a fresh interpreter, where that race
+    showed in 4 of 6 runs (in pytest's own process, about 1 in 6 whole-suite runs)."""
     done = subprocess.run(
         [sys.executable, "-c", _DIES, str(ws.folder)], input=json.dumps(documents(5000)),
         capture_output=True, text=True, timeout=GENEROUS_S, check=False,

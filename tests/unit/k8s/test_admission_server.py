@@ -78,6 +78,10 @@ async def test_an_unknown_host_and_a_malformed_review_are_refused() -> None:
     try:
         other = await client.post("/validate", json=review(server("x", command="n")), headers={"Host": "evil.example"})
         assert other.status == 421
+        page = await client.post(
+            "/validate", json=review(server("x", command="n")), headers={"Host": "127.0.0.1", "Origin": "https://evil.example"}
+        )
+        assert page.status == 403
         for body in (b"not json", b"[]", json.dumps({"request": {"uid": 7}}).encode(), b'{"request": "x"}'):
             answer = await client.post("/validate", data=body, headers={"Host": "127.0.0.1"})
             assert answer.status == 400, body

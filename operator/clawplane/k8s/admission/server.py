@@ -7,7 +7,8 @@ into the live TLS context when it changed, and keeps the configuration pointing 
 
 Kubernetes sends admission reviews unauthenticated (a cluster's API server has no token for
 webhooks unless its admin configures one), so the answer holds nothing secret: whether the
-object sent is valid, and why not. Requests must name one of the certificate's names as Host.
+object sent is valid, and why not. Requests must name one of the certificate's names as Host
+and carry no Origin (a browser page's request always does; the API server's never).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from clawplane.k8s.admission.certs import TlsMaterial
 from clawplane.k8s.admission.registration import configuration, register
 from clawplane.k8s.admission.settings import PATH, WebhookOptions
 from clawplane.k8s.admission.store import current_material
-from clawplane.k8s.admission.verdict import Baseline, Verdict, review_with
+from clawplane.k8s.admission.verdict import PREFIX, Baseline, Verdict, review_with
 from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
 from clawplane.k8s.kubeconfig import Connection
 
@@ -56,9 +57,9 @@ def _hostname(host: str) -> str:
 def _refusal(uid: str, verdict: Verdict) -> dict[str, Any]:
     response: dict[str, Any] = {"uid": uid, "allowed": verdict.allowed}
     if not verdict.allowed:
-        response["status"] = {"code": 422, "reason": "Invalid", "message": f"clawplane: {verdict.message}"}
+        response["status"] = {"code": 422, "reason": "Invalid", "message": PREFIX + verdict.message}
     if verdict.warnings:
-        response["warnings"] = [f"clawplane: {w}"[:256] for w in verdict.warnings]
+        response["warnings"] = [PREFIX + w for w in verdict.warnings]
     return response
 
 
@@ -75,6 +76,8 @@ class Webhook:
         host = _hostname(request.host or "")
         if host not in self.hosts:
             return web.json_response({"error": f"unknown Host {host[:64]!r}"}, status=421)
+        if "Origin" in request.headers:  # the API server sends none; a browser page always does
+            return web.json_response({"error": "cross-origin requests are refused"}, status=403)
         try:
             review_doc = json.loads(await request.read())
             req = review_doc["request"]

@@ -18,13 +18,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from clawplane.diagnostics import Diagnostic, Diagnostics
-from clawplane.k8s.materialize import document, key_of
+from clawplane.diagnostics import Diagnostic, Diagnostics, Severity
+from clawplane.k8s.materialize import document, key_of, relative_path
 from clawplane.models import KINDS
 from clawplane.validation import ValidationResult, validate_texts
 
+PREFIX = "clawplane: "
+"""How refusals and warnings begin, so a user knows who is speaking."""
 MAX_WARNING = 256
-"""Kubernetes may truncate a warning longer than this; ours are cut with an ellipsis instead."""
+"""Kubernetes may truncate a warning longer than this; ours (prefix included) are cut with an ellipsis."""
 MAX_WARNINGS = 20
 """kubectl prints every warning; past this many, the rest are in ``clawplane validate``."""
 MAX_MESSAGE = 4096
@@ -62,11 +64,12 @@ def describe(diag: Diagnostic, subject: str | None = None) -> str:
 
 
 def _short(text: str) -> str:
-    return text if len(text) <= MAX_WARNING else text[: MAX_WARNING - 1] + "…"
+    room = MAX_WARNING - len(PREFIX)
+    return text if len(text) <= room else text[: room - 1] + "…"
 
 
 def _file(cr: dict[str, Any]) -> str:
-    return f"{KINDS[cr['kind']].PLURAL}/{cr['metadata']['name']}.yaml"
+    return relative_path(cr["kind"], cr["metadata"]["name"])
 
 
 Fingerprint = tuple[str, str, str, str]
@@ -103,7 +106,7 @@ def baseline(others: Iterable[dict[str, Any]], previous: Baseline | None = None)
     else:
         changed = [cr for key, cr in crs.items() if previous.versions.get(key) != versions[key]]
         gone = (set(previous.versions) - set(versions)) | {key_of(cr) for cr in changed}
-        files = {f"{KINDS[k.split('/', 1)[0]].PLURAL}/{k.split('/', 1)[1]}.yaml" for k in gone}
+        files = {relative_path(*key.split("/", 1)) for key in gone}
         kept = ValidationResult(
             resources=[r for r in previous.result.resources if r.key not in gone],
             files=[f for f in previous.result.files if f not in files],
@@ -151,13 +154,13 @@ def review_over(obj: dict[str, Any], base: Baseline) -> Verdict:
             warnings.append(_short(f"[{diag.code}] {diag.message}{where}: {waits}"))
         elif own and diag.is_error:
             errors.append(describe(diag))
-        elif own and diag.severity.value == "warning":
+        elif own and diag.severity is Severity.WARNING:
             warnings.append(_short(describe(diag)))
         elif diag.code.startswith("ref.") or _fingerprint(diag) in before:
             continue  # another object's own problem, there before this one came
         elif diag.is_error:
             errors.append(describe(diag, f"it would make {diag.resource or 'another object'} invalid"))
-        elif diag.severity.value == "warning":
+        elif diag.severity is Severity.WARNING:
             # Which of two colliding objects is blamed follows file order; the newcomer hears of it.
             warnings.append(
                 _short(describe(diag, f"with this object, {diag.resource or 'another object'} has"))
