@@ -44,6 +44,8 @@ class Materialized:
     stale: set[str] = field(default_factory=set)
     """Keys running on their last accepted spec instead of the current one."""
     accepted_generation: dict[str, int] = field(default_factory=dict)
+    in_effect: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The spec each resource runs on: its current one, or its last accepted one when stale."""
 
 
 def document(cr: dict[str, Any]) -> str:
@@ -107,6 +109,7 @@ class Materializer:
             self._write(texts)
         out = Materialized(result, problems)
         for key, text in texts.items():
+            out.in_effect[key] = json.loads(text)["spec"]
             cr = wanted[key][0]
             generation = int(cr["metadata"].get("generation") or 1)
             if key in problems:

@@ -222,10 +222,10 @@ class NamespaceReconciler:
         answer_annotations(self.approvals, crs, self._refused_answers)
         secrets = SecretReader(self.api, self.namespace)
         self.backend.secrets = secrets
-        secret_problems = await self._digests(live, secrets)
+        materialized = self.materializer.sync(live)
+        secret_problems = await self._digests(live, secrets, materialized.in_effect)
         self.referenced_secrets = {name for cr in live for name, _ in secret_refs(cr.get("spec") or {})}
         self.writer.redact = Redaction(secrets, live)
-        materialized = self.materializer.sync(live)
         self._set_owners(crs)  # a resource being deleted owns its children until a pass removes them
         await self.backend.begin_pass()
         try:
@@ -271,13 +271,24 @@ class NamespaceReconciler:
             crs.extend(await self.api.list(kind, self.namespace))
         return crs
 
-    async def _digests(self, live: list[dict[str, Any]], secrets: SecretReader) -> dict[str, list[str]]:
+    async def _digests(
+        self, live: list[dict[str, Any]], secrets: SecretReader, in_effect: dict[str, dict[str, Any]]
+    ) -> dict[str, list[str]]:
+        """Missing Secrets per resource (of the spec asked for), and the digests the config hashes fold in.
+
+        The digests follow the spec in effect: a refused spec that drops or adds a Secret
+        reference must not roll the pods that still run the last accepted one.
+        """
         problems: dict[str, list[str]] = {}
         secret_digests: dict[str, str] = {}
         restarts: dict[str, str] = {}
         for cr in live:
             key = key_of(cr)
-            digest, found = await secrets.digest(cr.get("spec") or {})
+            asked = cr.get("spec") or {}
+            effective = in_effect.get(key, asked)
+            digest, found = await secrets.digest(asked)
+            if effective is not asked and effective != asked:
+                digest, _ = await secrets.digest(effective)
             if digest is not None:
                 secret_digests[key] = digest
             if found:

@@ -25,6 +25,7 @@ def test_valid_resources_are_accepted_at_their_generation(tmp_path: Path) -> Non
     out = m.sync([cr("McpServer", "a", SERVER, 3), cr("Agent", "bot", {"mcpServers": ["a"]})])
     assert out.result.ok and not out.problems
     assert out.accepted_generation == {"McpServer/a": 3, "Agent/bot": 1}
+    assert out.in_effect == {"McpServer/a": SERVER, "Agent/bot": {"mcpServers": ["a"]}}
 
 
 def test_invalid_new_spec_keeps_the_last_accepted_one(tmp_path: Path) -> None:
@@ -36,6 +37,8 @@ def test_invalid_new_spec_keeps_the_last_accepted_one(tmp_path: Path) -> None:
     assert "bogus" in out.problems["McpServer/a"].message
     assert out.stale == {"McpServer/a"} and out.accepted_generation["McpServer/a"] == 1
     assert [r.key for r in out.result.resources] == ["McpServer/a"]
+    # What runs (and so what the config hash's Secret digests follow) is the accepted spec.
+    assert out.in_effect["McpServer/a"] == SERVER
 
 
 def test_never_accepted_invalid_resource_is_left_out(tmp_path: Path) -> None:
