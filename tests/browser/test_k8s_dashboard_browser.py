@@ -1,4 +1,7 @@
-"""The namespace dashboard of ``clawplane k8s run --ui-port`` in Debian's Chromium, against the emulator.
+"""The namespace dashboard of ``clawplane k8s run --ui-port`` in Debian's Chromium, on the real API server.
+
+The operator runs under the chart's identity with the process kubelet running the server pods
+(tests/k8s/real/operator_cluster.py); the control plane is tests/compat/kubernetes's.
 
 Log in, watch a server added to the cluster go Ready without a reload, delete another and
 approve its held delete from the Approvals page, and watch it leave the overview live.
@@ -12,23 +15,28 @@ from pathlib import Path
 
 import pytest
 from tests.browser.test_dashboard_browser import CHROMIUM, WAIT_MS, _nav, page, shots  # noqa: F401  (fixtures)
-from tests.integration.k8s.conftest import emulator  # noqa: F401  (the fixture)
-from tests.k8s.dashboard_run import NS, OBJECTS, TOKEN, dashboard_operator, in_namespace, server
-from tests.k8s.emulator import EmulatorThread
-from tests.k8s.operator_run import until
+from tests.compat.kubernetes.conftest import admin, real_cluster  # noqa: F401  (the fixtures)
+from tests.k8s.dashboard_run import NS, OBJECTS, TOKEN, WAIT_S, dashboard_options, in_namespace, server
+from tests.k8s.operator_run import until, wait_for
+from tests.k8s.real.apiserver import RealCluster
+from tests.k8s.real.client import Kube
+from tests.k8s.real.operator_cluster import RealApi, real_operator_cluster
 
 assert CHROMIUM
 
 
 @pytest.fixture
-def board(emulator: EmulatorThread, tmp_path: Path) -> Iterator[tuple[EmulatorThread, str]]:  # noqa: F811
-    with dashboard_operator(emulator, tmp_path) as url:
+def board(real_cluster: RealCluster, admin: Kube, tmp_path: Path) -> Iterator[tuple[RealApi, str]]:  # noqa: F811
+    with real_operator_cluster(real_cluster, admin, tmp_path, logical=(NS,), start=False) as cluster:
+        options, urls = dashboard_options(cluster.namespace, tmp_path)
+        cluster.op = cluster.start_operator(dashboard=options)
+        url = wait_for("the dashboard to listen", lambda: urls[0] if urls else None, timeout=WAIT_S)
         for obj in OBJECTS:
-            emulator.apply_object(in_namespace(obj))
-        yield emulator, url
+            cluster.emu.apply_object(in_namespace(obj))
+        yield cluster.emu, url
 
 
-def test_the_namespace_dashboard_live_in_a_browser(board: tuple[EmulatorThread, str], page: object, shots: Path) -> None:  # noqa: F811
+def test_the_namespace_dashboard_live_in_a_browser(board: tuple[RealApi, str], page: object, shots: Path) -> None:  # noqa: F811
     from playwright.sync_api import Page, expect
 
     assert isinstance(page, Page)
@@ -40,7 +48,7 @@ def test_the_namespace_dashboard_live_in_a_browser(board: tuple[EmulatorThread, 
     page.get_by_label("Folder token").fill(TOKEN)
     page.get_by_role("button", name="Log in").click()
     expect(page.get_by_role("heading", name="Overview")).to_be_visible()
-    expect(page.locator("#source")).to_have_text(f"Namespace {NS}")
+    expect(page.locator("#source")).to_have_text(f"Namespace {emu.ns(NS)}")
     expect(page.locator("#live")).to_have_text("live", timeout=WAIT_MS)
     for name in ("notes", "other"):
         expect(page.locator(f'[data-phase-of="McpServer/{name}"]')).to_have_text("Ready", timeout=WAIT_MS)

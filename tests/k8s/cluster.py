@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.k8s.emulator import EmulatorThread
-from tests.k8s.operator_run import OperatorRun, install_crds, is_true, until
+from tests.k8s.operator_run import OperatorRun, install_crds, ready_at, until
 
 NS = "demo"
 SERVER_PY = Path(__file__).resolve().parents[1] / "fixtures" / "servers" / "normal_server.py"
@@ -89,12 +89,7 @@ class Cluster:
         return until(
             self.emu,
             f"McpServer {name} Ready at generation {generation}",
-            lambda: (
-                (obj := self.get("mcpservers", name)) is not None
-                and is_true(obj, "Ready", generation=generation)
-                and (obj.get("status") or {}).get("observedGeneration") == generation
-                and obj
-            ),
+            lambda: ready_at(self.get("mcpservers", name), generation),
         )
 
     def template_hash(self, name: str = "mcp-notes") -> str:
@@ -135,7 +130,8 @@ def running_cluster(emulator: EmulatorThread, tmp_path: Path) -> Iterator[Cluste
         c.op.stop()
 
 
-def apply_all(c: Cluster, *objs: dict[str, Any]) -> None:
+def apply_all(c: Any, *objs: dict[str, Any]) -> None:
+    """Apply each object through ``c.emu`` (an emulator cluster or tests/k8s/real/operator_cluster.py's)."""
     for obj in objs:
         c.emu.apply_object(obj)
 

@@ -8,13 +8,8 @@ deletes. ``OBJECTS`` carry no namespace, so the same documents can be written to
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-from tests.k8s.emulator import EmulatorThread
-from tests.k8s.operator_run import OperatorRun, install_crds, wait_for
 
 from clawplane.k8s.dashboard import DashboardOptions
 
@@ -67,20 +62,3 @@ def dashboard_options(namespace: str, tmp_path: Path) -> tuple[DashboardOptions,
     (tokens / "reader").write_text(READER_TOKEN + "\n")
     urls: list[str] = []
     return DashboardOptions(namespace, tokens / "ui", tokens / "reader", port=0, on_listening=urls.append), urls
-
-
-@contextmanager
-def dashboard_operator(emulator: EmulatorThread, tmp_path: Path) -> Iterator[str]:
-    """A kubelet and an operator serving ``demo``'s dashboard (tokens ``TOKEN``, ``READER_TOKEN``); its URL."""
-    emulator.setup_cluster(NS)
-    install_crds(emulator)
-    kubelet = emulator.start_kubelet(tmp_path / "pods")
-    options, urls = dashboard_options(NS, tmp_path)
-    assert emulator.kubeconfig is not None
-    run = OperatorRun(
-        emulator.kubeconfig, tmp_path / "state", routes=kubelet.resolve, namespaces=(NS,), dashboard=options
-    ).start()
-    try:
-        yield wait_for("the dashboard to listen", lambda: urls[0] if urls else None, timeout=WAIT_S)
-    finally:
-        run.stop()

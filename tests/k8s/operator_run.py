@@ -146,6 +146,13 @@ def condition(obj: dict[str, Any] | None, kind: str) -> dict[str, Any] | None:
     return None
 
 
+def ready_at(obj: dict[str, Any] | None, generation: int) -> dict[str, Any] | None:
+    """``obj`` when it is Ready and its status observed ``generation``; else None."""
+    if obj is None or not is_true(obj, "Ready", generation=generation):
+        return None
+    return obj if (obj.get("status") or {}).get("observedGeneration") == generation else None
+
+
 def is_true(obj: dict[str, Any] | None, kind: str, *, generation: int | None = None) -> bool:
     """``obj`` has condition ``kind`` True (for ``generation``, when given)."""
     cond = condition(obj, kind)

@@ -17,6 +17,7 @@ from tests.compat.conftest import require_oracle
 from tests.k8s.operator_run import OperatorRun, wait_for
 from tests.k8s.real.apiserver import RealCluster
 from tests.k8s.real.client import Kube
+from tests.k8s.real.operator_cluster import RealOperatorCluster, real_operator_cluster
 from tests.oracles import locate
 from tests.oracles.runners import OracleRunner
 
@@ -80,3 +81,11 @@ def operator(real_cluster: RealCluster, namespace: str, tmp_path: Path) -> Itera
     config = real_cluster.write_kubeconfig(tmp_path / "admin.kubeconfig", real_cluster.admin_token, "admin")
     with OperatorRun(config, tmp_path / "state", namespaces=(namespace,)) as run:
         yield run
+
+
+@pytest.fixture
+def cluster(real_cluster: RealCluster, admin: Kube, tmp_path: Path) -> Iterator[RealOperatorCluster]:
+    """tests/k8s/cluster.py's ``Cluster`` on the real server: namespace ``demo`` of its own, a kubelet,
+    and the operator under the chart's identity (tests/k8s/real/operator_cluster.py)."""
+    with real_operator_cluster(real_cluster, admin, tmp_path) as c:
+        yield c

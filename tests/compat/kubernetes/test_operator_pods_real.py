@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from tests.k8s.cluster import CONFIG_HASH, GATEWAY, SERVER_PY, agent, secret, server
-from tests.k8s.operator_run import OperatorRun, condition, is_true, wait_for
+from tests.k8s.operator_run import OperatorRun, condition, is_true, ready_at, wait_for
 from tests.k8s.real.apiserver import RealCluster
 from tests.k8s.real.client import Kube
 from tests.k8s.real.kubelet import RealKubelet
@@ -58,10 +58,7 @@ class Pods:
         try:
             return wait_for(
                 f"McpServer {name} Ready at generation {generation}",
-                lambda: (obj := self.get(API, "McpServer", name)) is not None
-                and is_true(obj, "Ready", generation=generation)
-                and (obj.get("status") or {}).get("observedGeneration") == generation
-                and obj,
+                lambda: ready_at(self.get(API, "McpServer", name), generation),
             )
         except AssertionError as exc:
             raise AssertionError(f"{exc}\npod stderr:\n{self.kubelet.logs(self.namespace, f'mcp-{name}')}") from None

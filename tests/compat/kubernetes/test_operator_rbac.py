@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from tests.k8s import helmutil
 from tests.k8s.operator_run import OperatorRun, wait_for
+from tests.k8s.real import audit
 from tests.k8s.real.apiserver import RealCluster
 from tests.k8s.real.client import Kube
 
@@ -74,21 +75,6 @@ def demo_objects(namespace: str) -> list[JSON]:
          "spec": {"description": "helps", "mcpServers": ["notes", "far"]}},
         {"apiVersion": API, "kind": "Gateway", "metadata": {"name": "default", **meta}, "spec": {}},
     ]  # fmt: skip
-
-
-def audit_events(cluster: RealCluster, offset: int) -> list[JSON]:
-    """The audit events written after byte ``offset`` of the log."""
-    with cluster.audit_log.open("rb") as log:
-        log.seek(offset)
-        return [json.loads(line) for line in log.read().splitlines() if line.strip()]
-
-
-def _key(event: JSON) -> tuple[str, str, str]:
-    ref = event.get("objectRef") or {}
-    resource = ref.get("resource", "")
-    if ref.get("subresource"):
-        resource += "/" + ref["subresource"]
-    return (ref.get("apiGroup", ""), resource, event["verb"])
 
 
 def granted(docs: list[JSON]) -> set[tuple[str, str, str]]:
@@ -157,11 +143,11 @@ def test_the_operator_under_the_charts_service_account_converges_with_no_refusal
     scope_namespaces = (namespace,) if values else ()
     with chart_rbac(admin, docs), run_as_chart(real_cluster, tmp_path, namespace, scope_namespaces):
         converge(real_cluster, admin, namespace)
-    mine = [e for e in audit_events(real_cluster, offset) if e["user"]["username"] == SA_USER]
+    mine = [e for e in audit.events(real_cluster.audit_log, offset) if e["user"]["username"] == SA_USER]
     assert mine, "the audit log has no request of the operator"
-    refused = sorted({_key(e) for e in mine if e.get("responseStatus", {}).get("code") == 403})
+    refused = sorted({audit.key(e) for e in mine if e.get("responseStatus", {}).get("code") == 403})
     assert not refused, f"the chart does not grant what the operator asked for: {refused}"
-    used = {_key(e) for e in mine if e.get("objectRef")}
+    used = {audit.key(e) for e in mine if e.get("objectRef")}
     allowed = granted(docs)
     assert used <= allowed, f"used but not granted: {sorted(used - allowed)}"
     unused = allowed - used - NEVER_USED
@@ -185,8 +171,8 @@ def test_a_verb_missing_from_the_chart_is_a_refusal_this_suite_reports(
         wait_for(
             "the operator's refused Deployment create in the audit log",
             lambda: [
-                e for e in audit_events(real_cluster, offset)
-                if e["user"]["username"] == SA_USER and _key(e) == ("apps", "deployments", "create")
+                e for e in audit.events(real_cluster.audit_log, offset)
+                if e["user"]["username"] == SA_USER and audit.key(e) == ("apps", "deployments", "create")
                 and e.get("responseStatus", {}).get("code") == 403
             ],
         )  # fmt: skip
