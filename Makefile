@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.clawplane-installed
 
-.PHONY: help setup prerequisites demo demo-steps test durations lint oracles browser schema bench clean
+.PHONY: help setup prerequisites demo demo-steps test durations lint oracles browser schema docs bench clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -83,8 +83,11 @@ lint: setup ## Run ruff, mypy --strict and import-linter only
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-schema: setup ## Regenerate schemas/ and the CRDs from the models
+schema: setup ## Regenerate schemas/, the CRDs and the docs references from the models
 	$(BIN)/clawplane schema
+
+docs: setup ## Build the documentation site (docs/, mkdocs.yml) strictly into site/
+	$(BIN)/mkdocs build --strict --site-dir site
 
 bench: setup ## Run the benchmarks and print their numbers
 	@for b in bench/*_bench.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done

@@ -4,7 +4,7 @@ Agent ``conf`` has one server, the conformance fixture over stdio, hosted by a f
 supervisor. An aggregating server names tools and prompts ``<server>__<name>`` (OpenClaw's
 names), so the scenarios that call the fixture's tools or prompts by their own names do not
 apply to it (``RENAMED``); every other scenario that passes directly must pass here. The
-README lists both.
+docs/mcp-hosting.md lists both.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The README's Kubernetes quick start, run as written with the real kubectl against the strict emulator.
+"""The Kubernetes quick start of docs/kubernetes.md, run as written with the real kubectl against the strict emulator.
 
-The commands are read from the README (the shell block after "or without Helm (cluster-wide),
+The commands are read from docs/kubernetes.md (the shell block after "or without Helm (cluster-wide),
 then the demo"), so the test and the documentation cannot drift apart. After
 ``kubectl apply -k manifests`` the operator starts, as its Deployment would in a cluster (here
 in-process: the emulator runs only clawplane's server pods), and the emulator's kubelet runs the
@@ -26,9 +26,9 @@ pytestmark = pytest.mark.compat
 
 
 def quick_start() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / "kubernetes.md").read_text(encoding="utf-8")
     match = re.search(r"or without Helm \(cluster-wide\), then the demo:\s*```sh\n(.*?)```", text, re.S)
-    assert match, "the README's Kubernetes quick start block is gone"
+    assert match, "the Kubernetes quick start block of docs/kubernetes.md is gone"
     return [line.split("#")[0].strip() for line in match.group(1).splitlines() if line.split("#")[0].strip()]
 
 
@@ -44,12 +44,12 @@ def cluster(kubectl: OracleRunner, tmp_path: Path) -> Iterator[tuple[EmulatorThr
                 op.stop()
 
 
-@pytest.mark.timeout(300)  # the README waits up to 180 s; kubectl and the pods take seconds to start here
+@pytest.mark.timeout(300)  # the docs wait up to 180 s; kubectl and the pods take seconds to start here
 def test_the_readme_quick_start_works_as_written(
     kubectl: OracleRunner, cluster: tuple[EmulatorThread, list[OperatorRun]], tmp_path: Path
 ) -> None:
     emu, operators = cluster
-    readme = dataclasses.replace(kubectl, cwd=ROOT)  # the README's paths are relative to the checkout
+    readme = dataclasses.replace(kubectl, cwd=ROOT)  # the docs' paths are relative to the checkout
     lines = quick_start()
     assert lines[0] == "kubectl apply -k manifests" and any(line.startswith("kubectl wait") for line in lines)
     outputs: list[str] = []

@@ -3,7 +3,7 @@
 The copy's notes server runs on ``stdio_lite`` (``tests/fixtures/servers/notes_lite_server.py``):
 the same tools and answers as the example's SDK server (``test_stdio_lite`` holds them to it)
 without importing the SDK, which cost ~1 CPU-s per start and the suite starts it ~150 times.
-Tests about the example server itself (the README path, ``make demo``, real clients against
+Tests about the example server itself (the getting-started steps, ``make demo``, real clients against
 the hosted endpoint) pass ``example_server=True`` and run the file users run.
 """
 

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from clawplane.cli.console import EXIT_INVALID, EXIT_USAGE, err, out
-from clawplane.schema import CHART_CRD_DIR, stale_files, write_files
+from clawplane.schema import CHART_CRD_DIR, stale_among, stale_files, write_among, write_files
 from clawplane.schema import openclaw as openclaw_schema
 
 
@@ -27,8 +27,8 @@ def schema(
         ),
     ] = None,
 ) -> None:
-    """Generate schemas/*.schema.json and manifests/crds/*.yaml (and the chart's CRDs) from the models
-    and OpenClaw's config schema."""
+    """Generate schemas/*.schema.json and manifests/crds/*.yaml (and the chart's CRDs and the docs
+    references) from the models, the CLI and OpenClaw's config schema."""
     if not (root / "schemas").is_dir() or not (root / "pyproject.toml").is_file():
         # Outside a checkout every generated file would look "stale": say where they live instead.
         err.print(
@@ -39,10 +39,12 @@ def schema(
         )
         raise typer.Exit(EXIT_USAGE)
     include_chart = (root / CHART_CRD_DIR).parent.is_dir()
+    # The docs references exist only in a checkout with the docs site (not in a chart-only copy).
+    pages = _reference_pages() if (root / "docs" / "reference").is_dir() else {}
     if openclaw_command is not None:
         _openclaw_schema(shlex.split(openclaw_command), check=check)
     if check:
-        stale = stale_files(root, include_chart=include_chart)
+        stale = stale_files(root, include_chart=include_chart) + stale_among(root, pages)
         for rel in stale:
             err.print(f"stale: {rel}", markup=False)
         if stale:
@@ -53,12 +55,19 @@ def schema(
             raise typer.Exit(EXIT_INVALID)
         out.print("generated files are up to date", markup=False)
         return
-    written = write_files(root, include_chart=include_chart)
+    written = write_files(root, include_chart=include_chart) + write_among(root, pages)
     for rel in written:
         out.print(f"wrote {rel}", markup=False)
     out.print(
         f"{len(written)} file(s) written" if written else "generated files are up to date", markup=False
     )
+
+
+def _reference_pages() -> dict[Path, str]:
+    """docs/reference/*.md, from the CLI and the models (imported only when a checkout has docs)."""
+    from clawplane.cli.reference import reference_pages
+
+    return reference_pages()
 
 
 def _openclaw_schema(command: list[str], *, check: bool) -> None:

@@ -85,8 +85,13 @@ def generated_files(*, include_chart: bool) -> dict[Path, str]:
 
 def stale_files(root: Path, *, include_chart: bool) -> list[Path]:
     """Generated files under ``root`` that are missing or differ from the models."""
+    return stale_among(root, generated_files(include_chart=include_chart))
+
+
+def stale_among(root: Path, files: dict[Path, str]) -> list[Path]:
+    """Those of ``files`` (relative path → content) that are missing or differ under ``root``."""
     stale = []
-    for rel, text in generated_files(include_chart=include_chart).items():
+    for rel, text in files.items():
         target = root / rel
         if not target.is_file() or target.read_text(encoding="utf-8") != text:
             stale.append(rel)
@@ -95,8 +100,13 @@ def stale_files(root: Path, *, include_chart: bool) -> list[Path]:
 
 def write_files(root: Path, *, include_chart: bool) -> list[Path]:
     """Write every generated file that changed; returns what was written."""
+    return write_among(root, generated_files(include_chart=include_chart))
+
+
+def write_among(root: Path, files: dict[Path, str]) -> list[Path]:
+    """Write those of ``files`` that changed under ``root``; returns what was written."""
     written = []
-    for rel, text in generated_files(include_chart=include_chart).items():
+    for rel, text in files.items():
         target = root / rel
         if target.is_file() and target.read_text(encoding="utf-8") == text:
             continue

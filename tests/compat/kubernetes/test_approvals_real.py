@@ -1,4 +1,4 @@
-"""Plan approvals on the real API server, answered with real kubectl as the README says.
+"""Plan approvals on the real API server, answered with real kubectl as docs/kubernetes.md says.
 
 The Gateway holds McpServer deletes. ``kubectl delete --wait=false`` leaves the server terminating
 (the operator's finalizer kept) and its pod running, with ``Approved=False/AwaitingApproval``

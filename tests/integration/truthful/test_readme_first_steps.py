@@ -1,11 +1,11 @@
-"""The README's "Your first steps" run as written, and every command in them succeeds.
+"""The getting-started page's "Your first steps" (docs/getting-started.md) run as written, and every command in them succeeds.
 
 A newcomer copies these blocks into a shell. On a fresh clone they once ended in
 ``Apply FAILED`` because the quickstart's model provider needed a key and a server the
 section did not mention. The blocks run here in a copy of the files they name, in a network
 namespace of their own (the quickstart's provider has the fixed port 4000, which another
 test or a demo may hold). Only ``make setup`` is left out: the venv running this test is
-what it builds, and it stands at ``.venv`` as the README expects.
+what it builds, and it stands at ``.venv`` as the page expects.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ FAKE = Path("tests/fixtures/providers/fake_provider.py")
 
 
 def first_steps() -> list[str]:
-    """The shell blocks of the README's "Your first steps" that run against the quickstart."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    """The shell blocks of the getting-started page's "Your first steps" that run against the quickstart."""
+    text = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
     section = text.split("\n## Your first steps\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```sh\n(.*?)```", section, flags=re.S)
     return [b for b in blocks if "examples/quickstart" in b]
@@ -76,7 +76,7 @@ def test_first_steps_run_as_written_succeed(tmp_path: Path) -> None:
 def _started_in(root: Path) -> list[psutil.Process]:
     """Live processes whose working directory is under ``root``.
 
-    Not ``processes_under`` (command lines): the README starts the fake provider by a
+    Not ``processes_under`` (command lines): the page starts the fake provider by a
     relative path, so only its working directory says it is this test's.
     """
     found = []

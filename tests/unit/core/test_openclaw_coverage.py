@@ -11,7 +11,7 @@ into, as are map entries and list items that are such objects (see
 - *Checked*: an invalid value drawn from the schema at that key, written there, is refused by
   ``clawplane validate``.
 
-The figures are printed (``-s``) and quoted in the README's OpenClaw section.
+The figures are printed (``-s``) and quoted in docs/resources.md ("OpenClaw's config, all of it").
 """
 
 from __future__ import annotations
