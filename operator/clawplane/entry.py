@@ -1,7 +1,7 @@
 """The ``clawplane`` executable: ``clawplane k8s …`` runs the operator, ``clawplane mcp serve``
 the control plane as an MCP server, everything else the CLI.
 
-The CLI, the Kubernetes adapter and the MCP server are independent entry points (DESIGN.md
+The CLI, the Kubernetes adapter and the MCP server are independent entry points (docs/architecture.md
 layers); this dispatcher is the only module that knows them all. It also hands the folder
 supervisor (``clawplane run``) the control plane's MCP endpoint, ``/mcp/_clawplane``.
 """

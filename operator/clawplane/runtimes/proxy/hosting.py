@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 # JSON-RPC error codes the proxy itself answers with (implementation-defined band; the
-# SDK uses -32000 and -32001). Documented in the README's "Hosting MCP servers".
+# SDK uses -32000 and -32001). Documented in docs/mcp-hosting.md.
 SERVER_UNAVAILABLE = -32010
 """The hosted server is not running or not ready (the message says which and why)."""
 SESSION_LIMIT = -32011
