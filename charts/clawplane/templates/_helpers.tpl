@@ -61,38 +61,38 @@ app.kubernetes.io/part-of: clawplane
 {{- define "clawplane.namespacedRules" -}}
 - apiGroups: [clawplane.dev]
   resources: [gateways, mcpservers, modelproviders, agents, channels, skills]
-  verbs: [get, list, watch, patch, update]
+  verbs: [list, watch, patch]
 - apiGroups: [clawplane.dev]
   resources: [gateways/status, mcpservers/status, modelproviders/status, agents/status, channels/status, skills/status]
-  verbs: [get, patch, update]
+  verbs: [patch]
 - apiGroups: [apps]
   resources: [deployments]
-  verbs: [get, list, watch, create, update, patch, delete]
+  verbs: [get, list, watch, create, update, delete]
 - apiGroups: [""]
   resources: [services, configmaps]
-  verbs: [get, list, watch, create, update, patch, delete]
+  verbs: [get, list, watch, create, update, delete]
 - apiGroups: [""]
   resources: [secrets]
-  verbs: [get, list, watch, create, update, patch, delete]
+  verbs: [get, list, watch, create, update, delete]
 - apiGroups: [networking.k8s.io]
   resources: [networkpolicies]
-  verbs: [get, list, watch, create, update, patch, delete]
+  verbs: [get, list, watch, create, update, delete]
 - apiGroups: [""]
   resources: [pods]
-  verbs: [get, list, watch]
+  verbs: [list, watch]
 - apiGroups: ["", events.k8s.io]
   resources: [events]
-  verbs: [create, patch]
+  verbs: [create]
 {{- end }}
 
 {{/* Cluster-scoped reads kopf needs in every mode. */}}
 {{- define "clawplane.clusterRules" -}}
 - apiGroups: [""]
   resources: [namespaces]
-  verbs: [get, list, watch]
+  verbs: [list, watch]
 - apiGroups: [apiextensions.k8s.io]
   resources: [customresourcedefinitions]
-  verbs: [get, list, watch]
+  verbs: [list, watch]
 {{- end }}
 
 {{/* NetworkPolicy peers that may reach bridge pods: the gateway pods and this operator, as JSON. */}}

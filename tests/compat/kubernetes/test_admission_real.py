@@ -234,7 +234,8 @@ def test_the_operator_process_serves_the_webhook_under_the_charts_identity(
     import subprocess
     import sys
 
-    from tests.compat.kubernetes.test_operator_rbac import SA_USER, SYSTEM, _rbac, audit_events, chart_rbac
+    from tests.compat.kubernetes.test_operator_rbac import SA_USER, SYSTEM, _rbac, chart_rbac
+    from tests.k8s.real import audit
 
     port = _free_port()
     offset = real_cluster.audit_log.stat().st_size
@@ -260,7 +261,7 @@ def test_the_operator_process_serves_the_webhook_under_the_charts_identity(
             proc.wait(30)
             admin.delete(*WEBHOOKS, None, "clawplane")
             admin.delete("v1", "Secret", SYSTEM, "clawplane-webhook-tls")
-    mine = [e for e in audit_events(real_cluster, offset) if e["user"]["username"] == SA_USER]
+    mine = [e for e in audit.events(real_cluster.audit_log, offset) if e["user"]["username"] == SA_USER]
     webhook_calls = [e for e in mine if (e.get("objectRef") or {}).get("resource") in ("secrets", "validatingwebhookconfigurations")]
     assert webhook_calls, "the operator never touched its Secret or configuration"
     refused_calls = [e for e in mine if (e.get("responseStatus") or {}).get("code") == 403]

@@ -205,12 +205,12 @@ def test_watch_namespaces_get_a_role_each_and_no_cluster_wide_access() -> None:
             {"kind": "ServiceAccount", "name": sa, "namespace": RELEASE_NAMESPACE}
         ]
 
-    # The only cluster-wide grant left is what kopf needs to list: namespaces and CRDs.
+    # The only cluster-wide grant left is what kopf and sharding list and watch: namespaces and CRDs.
     cluster_rules = base(docs, "ClusterRole")["rules"]
     assert {res for rule in cluster_rules for res in rule["resources"]} == {
         "namespaces", "customresourcedefinitions",
     }  # fmt: skip
-    assert all(set(rule["verbs"]) == {"get", "list", "watch"} for rule in cluster_rules)
+    assert all(set(rule["verbs"]) == {"list", "watch"} for rule in cluster_rules)
 
 
 def test_rbac_and_service_account_can_be_left_to_the_user() -> None:
@@ -320,11 +320,12 @@ def test_rbac_is_least_privilege(values: dict[str, Any]) -> None:
         for r in d["rules"]
         if "secrets" in r["resources"]
     ]
-    # Read for secretKeyRef values; written only for the bridge tokens (no deletecollection).
+    # Read for secretKeyRef values; written only for the bridge tokens (no deletecollection, no
+    # patch: the operator replaces what drifted). What each verb is for: test_operator_rbac.py.
     assert all(r["resources"] == ["secrets"] for r in secrets)
     webhook = [r for r in secrets if "resourceNames" in r or r["verbs"] == ["create"]]
     assert all(
-        sorted(r["verbs"]) == ["create", "delete", "get", "list", "patch", "update", "watch"]
+        sorted(r["verbs"]) == ["create", "delete", "get", "list", "update", "watch"]
         for r in secrets
         if r not in webhook
     )
