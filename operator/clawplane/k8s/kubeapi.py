@@ -102,7 +102,7 @@ class KubeApi:
             auth=_TokenAuth(conn),
             verify=conn.ssl_context(),
             timeout=timeout,
-            headers={"User-Agent": f"{FIELD_MANAGER}/{__version__}"},
+            headers={"User-Agent": user_agent(conn.agent)},
         )
 
     async def aclose(self) -> None:
@@ -253,6 +253,18 @@ class KubeApi:
                 if exc.status != 409 or attempt == CONFLICT_RETRIES - 1:
                     raise
         raise AssertionError("unreachable")
+
+
+def user_agent(agent: str = "") -> str:
+    """``clawplane-operator/<version> (<agent>)``: the field manager stays the product name.
+
+    The API server takes the field manager of a non-apply write from the User-Agent up to its
+    first ``/``, so the details go in a comment after the version. Characters a comment cannot
+    hold (parentheses, controls, non-ASCII) become ``_``.
+    """
+    base = f"{FIELD_MANAGER}/{__version__}"
+    detail = "".join(c if " " <= c <= "~" and c not in "()\\" else "_" for c in agent)[:200]
+    return f"{base} ({detail})" if detail else base
 
 
 def _error(resp: httpx.Response) -> ApiError:

@@ -44,6 +44,9 @@ class Connection:
     cert_data: str | None = None
     key_data: str | None = field(default=None, repr=False)
     """PEM text embedded in the kubeconfig (``*-data``); kept in memory, never left on disk."""
+    agent: str = ""
+    """Which operator this client is (replica, shard), appended to the User-Agent so an API
+    server's audit log tells replicas and shards of one ServiceAccount apart."""
 
     def ssl_context(self) -> ssl.SSLContext | bool:
         """The TLS settings for httpx (``False`` skips verification when the config asks for it)."""

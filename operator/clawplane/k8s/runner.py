@@ -13,6 +13,7 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 import sys
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -28,7 +29,7 @@ from clawplane.k8s.admission.settings import WebhookOptions
 from clawplane.k8s.dashboard import GENERATED_UI_TOKEN_FILE, DashboardOptions, dashboard_tokens
 from clawplane.k8s.election import ElectionSettings, LeaderElector
 from clawplane.k8s.kubeapi import ApiError, KubeApi
-from clawplane.k8s.kubeconfig import KubeConfigError, load_connection
+from clawplane.k8s.kubeconfig import Connection, KubeConfigError, load_connection
 from clawplane.k8s.metricsauth import FileToken, MetricsAuthError, generated_token_file, metrics_guard
 from clawplane.k8s.operator import OperatorConfig, build_registry
 from clawplane.k8s.reconciler import CRD_KINDS, DEFAULT_SKILLS_MOUNT_PATH, ClusterSettings
@@ -95,11 +96,25 @@ def operator_config(options: RunOptions) -> OperatorConfig:
     return OperatorConfig(
         settings,
         resync_interval=options.resync_interval,
-        connection=partial(load_connection, options.kubeconfig),
+        connection=partial(identified_connection, options.kubeconfig, agent_of(options)),
         namespaces=options.namespaces,
         dashboard=_dashboard(options),
         namespace_selector=options.namespace_selector,
     )
+
+
+def agent_of(options: RunOptions) -> str:
+    """This process among the operator's replicas and shards, for the User-Agent of its requests."""
+    replica = options.election.identity if options.election is not None else socket.gethostname()
+    parts = [f"replica={replica}"]
+    if options.namespace_selector:
+        parts.append(f"shard={options.namespace_selector}")
+    return "; ".join(parts)
+
+
+def identified_connection(kubeconfig: str | None, agent: str) -> Connection:
+    """The kubeconfig's connection, its requests naming this replica and shard."""
+    return replace(load_connection(kubeconfig), agent=agent)
 
 
 def _dashboard(options: RunOptions) -> DashboardOptions | None:

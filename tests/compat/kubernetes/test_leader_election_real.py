@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.compat.kubernetes.test_operator_rbac import SA_USER, SYSTEM, _rbac, audit_events, chart_rbac
+from tests.compat.kubernetes.test_operator_rbac import SA_USER, SYSTEM, _rbac, chart_rbac
 from tests.k8s.operator_run import wait_for
+from tests.k8s.real import audit
 from tests.k8s.real.apiserver import RealCluster
 from tests.k8s.real.client import Kube
 
@@ -131,7 +132,7 @@ def test_a_standby_under_the_charts_identity_takes_over_after_kill_9(
     assert takeover > LEASE_S - RETRY_S - 0.1, f"took the Lease after {takeover:.2f}s: before it expired"
     assert takeover < LEASE_S + 1.2 * RETRY_S + SCHEDULING_SLACK_S, f"takeover took {takeover:.2f}s"
     wait_for("b reports leader", lambda: _readyz(b_port) == "ready (leader)")
-    after = [e for e in audit_events(real_cluster, offset) if e["user"]["username"] == SA_USER]
+    after = [e for e in audit.events(real_cluster.audit_log, offset) if e["user"]["username"] == SA_USER]
     refused = [e for e in after if e.get("responseStatus", {}).get("code") == 403]
     assert not refused, json.dumps(refused[:3])
     created = [

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import pytest
-from tests.compat.kubernetes.test_operator_rbac import audit_events
+from tests.k8s.real import audit
 from tests.k8s.real.apiserver import RealCluster
 from tests.k8s.real.client import Kube
 
@@ -52,7 +52,7 @@ def test_a_list_of_more_than_a_page_follows_continue_tokens(
     assert int(version) > 0
     lists = [
         parse_qs(urlsplit(e["requestURI"]).query)
-        for e in audit_events(real_cluster, offset)
+        for e in audit.events(real_cluster.audit_log, offset)
         if e["verb"] == "list" and (e.get("objectRef") or {}).get("resource") == "configmaps"
         and e.get("stage") == "ResponseComplete" and e["user"]["username"] == "admin"
     ]  # fmt: skip

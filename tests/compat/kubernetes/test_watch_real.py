@@ -23,8 +23,8 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import pytest
 from tests.compat.conftest import require_oracle
-from tests.compat.kubernetes.test_operator_rbac import audit_events
 from tests.k8s.operator_run import wait_for
+from tests.k8s.real import audit
 from tests.k8s.real.apiserver import RealCluster
 from tests.oracles import locate
 
@@ -45,7 +45,7 @@ def _requests(cluster: RealCluster, offset: int, namespace: str, verb: str) -> l
     """The query of each ``verb`` request (list or watch) on ConfigMaps in ``namespace`` after ``offset``."""
     return [
         parse_qs(urlsplit(e["requestURI"]).query)
-        for e in audit_events(cluster, offset)
+        for e in audit.events(cluster.audit_log, offset)
         if e["verb"] == verb and (e.get("objectRef") or {}).get("resource") == "configmaps"
         and (e.get("objectRef") or {}).get("namespace") == namespace
         and e.get("stage") == ("ResponseStarted" if verb == "watch" else "ResponseComplete")
