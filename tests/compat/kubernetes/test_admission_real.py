@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 from tests.k8s.operator_run import OperatorRun, wait_for
+from tests.k8s.real import audit
 from tests.k8s.real.apiserver import RealCluster
 from tests.k8s.real.client import Kube
 from tests.oracles.runners import OracleRunner
@@ -180,6 +181,36 @@ def test_a_dangling_reference_is_a_warning_and_the_agent_converges_once_the_serv
     wait_for("ResolvedRefs=True once the McpServer exists", lambda: refs("True"))
 
 
+def test_reviews_are_checked_against_watched_objects_not_lists(
+    start_webhook: Callable[..., Webhook], kubectl_real: OracleRunner, admin: Kube, namespace: str,
+    real_cluster: RealCluster,
+) -> None:  # fmt: skip
+    """Once its watches are in step, the webhook lists nothing per review, and still sees what arrived."""
+    start_webhook()
+    agent = _dump([{"apiVersion": API, "kind": "Agent", "metadata": {"name": "bot", "namespace": namespace},
+                    "spec": {"mcpServers": ["notes"]}}])  # fmt: skip
+    dangling = kubectl_real.run("apply", "--dry-run=server", "-f", "-", input=agent)
+    assert dangling.returncode == 0 and "[ref.unresolved]" in dangling.stderr, dangling.stderr
+    arrived = kubectl_real.run("apply", "-f", "-", input=_dump([server("notes", namespace, command="node")]))
+    assert arrived.returncode == 0, arrived.stderr
+
+    def resolved() -> bool:
+        answer = kubectl_real.run("apply", "--dry-run=server", "-f", "-", input=agent)
+        return answer.returncode == 0 and "Warning" not in answer.stderr
+
+    wait_for("the webhook to see McpServer notes (its watch event arrives)", resolved)
+    window = audit.AuditWindow(real_cluster.audit_log, "admin")
+    for _ in range(5):
+        assert resolved()
+    window.settle(admin)
+    listed = [
+        audit.key(e) for e in window.mine()
+        if e["verb"] == "list" and e.get("userAgent", "").startswith("clawplane-operator/")
+        and (e.get("objectRef") or {}).get("apiGroup") == "clawplane.dev"
+    ]  # fmt: skip
+    assert listed == [], f"reviews listed the namespace: {listed}"
+
+
 @pytest.mark.parametrize("policy", ["Ignore", "Fail"])
 def test_with_the_webhook_down_the_failure_policy_decides(
     start_webhook: Callable[..., Webhook], kubectl_real: OracleRunner, admin: Kube, namespace: str, policy: str
@@ -235,7 +266,6 @@ def test_the_operator_process_serves_the_webhook_under_the_charts_identity(
     import sys
 
     from tests.compat.kubernetes.test_operator_rbac import SA_USER, SYSTEM, _rbac, chart_rbac
-    from tests.k8s.real import audit
 
     port = _free_port()
     offset = real_cluster.audit_log.stat().st_size

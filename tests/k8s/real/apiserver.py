@@ -83,6 +83,10 @@ class RealCluster:
         self._procs[name] = proc
         return proc
 
+    def pid(self, name: str) -> int:
+        """The process id of one component (``etcd``, ``kube-apiserver``, ``kube-controller-manager``)."""
+        return self._procs[name].pid
+
     def log_tail(self, name: str, lines: int = 30) -> str:
         """The end of one component's log (for a failure message)."""
         path = self.root / f"{name}.log"

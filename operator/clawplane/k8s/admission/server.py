@@ -31,6 +31,7 @@ from aiohttp import web
 from clawplane._utils.atomicfile import atomic_write_bytes
 from clawplane._utils.private import make_private_dirs
 from clawplane.k8s.admission.certs import TlsMaterial
+from clawplane.k8s.admission.objects import WatchedObjects
 from clawplane.k8s.admission.registration import configuration, register
 from clawplane.k8s.admission.settings import PATH, WebhookOptions
 from clawplane.k8s.admission.store import current_material
@@ -66,8 +67,10 @@ def _refusal(uid: str, verdict: Verdict) -> dict[str, Any]:
 class Webhook:
     """The webhook's request handling (see the module docstring)."""
 
-    def __init__(self, api: KubeApi, kinds: list[Kind], options: WebhookOptions) -> None:
-        self.api, self.kinds, self.options = api, kinds, options
+    def __init__(
+        self, api: KubeApi, kinds: list[Kind], options: WebhookOptions, objects: WatchedObjects | None = None
+    ) -> None:
+        self.api, self.kinds, self.options, self.objects = api, kinds, options, objects
         self.hosts = {n.lower() for n in options.names()}
         self._baselines: OrderedDict[str, Baseline] = OrderedDict()
 
@@ -102,13 +105,16 @@ class Webhook:
             return Verdict(True)
         if self.options.namespaces and namespace not in self.options.namespaces:
             return Verdict(True)
-        try:
-            # One list per kind, all at once: a review waits for the slowest, not for their sum.
-            listed = await asyncio.gather(*(self.api.list(kind, namespace) for kind in self.kinds))
-            others: list[dict[str, Any]] = [obj for objs in listed for obj in objs]
-        except (ApiError, OSError, httpx.HTTPError) as exc:
-            log.warning("admission: cannot list namespace %s (%s); checking the object alone", namespace, exc)
-            others = []
+        others = self.objects.objects(namespace) if self.objects is not None else None
+        if others is None:  # the watches are not in step (yet): list, one request per kind, all at once
+            try:
+                listed = await asyncio.gather(*(self.api.list(kind, namespace) for kind in self.kinds))
+                others = [obj for objs in listed for obj in objs]
+            except (ApiError, OSError, httpx.HTTPError) as exc:
+                log.warning(
+                    "admission: cannot list namespace %s (%s); checking the object alone", namespace, exc
+                )
+                others = []
         try:
             verdict, base = await asyncio.to_thread(review_with, obj, others, self._baselines.get(namespace))
         except Exception:  # a defect of ours must not block users: admit, and say so in the log
@@ -170,7 +176,9 @@ class WebhookService:
             options = replace(options, target=replace(options.target, namespace=options.namespace))
         self.options = options
         api = KubeApi(conn)
-        webhook = Webhook(api, self.kinds, options)
+        objects = WatchedObjects(self.kinds, options.namespaces)
+        following = asyncio.create_task(objects.run(api), name="admission-watches")
+        webhook = Webhook(api, self.kinds, options, objects)
         app = web.Application(client_max_size=MAX_BODY)
         app.router.add_post(PATH, webhook.handle)
         runner = web.AppRunner(app, handle_signals=False, access_log=None)
@@ -191,6 +199,8 @@ class WebhookService:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stop.wait(), wait)
         finally:
+            following.cancel()
+            await asyncio.gather(following, return_exceptions=True)
             await runner.cleanup()
             await api.aclose()
 
