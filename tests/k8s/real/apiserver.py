@@ -152,8 +152,17 @@ class RealCluster:
     def _alive(self) -> bool:
         for name, proc in self._procs.items():
             if proc.poll() is not None:
-                raise RuntimeError(f"{name} exited with {proc.returncode}:\n{self.log_tail(name)}")
+                code = proc.returncode
+                how = f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+                raise RuntimeError(
+                    f"{name} (pid {proc.pid}, of the control plane in {self.root}) is gone: {how}; "
+                    f"the end of its log:\n{self.log_tail(name)}"
+                )
         return True
+
+    def check(self) -> None:
+        """Raise, naming the component and how it ended, when any part of the control plane is gone."""
+        self._alive()
 
     def _wait_ready(self) -> None:
         headers = {"Authorization": f"Bearer {self.admin_token}"}
@@ -226,7 +235,8 @@ current-context: real
         return token
 
     def new_namespace(self, prefix: str = "t") -> str:
-        """A namespace of its own for one test."""
+        """A namespace of its own for one test (first: the control plane is still whole)."""
+        self.check()
         name = f"{prefix}-{secrets.token_hex(4)}"
         with self.admin() as kube:
             kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
