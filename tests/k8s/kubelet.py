@@ -41,6 +41,8 @@ from tests.k8s import objects as o
 from tests.k8s.api import Emulator
 from tests.k8s.wire import Target
 
+from clawplane._utils.identity import ProcessIdentity, identify
+
 JSON = dict[str, Any]
 DEPLOYMENTS = kmock.resource("apps", "v1", "deployments")
 PODS = kmock.resource("", "v1", "pods")
@@ -127,6 +129,8 @@ class _Pod:
     template_hash: str
     folder: Path
     process: asyncio.subprocess.Process | None = None
+    identity: ProcessIdentity | None = None
+    """The pod process's identity at start: its group id is signalled only while it still holds it."""
     port: int | None = None
     container_port: int | None = None
     ready: bool = False
@@ -220,6 +224,7 @@ class Kubelet:
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
         )
+        pod.identity = identify(pod.process.pid)
         pod.reason = "Running"
         pod.tasks = [asyncio.create_task(self._watch_process(pod, template))]
 
@@ -363,13 +368,17 @@ class Kubelet:
         pod.stopped = True
         proc = pod.process
         if proc is not None and proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
+            # asyncio's watcher thread may have reaped it already (returncode comes later): then
+            # its pid, and so the group id, may be another process's (pids wrap at 32768 here).
+            if pod.identity is not None and identify(proc.pid) == pod.identity:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
             try:
                 await asyncio.wait_for(proc.wait(), 10)
             except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
+                if pod.identity is not None and identify(proc.pid) == pod.identity:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
                 await proc.wait()
         for task in pod.tasks:
             try:

@@ -45,7 +45,7 @@ import anyio
 import anyio.abc
 import psutil
 
-from clawplane._utils.identity import ProcessIdentity, identify
+from clawplane._utils.identity import ProcessIdentity, identify, signal_group
 from clawplane.runtimes import cgroups, reaping
 from clawplane.runtimes.errors import StartError
 from clawplane.runtimes.marks import MARK_ENV, own_mark
@@ -250,11 +250,20 @@ class ServerProcess:
         else:
             logger.warning("process %s of %s left processes that did not exit", self.pid, self.label)
 
+    def _holds_group(self) -> bool:
+        """True while the leader itself (alive or an unreaped zombie) still holds its pid, so the group id.
+
+        ``returncode`` is not enough: asyncio's child watcher reaps the leader in a thread of its
+        own and sets ``returncode`` later, on the loop. In between, the pid and the group id are
+        free, and a new session leader may already hold them (pids wrap quickly when pid_max is
+        32768): a killpg then would signal a process group we never started.
+        """
+        return self.returncode is None and identify(self.pid) == self.identity
+
     def _collect(self) -> None:
-        """Add the server's current descendants, and its group while the leader is unreaped."""
-        if self.returncode is None:
+        """Add the server's current descendants, and its group while the leader holds the group id."""
+        if self._holds_group():
             self.remember_descendants()
-            # Only while the leader is unreaped is the group id certainly still ours.
             for proc in reaping.group_members(self.pgid):
                 if proc.pid != self.pid:
                     self._known.setdefault(proc.pid, proc)
@@ -287,11 +296,9 @@ class ServerProcess:
                 polls += 1
 
     def _signal_tree(self, sig: signal.Signals) -> None:
-        if self.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.pgid, sig)  # the unreaped leader reserves the group id
-                if sig == signal.SIGTERM:
-                    os.killpg(self.pgid, signal.SIGCONT)  # a stopped process must run to exit
+        # Only while the leader itself, checked just now, holds the group id (see _holds_group).
+        if self.returncode is None and signal_group(self.identity, sig) and sig == signal.SIGTERM:
+            signal_group(self.identity, signal.SIGCONT)  # a stopped process must run to exit
         for proc in self._known.values():
             if reaping.running(proc):
                 with contextlib.suppress(psutil.Error):  # psutil checks the start time first
