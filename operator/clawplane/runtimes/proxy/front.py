@@ -1,7 +1,10 @@
 """The HTTP front of one hosted server: era routing, client sessions, admission and limits.
 
-A request whose ``MCP-Protocol-Version`` header names a 2026-07-28-era revision is a
-self-contained exchange (``modern``). Anything else belongs to the handshake era: with an
+A request whose ``MCP-Protocol-Version`` header names a revision outside the handshake era is
+a self-contained exchange (``modern``): a 2026-07-28-era one is served, any other (unknown)
+version is refused there with ``-32022`` naming the versions served, under the request's own
+id, as the SDK's servers route it. No header at all, or a handshake-era one, belongs to the
+handshake era: with an
 ``Mcp-Session-Id`` it goes to that session (404 when it is unknown, ended, or was opened
 with another token — a session belongs to the credential that opened it); without one,
 only an ``initialize`` POST (with a string or integer id and object params) may open a new
@@ -20,7 +23,7 @@ import anyio
 import anyio.abc
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, check_accept_headers
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
@@ -71,7 +74,7 @@ class ServerFront:
         """Serve one request for this server."""
         request = Request(scope, receive)
         version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
-        if version in MODERN_PROTOCOL_VERSIONS:
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             await handle_modern(self.hosted, scope, receive, send, principal)
             return
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)

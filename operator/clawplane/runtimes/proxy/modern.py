@@ -4,7 +4,10 @@ The HTTP rules are the SDK's for this revision, checked here because the upstrea
 sees stdio: POST only (405), ``Accept`` (406), one request or notification per body (a
 batch or a posted response is ``INVALID_REQUEST``), routing headers that agree with the
 body (``HEADER_MISMATCH``), and ``Mcp-Param-*`` headers that agree with the called
-tool's schema. A notification is acknowledged with 202 and dropped, as an SDK server
+tool's schema. An unknown protocol version is refused with ``UNSUPPORTED_PROTOCOL_VERSION``
+(-32022, HTTP 400) naming the versions served, under the request's id. ``initialize`` was
+removed in this revision and is answered ``METHOD_NOT_FOUND`` (404) here: over stdio the
+server would take it for a handshake. A notification is acknowledged with 202 and dropped, as an SDK server
 does: this revision has no client notifications on this wire.
 
 The answer comes back as ``application/json`` when it arrives before anything else and
@@ -52,6 +55,9 @@ SSE_DEFER_S: Final = 15.0
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 HEADER_MISMATCH = -32020
+METHOD_NOT_FOUND = -32601
+REMOVED_METHODS: Final = frozenset({"initialize"})
+"""Handshake-era methods a stdio server would still serve if the proxy passed them on."""
 _SSE_HEADERS: Final = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache, no-transform"),
@@ -145,6 +151,9 @@ async def handle_modern(
     verdict = classify_inbound_request(decoded, headers=dict(request.headers))
     if isinstance(verdict, InboundLadderRejection):
         await _json(send, _rejection(verdict, decoded["id"]))
+        return
+    if decoded["method"] in REMOVED_METHODS:
+        await _json(send, error_response(decoded["id"], METHOD_NOT_FOUND, "Method not found"))
         return
     rejection = _param_headers_rejection(hosted, decoded, request.headers)
     if rejection is not None:

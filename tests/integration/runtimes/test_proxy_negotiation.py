@@ -1,0 +1,101 @@
+"""2026-07-28 on the hosted endpoint: version negotiation and removed methods.
+
+A real stdio fixture behind a real supervisor's endpoint, spoken to in raw HTTP because these
+are the requests an SDK client never makes (an unknown version, ``initialize`` under the new
+revision).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tests.fixtures.servers.helpers import FAST, START_TIMEOUT, TOKEN, guard, stdio_spec
+from tests.support.patience import CONDITION_S
+
+from clawplane.runtimes import Phase, Supervisor
+
+pytestmark = pytest.mark.anyio
+
+MODERN = "2026-07-28"
+ACCEPT = "application/json, text/event-stream"
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+}
+
+
+def _headers(version: str, method: str, name: str | None = None) -> dict[str, str]:
+    out = {
+        "Authorization": f"Bearer {TOKEN}",
+        "Accept": ACCEPT,
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": version,
+        "Mcp-Method": method,
+    }
+    if name is not None:
+        out["Mcp-Name"] = name
+    return out
+
+
+def _request(request_id: Any, method: str, version: str = MODERN, **params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "method": method,
+            "params": {**params, "_meta": {**ENVELOPE, "io.modelcontextprotocol/protocolVersion": version}}}  # fmt: skip
+
+
+async def _endpoint(supervisor: Supervisor, name: str, fixture: str, tmp_path: Path) -> str:
+    await supervisor.ensure(name, stdio_spec(fixture), config_hash="h", base_dir=tmp_path)
+    await supervisor.wait_until(name, lambda s: s.phase is Phase.READY, timeout=START_TIMEOUT)
+    return (await supervisor.expose(guard())).url(name)
+
+
+async def test_an_unknown_version_gets_unsupported_protocol_version_with_the_request_id(tmp_path: Path) -> None:
+    """Any ``MCP-Protocol-Version`` outside the handshake era is routed as 2026-07-28: an unknown one
+    is refused with -32022 naming what is served and what was asked, under the request's own id,
+    whatever that id's type; a header that disagrees with the body is -32020; no session is opened."""
+    async with Supervisor(settings=FAST) as supervisor:
+        url = await _endpoint(supervisor, "notes", "normal", tmp_path)
+        async with httpx.AsyncClient(timeout=CONDITION_S) as http:
+            unknown = await http.post(url, headers=_headers("v999.0.0", "server/discover"),
+                                      json=_request(301, "server/discover", "v999.0.0"))  # fmt: skip
+            unknown_str = await http.post(url, headers=_headers("1999-01-01", "tools/list"),
+                                          json=_request("abc", "tools/list", "1999-01-01"))  # fmt: skip
+            mismatch = await http.post(url, headers=_headers(MODERN, "server/discover"),
+                                       json=_request(302, "server/discover", "v999.0.0"))  # fmt: skip
+            served = await http.post(url, headers=_headers(MODERN, "server/discover"),
+                                     json=_request(303, "server/discover"))  # fmt: skip
+        sessions = supervisor.status("notes").sessions
+
+    for response, request_id, requested in ((unknown, 301, "v999.0.0"), (unknown_str, "abc", "1999-01-01")):
+        assert response.status_code == 400, response.text
+        body = response.json()
+        assert body["id"] == request_id
+        assert body["error"]["code"] == -32022
+        assert body["error"]["data"] == {"supported": [MODERN], "requested": requested}
+        assert "mcp-session-id" not in response.headers
+    assert mismatch.status_code == 400 and mismatch.json()["id"] == 302
+    assert mismatch.json()["error"]["code"] == -32020
+    assert served.status_code == 200 and MODERN in served.json()["result"]["supportedVersions"]
+    assert sessions == 0
+
+
+async def test_initialize_under_the_new_revision_is_method_not_found(tmp_path: Path) -> None:
+    """``initialize`` was removed in 2026-07-28: 404 with -32601, as the SDK's HTTP server answers
+    (over stdio the server would take it for a handshake); the handshake itself still works."""
+    async with Supervisor(settings=FAST) as supervisor:
+        url = await _endpoint(supervisor, "notes", "normal", tmp_path)
+        async with httpx.AsyncClient(timeout=CONDITION_S) as http:
+            removed = await http.post(url, headers=_headers(MODERN, "initialize"), json=_request(500, "initialize"))
+            handshake = await http.post(
+                url,
+                headers={"Authorization": f"Bearer {TOKEN}", "Accept": ACCEPT},
+                json={"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                      "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                                 "clientInfo": {"name": "raw", "version": "1"}}},
+            )  # fmt: skip
+    assert removed.status_code == 404, removed.text
+    assert removed.json()["id"] == 500 and removed.json()["error"]["code"] == -32601
+    assert handshake.status_code == 200 and "mcp-session-id" in handshake.headers
