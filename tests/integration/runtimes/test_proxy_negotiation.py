@@ -1,15 +1,18 @@
-"""2026-07-28 on the hosted endpoint: version negotiation and removed methods.
+"""2026-07-28 on the hosted endpoint: version negotiation, removed methods, listen streams by id value.
 
 A real stdio fixture behind a real supervisor's endpoint, spoken to in raw HTTP because these
 are the requests an SDK client never makes (an unknown version, ``initialize`` under the new
-revision).
+revision, a server that echoes ids as strings).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from tests.fixtures.servers.helpers import FAST, START_TIMEOUT, TOKEN, guard, stdio_spec
@@ -99,3 +102,44 @@ async def test_initialize_under_the_new_revision_is_method_not_found(tmp_path: P
     assert removed.status_code == 404, removed.text
     assert removed.json()["id"] == 500 and removed.json()["error"]["code"] == -32601
     assert handshake.status_code == 200 and "mcp-session-id" in handshake.headers
+
+
+async def _events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    async for line in response.aiter_lines():
+        if line.startswith("data:") and line[5:].strip():
+            yield json.loads(line[5:])
+
+
+@pytest.mark.parametrize("listen_id", [41, "listen-41"])
+async def test_listen_frames_reach_their_listener_when_the_server_echoes_ids_as_strings(
+    tmp_path: Path, listen_id: int | str
+) -> None:
+    """The server names the stream by ``str(id)`` of the proxy's own upstream id; the client still
+    gets the acknowledgement first, with its filter, and then the frames it asked for, each named
+    by the id it sent (an integer stays an integer)."""
+    wanted = {"toolsListChanged": True}
+    async with Supervisor(settings=FAST) as supervisor:
+        url = await _endpoint(supervisor, "strings", "string_ids", tmp_path)
+        async with httpx.AsyncClient(timeout=CONDITION_S) as http:
+            listen = _request(listen_id, "subscriptions/listen", notifications=wanted)
+            got: list[dict[str, Any]] = []
+            with anyio.fail_after(CONDITION_S):
+                async with http.stream("POST", url, headers=_headers(MODERN, "subscriptions/listen"),
+                                       json=listen) as stream:  # fmt: skip
+                    assert stream.status_code == 200
+                    async for event in _events(stream):
+                        got.append(event)
+                        if len(got) == 1:
+                            call = _request(2, "tools/call", name="announce", arguments={})
+                            answer = await http.post(url, headers=_headers(MODERN, "tools/call", "announce"),
+                                                     json=call)  # fmt: skip
+                            assert answer.status_code == 200, answer.text
+                        else:
+                            break
+
+    acknowledged, changed = got
+    assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
+    assert acknowledged["params"]["notifications"] == wanted
+    assert acknowledged["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == listen_id
+    assert changed["method"] == "notifications/tools/list_changed"
+    assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == listen_id
