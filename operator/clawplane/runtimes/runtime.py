@@ -131,6 +131,7 @@ class ServerRuntime:
         self._mux: Mux | None = None
         self._launch: Launch | None = None
         self._client_sessions = 0
+        self._session_evictions = 0
         self._session: SessionEnd | None = None
         self._tools = ServerTools(server=name, safe_server=safe_name, launch=describe_launch(spec))
         self._tools_dirty = anyio.Event()
@@ -208,6 +209,7 @@ class ServerRuntime:
             stderr_lines=self.stderr.total_lines,
             stdout_noise=self._noise_lines,
             sessions=self._client_sessions,
+            session_evictions=self._session_evictions,
             session_pids=tuple(sorted(p.pid for p in self.clients.processes if p.returncode is None)),
         )
 
@@ -319,6 +321,11 @@ class ServerRuntime:
         if count != self._client_sessions:
             self._client_sessions = count
             self._touch()
+
+    def session_evicted(self) -> None:
+        """The hosted endpoint ended an idle client session of this server to make room."""
+        self._session_evictions += 1
+        self._touch()
 
     def _primary_is_modern(self) -> bool:
         conn = self._conn

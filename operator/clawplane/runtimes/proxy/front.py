@@ -10,7 +10,8 @@ with another token — a session belongs to the credential that opened it); with
 only an ``initialize`` POST (with a string or integer id and object params) may open a new
 session. The server's ``ledger`` admits it — within ``maxSessions`` and the consumer's share,
 ending the least-recently-used idle session to make room — and its upstream must start;
-otherwise the answer is 503 with ``-32011`` or ``-32010`` saying why.
+otherwise the answer is 503 with ``-32011`` (every session that could make room is busy; with
+``Retry-After``) or ``-32010`` saying why.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from starlette.types import Receive, Scope, Send
 
 from clawplane.runtimes.proxy.guard import Principal, reply
 from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, SESSION_LIMIT, Hosted, UnavailableError
-from clawplane.runtimes.proxy.ledger import SessionLedger, SessionLimitError
+from clawplane.runtimes.proxy.ledger import RETRY_AFTER_S, SessionLedger, SessionLimitError
 from clawplane.runtimes.proxy.legacy import LegacySession, invalid_id, read_body, replay_body
 from clawplane.runtimes.proxy.modern import handle_modern
 from clawplane.runtimes.proxy.mux import UpstreamGoneError
@@ -67,6 +68,7 @@ class ServerFront:
             task_group,
             total_setting=total_setting,
             share_setting=share_setting,
+            on_evict=hosted.session_evicted,
         )
         self._admission = anyio.Lock()
 
@@ -136,7 +138,12 @@ class ServerFront:
             try:
                 seat = self.ledger.admit(principal.consumer, end)
             except SessionLimitError as exc:
-                await reply(send, 503, _error(SESSION_LIMIT, str(exc), message["id"]))
+                await reply(
+                    send,
+                    503,
+                    _error(SESSION_LIMIT, str(exc), message["id"]),
+                    headers=[(b"retry-after", str(RETRY_AFTER_S).encode())],
+                )
                 return
             session = LegacySession(
                 self.hosted.name,

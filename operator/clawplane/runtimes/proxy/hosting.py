@@ -104,6 +104,10 @@ class Hosted(Protocol):
         """The proxy now holds ``count`` client sessions of this server."""
         ...
 
+    def session_evicted(self) -> None:
+        """The proxy ended an idle session of this server to make room for a new one."""
+        ...
+
 
 class HostedDirectory(Protocol):
     """Where a proxy listener finds the servers it exposes."""
