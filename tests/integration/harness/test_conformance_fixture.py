@@ -41,6 +41,7 @@ FIXTURE_TOOLS = {
     "json_schema_2020_12_tool",
     "test_reconnection",
     "update_watched_resource",
+    "test_missing_capability",
 }
 
 
