@@ -46,7 +46,7 @@ from clawplane.runtimes.launch import Launch, prepare_launch
 from clawplane.runtimes.listing import ListLimits
 from clawplane.runtimes.process import ServerProcess
 from clawplane.runtimes.proxy.gate import CallGate, ToolGate, refusing_gate
-from clawplane.runtimes.proxy.hosting import SessionPolicy, UnavailableError
+from clawplane.runtimes.proxy.hosting import SessionPolicy, UnavailableError, discovery_of
 from clawplane.runtimes.proxy.mux import Mux
 from clawplane.runtimes.proxy.upstream import open_mux
 from clawplane.runtimes.redaction import Redactor, describe_launch
@@ -326,6 +326,14 @@ class ServerRuntime:
         """The hosted endpoint ended an idle client session of this server to make room."""
         self._session_evictions += 1
         self._touch()
+
+    def handshake_discovery(self) -> Mapping[str, Any] | None:
+        """``server/discover``'s result for 2026-07-28 clients when the server speaks only the
+        handshake era (made of its ``initialize`` answer); None when it speaks 2026-07-28 itself."""
+        conn = self._conn if self._phase is Phase.READY else None
+        if conn is None or conn.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None
+        return discovery_of(conn.capabilities, conn.server_info, conn.instructions)
 
     def _primary_is_modern(self) -> bool:
         conn = self._conn

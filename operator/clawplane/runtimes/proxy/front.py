@@ -30,6 +30,7 @@ from starlette.types import Receive, Scope, Send
 
 from clawplane.runtimes.proxy.guard import Principal, reply
 from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, SESSION_LIMIT, Hosted, UnavailableError
+from clawplane.runtimes.proxy.inputs import Parking
 from clawplane.runtimes.proxy.ledger import RETRY_AFTER_S, SessionLedger, SessionLimitError
 from clawplane.runtimes.proxy.legacy import LegacySession, invalid_id, read_body, replay_body
 from clawplane.runtimes.proxy.modern import handle_modern
@@ -71,13 +72,15 @@ class ServerFront:
             on_evict=hosted.session_evicted,
         )
         self._admission = anyio.Lock()
+        self.parking = Parking(task_group)
+        """2026-07-28 calls waiting for their client's input (``inputs``)."""
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, principal: Principal) -> None:
         """Serve one request for this server."""
         request = Request(scope, receive)
         version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            await handle_modern(self.hosted, scope, receive, send, principal)
+            await handle_modern(self.hosted, scope, receive, send, principal, self.parking)
             return
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)
         if session_id is not None:
@@ -177,6 +180,7 @@ class ServerFront:
             self.hosted.sessions_changed(len(self.sessions))
 
     async def close(self) -> None:
-        """End every session (the listener is stopping)."""
+        """End every session and parked call (the listener is stopping)."""
         for session in list(self.sessions.values()):
             session.terminate()
+        await self.parking.close()

@@ -1,0 +1,130 @@
+"""Client input across eras (MRTR bridging) on the hosted endpoint, with real servers and clients.
+
+A handshake-era server (the asking fixture, SDK server with ``--legacy``) asks for input mid-call
+with ``elicitation/create``, ``sampling/createMessage`` or ``roots/list``. A 2026-07-28 client (the
+SDK's, ``mode="auto"``) gets each as an ``InputRequiredResult`` and retries with its answer,
+which reaches the server as the response to its request; a handshake-era client on the same
+endpoint gets the server's requests as they are. Raw HTTP shows the wire: the question, a
+retry without the answer (asked again), a ``requestState`` that is not ours to resume.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import mcp_types as types
+import pytest
+from tests.fixtures.servers.helpers import FAST, START_TIMEOUT, TOKEN, authed, guard, stdio_spec
+from tests.support.patience import CONDITION_S
+
+from clawplane.runtimes import Phase, Supervisor
+
+pytestmark = pytest.mark.anyio
+
+MODERN = "2026-07-28"
+
+
+async def answer_form(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    assert isinstance(params, types.ElicitRequestFormParams)
+    return types.ElicitResult(action="accept", content={"ok": params.message.startswith("really")})
+
+
+async def answer_sampling(ctx: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    prompt = params.messages[0].content
+    text = prompt.text if isinstance(prompt, types.TextContent) else "?"
+    return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text=text.upper()),
+                                     model="test")  # fmt: skip
+
+
+async def answer_roots(ctx: Any) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[types.Root(uri="file:///work/project", name="project")])
+
+
+def _text(result: types.CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, types.TextContent), result
+    return block.text
+
+
+async def _asking(supervisor: Supervisor, tmp_path: Path) -> str:
+    spec = stdio_spec("asking", "--sdk", "--legacy")
+    await supervisor.ensure("asking", spec, config_hash="h", base_dir=tmp_path)
+    await supervisor.wait_until("asking", lambda s: s.phase is Phase.READY, timeout=START_TIMEOUT)
+    assert supervisor.status("asking").protocol_version == "2025-11-25"  # the server knows no other era
+    return (await supervisor.expose(guard())).url("asking")
+
+
+@pytest.mark.parametrize(("mode", "version"), [("auto", MODERN), ("legacy", "2025-11-25")])
+async def test_a_handshake_era_servers_questions_reach_clients_of_both_eras(
+    tmp_path: Path, mode: str, version: str
+) -> None:
+    """Elicitation, sampling, roots and two questions in one call, answered by a real SDK client of
+    each era on one endpoint; the server gets each answer as the response to its request."""
+    async with Supervisor(settings=FAST) as supervisor:
+        url = await _asking(supervisor, tmp_path)
+        async with authed(url, mode=mode, elicitation_callback=answer_form, sampling_callback=answer_sampling,
+                          list_roots_callback=answer_roots) as client:  # fmt: skip
+            protocol = client.protocol_version
+            confirmed = await client.call_tool("confirm", {"question": "deploy?"})
+            twice = await client.call_tool("confirm_twice", {"question": "deploy?"})
+            sampled = await client.call_tool("ask_llm", {"prompt": "hello"})
+            listed = await client.call_tool("roots", {})
+
+    assert protocol == version
+    assert _text(confirmed) == 'accept {"ok": false}'
+    assert _text(twice) == 'accept {"ok": false}; accept {"ok": true}'
+    assert _text(sampled) == "model said: HELLO"
+    assert _text(listed) == "roots: file:///work/project"
+
+
+def _headers(method: str, name: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json", "MCP-Protocol-Version": MODERN, "Mcp-Method": method,
+            "Mcp-Name": name}  # fmt: skip
+
+
+def _call(request_id: int, capabilities: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    meta = {"io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": capabilities}  # fmt: skip
+    params = {"name": "confirm", "arguments": {"question": "ship it?"}, "_meta": meta, **extra}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+async def test_the_wire_of_a_bridged_question(tmp_path: Path) -> None:
+    """The question is an ``InputRequiredResult`` under the request's id; a retry without the answer
+    is asked again; the answer resumes the call, under the retry's id; a used ``requestState`` is
+    refused with what to do; a client that declared no elicitation is not asked: the server hears
+    why and answers the call accordingly."""
+    asks = {"elicitation": {}}
+    async with Supervisor(settings=FAST) as supervisor:
+        url = await _asking(supervisor, tmp_path)
+        async with httpx.AsyncClient(timeout=CONDITION_S) as http:
+            first = (await http.post(url, headers=_headers("tools/call", "confirm"), json=_call(1, asks))).json()
+            state = first["result"]["requestState"]
+            bare = (await http.post(url, headers=_headers("tools/call", "confirm"),
+                                    json=_call(2, asks, requestState=state))).json()  # fmt: skip
+            again = bare["result"]["requestState"]
+            answer = {"elicitation": {"action": "accept", "content": {"ok": True}}}
+            done = (await http.post(url, headers=_headers("tools/call", "confirm"),
+                                    json=_call(3, asks, requestState=again, inputResponses=answer))).json()  # fmt: skip
+            reused = await http.post(url, headers=_headers("tools/call", "confirm"),
+                                     json=_call(4, asks, requestState=again, inputResponses=answer))  # fmt: skip
+            unasked = await http.post(url, headers=_headers("tools/call", "confirm"), json=_call(5, {}))
+
+    assert first["id"] == 1
+    assert first["result"]["resultType"] == "input_required"
+    question = first["result"]["inputRequests"]["elicitation"]
+    assert question["method"] == "elicitation/create"
+    assert question["params"]["message"] == "ship it?"
+    assert question["params"]["requestedSchema"]["required"] == ["ok"]
+    assert bare["id"] == 2 and bare["result"]["inputRequests"] == first["result"]["inputRequests"]
+    assert again != state
+    assert done["id"] == 3 and done["result"]["content"][0]["text"] == 'accept {"ok": true}'
+    assert reused.status_code == 400 and reused.json()["id"] == 4
+    assert reused.json()["error"]["code"] == -32602
+    assert "call tools/call again without requestState" in reused.json()["error"]["message"]
+    # The server hears why (as an SDK client without the capability answers) and fails the call so.
+    assert unasked.json()["id"] == 5 and unasked.json()["error"]["code"] == -32600
+    assert "did not declare the elicitation capability" in unasked.json()["error"]["message"]
