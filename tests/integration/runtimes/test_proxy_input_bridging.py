@@ -128,3 +128,34 @@ async def test_the_wire_of_a_bridged_question(tmp_path: Path) -> None:
     # The server hears why (as an SDK client without the capability answers) and fails the call so.
     assert unasked.json()["id"] == 5 and unasked.json()["error"]["code"] == -32600
     assert "did not declare the elicitation capability" in unasked.json()["error"]["message"]
+
+
+# The SDK marks ping deprecated (removed in 2026-07-28); handshake-era clients still send it.
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_a_2026_07_28_servers_input_required_results_reach_a_handshake_era_client(tmp_path: Path) -> None:
+    """A server without the handshake (the modern-only fixture) behind the hosted endpoint: a real
+    handshake-era SDK client initializes (answered from ``server/discover``), and each
+    ``InputRequiredResult`` reaches it as the server→client request it knows; its answers go back
+    with the ``requestState`` in as many rounds as the server asks. A 2026-07-28 client on the same
+    endpoint gets the ``InputRequiredResult`` itself."""
+    async with Supervisor(settings=FAST) as supervisor:
+        await supervisor.ensure("modern", stdio_spec("modern_only"), config_hash="h", base_dir=tmp_path)
+        await supervisor.wait_until("modern", lambda s: s.phase is Phase.READY, timeout=START_TIMEOUT)
+        url = (await supervisor.expose(guard())).url("modern")
+        results: dict[str, list[str]] = {}
+        for mode in ("legacy", "auto"):
+            async with authed(url, mode=mode, elicitation_callback=answer_form, sampling_callback=answer_sampling,
+                              list_roots_callback=answer_roots) as client:  # fmt: skip
+                results[client.protocol_version] = [
+                    _text(await client.call_tool("confirm", {"question": "deploy?"})),
+                    _text(await client.call_tool("confirm_twice", {"question": "deploy?"})),
+                    _text(await client.call_tool("ask_llm", {"prompt": "hello"})),
+                    _text(await client.call_tool("roots", {})),
+                    (await client.list_tools()).tools[0].name,
+                ]
+                if mode == "legacy":  # answered by a server/discover probe (2026-07-28 has no ping)
+                    await client.send_ping()
+
+    expected = ['accept {"ok": false}', 'accept {"ok": false}; accept {"ok": true}', "model said: HELLO",
+                "roots: file:///work/project", "echo"]  # fmt: skip
+    assert results == {"2025-11-25": expected, MODERN: expected}
