@@ -6,9 +6,10 @@ version: the handshake era for 2025-11-25, per-request ``_meta`` envelopes witho
 listen streams). The conformance fixture is run directly once per revision; every scenario that
 passes there must pass behind ``clawplane bridge``, behind a folder's hosted endpoint, and — the
 scenarios that do not call the fixture's tools or prompts by their own names — behind an agent's
-aggregated endpoint. The fixture implements 0.1.16's scenarios: those the 0.2 suite added for
-2026-07-28 that need tools it lacks (``input-required-result-*``, tasks, ``x-mcp-header``) fail
-directly and so are not required through; ``DIRECT_PASSING`` pins what passes directly.
+aggregated endpoint. The fixture implements 0.1.16's scenarios plus ``server-stateless``'s and
+``http-custom-header-server-validation``'s tools: those the 0.2 suite added for 2026-07-28 that
+need tools it lacks (most ``input-required-result-*``, tasks) fail directly and so are not
+required through; ``DIRECT_PASSING`` pins what passes directly.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ DIRECT_PASSING = {
         "tools-list",
     }),
     "2026-07-28": frozenset({
-        "caching", "completion-complete", "dns-rebinding-protection", "http-header-validation",
+        "caching", "completion-complete", "dns-rebinding-protection", "http-custom-header-server-validation",
+        "http-header-validation",
         "input-required-result-ignore-extra-params", "input-required-result-missing-input-response",
         "input-required-result-unsupported-methods", "input-required-result-validate-input",
         "prompts-get-embedded-resource", "prompts-get-simple", "prompts-get-with-args",

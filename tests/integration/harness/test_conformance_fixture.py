@@ -42,6 +42,7 @@ FIXTURE_TOOLS = {
     "test_reconnection",
     "update_watched_resource",
     "test_missing_capability",
+    "test_header_param",
 }
 
 
