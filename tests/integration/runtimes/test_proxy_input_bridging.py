@@ -10,16 +10,22 @@ retry without the answer (asked again), a ``requestState`` that is not ours to r
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import mcp_types as types
 import pytest
-from tests.fixtures.servers.helpers import FAST, START_TIMEOUT, TOKEN, authed, guard, stdio_spec
+from tests.fixtures.servers.helpers import FAST, START_TIMEOUT, TOKEN, authed, guard, script, stdio_spec
 from tests.support.patience import CONDITION_S
 
 from clawplane.runtimes import Phase, Supervisor
+from clawplane.runtimes.proxy.channel import StdioChannel
+from clawplane.runtimes.proxy.inputs import InputRequiredError, Parked, Parking
+from clawplane.runtimes.proxy.mux import Mux
 
 pytestmark = pytest.mark.anyio
 
@@ -159,3 +165,49 @@ async def test_a_2026_07_28_servers_input_required_results_reach_a_handshake_era
     expected = ['accept {"ok": false}', 'accept {"ok": false}; accept {"ok": true}', "model said: HELLO",
                 "roots: file:///work/project", "echo"]  # fmt: skip
     assert results == {"2025-11-25": expected, MODERN: expected}
+
+
+async def test_a_parked_call_nobody_resumes_is_cancelled_upstream() -> None:
+    """``inputs.Parking`` over a real mux and the real asking server (no supervisor, to give the
+    parked call a short life): a question parked and never answered ends its link when its time
+    is up, which answers the server's request with an error and cancels the call; its
+    ``requestState`` is then refused with what to do, as is one used by another consumer."""
+    argv = [sys.executable, script("asking"), "--sdk", "--legacy"]
+    process = await anyio.open_process(argv, stderr=None)
+    try:
+        assert process.stdin is not None and process.stdout is not None
+        channel = StdioChannel(process.stdin, process.stdout, max_message_bytes=1 << 20, on_noise=lambda _: None)
+        mux = Mux(channel, name="asking")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(mux.run)
+            session = mux.open_link("handshake")
+            init = {"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+                    "clientInfo": {"name": "t", "version": "1"}}  # fmt: skip
+            await session.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
+            with anyio.fail_after(CONDITION_S):
+                assert "result" in (await session.receive()).message
+            await session.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            parking = Parking(tg, ttl=0.5)
+            call = mux.open_link("call")
+            await call.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                             "params": {"name": "confirm", "arguments": {"question": "ok?"}}})  # fmt: skip
+            with anyio.fail_after(CONDITION_S):
+                question = (await call.receive()).message
+                state = parking.park(Parked(call, "alice", "tools/call", question))
+                other = parking.park(Parked(mux.open_link("other"), "alice", "tools/call", question))
+                with pytest.raises(InputRequiredError) as foreign:
+                    parking.resume({"method": "tools/call", "params": {"requestState": other}}, "mallory")
+                await call.closed.wait()  # the time is up: the link ends, the call is cancelled upstream
+            with pytest.raises(InputRequiredError) as expired:
+                parking.resume({"method": "tools/call", "params": {"requestState": state}}, "alice")
+            left = len(parking)
+            tg.cancel_scope.cancel()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
+
+    assert question["method"] == "elicitation/create" and question["params"]["message"] == "ok?"
+    assert "belongs to another client" in str(foreign.value)
+    assert "call tools/call again without requestState" in str(expired.value)
+    assert left == 0
