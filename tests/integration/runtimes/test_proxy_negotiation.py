@@ -49,8 +49,8 @@ def _request(request_id: Any, method: str, version: str = MODERN, **params: Any)
             "params": {**params, "_meta": {**ENVELOPE, "io.modelcontextprotocol/protocolVersion": version}}}  # fmt: skip
 
 
-async def _endpoint(supervisor: Supervisor, name: str, fixture: str, tmp_path: Path) -> str:
-    await supervisor.ensure(name, stdio_spec(fixture), config_hash="h", base_dir=tmp_path)
+async def _endpoint(supervisor: Supervisor, name: str, fixture: str, tmp_path: Path, *args: str) -> str:
+    await supervisor.ensure(name, stdio_spec(fixture, *args), config_hash="h", base_dir=tmp_path)
     await supervisor.wait_until(name, lambda s: s.phase is Phase.READY, timeout=START_TIMEOUT)
     return (await supervisor.expose(guard())).url(name)
 
@@ -143,3 +143,36 @@ async def test_listen_frames_reach_their_listener_when_the_server_echoes_ids_as_
     assert acknowledged["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == listen_id
     assert changed["method"] == "notifications/tools/list_changed"
     assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == listen_id
+
+
+async def test_a_handshake_era_server_is_discovered_and_listened_to_in_2026_07_28(tmp_path: Path) -> None:
+    """A server that speaks only the handshake era (the changing fixture, ``--legacy``): the proxy
+    answers ``server/discover`` from its ``initialize`` answer and ``subscriptions/listen`` with its
+    list changes, as frames under the listener's id; the filter decides which."""
+    wanted = {"toolsListChanged": True, "promptsListChanged": False}
+    async with Supervisor(settings=FAST) as supervisor:
+        url = await _endpoint(supervisor, "moving", "changing", tmp_path, "--legacy")
+        async with httpx.AsyncClient(timeout=CONDITION_S) as http:
+            discovered = (await http.post(url, headers=_headers(MODERN, "server/discover"),
+                                          json=_request(1, "server/discover"))).json()  # fmt: skip
+            got: list[dict[str, Any]] = []
+            with anyio.fail_after(CONDITION_S):
+                async with http.stream("POST", url, headers=_headers(MODERN, "subscriptions/listen"),
+                                       json=_request(9, "subscriptions/listen", notifications=wanted)) as stream:  # fmt: skip
+                    async for event in _events(stream):
+                        got.append(event)
+                        if len(got) > 1:
+                            break
+                        call = _request(2, "tools/call", name="add_tool", arguments={"name": "extra"})
+                        added = await http.post(url, headers=_headers(MODERN, "tools/call", "add_tool"), json=call)
+                        assert added.status_code == 200, added.text
+
+    result = discovered["result"]
+    assert discovered["id"] == 1 and result["supportedVersions"] == [MODERN]
+    assert "tools" in result["capabilities"]  # its own capabilities, as its initialize gave them
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"]
+    acknowledged, changed = got
+    assert acknowledged["method"] == "notifications/subscriptions/acknowledged"
+    assert acknowledged["params"] == {"_meta": {"io.modelcontextprotocol/subscriptionId": 9}, "notifications": wanted}
+    assert changed["method"] == "notifications/tools/list_changed"
+    assert changed["params"]["_meta"] == {"io.modelcontextprotocol/subscriptionId": 9}

@@ -65,9 +65,13 @@ def discovery_of(capabilities: Any, server_info: Any, instructions: str | None) 
     """A 2026-07-28 ``server/discover`` result made of a handshake-era server's ``initialize`` answer
     (``capabilities`` and ``server_info`` as the SDK's models): what it offers, under the one
     revision the proxy lets 2026-07-28 clients speak to it in."""
+    offered = capabilities.model_dump(by_alias=True, mode="json", exclude_none=True)
+    if isinstance(offered.get("resources"), dict):
+        # Its resource updates need a handshake subscription, which 2026-07-28 clients cannot make.
+        offered["resources"].pop("subscribe", None)
     result: dict[str, Any] = {
         "supportedVersions": list(MODERN_PROTOCOL_VERSIONS),
-        "capabilities": capabilities.model_dump(by_alias=True, mode="json", exclude_none=True),
+        "capabilities": offered,
         "resultType": "complete",
         "ttlMs": 0,
         "cacheScope": "private",

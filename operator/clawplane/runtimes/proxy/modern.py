@@ -8,8 +8,9 @@ tool's schema. An unknown protocol version is refused with ``UNSUPPORTED_PROTOCO
 (-32022, HTTP 400) naming the versions served, under the request's id. ``initialize`` was
 removed in this revision and is answered ``METHOD_NOT_FOUND`` (404) here: over stdio the
 server would take it for a handshake. For a server that speaks only the handshake era the
-proxy answers ``server/discover`` from its ``initialize`` answer and forwards the rest as they
-are (such a server ignores the envelope in ``_meta``). A notification is acknowledged with 202
+proxy answers ``server/discover`` from its ``initialize`` answer and ``subscriptions/listen``
+with its list changes, and forwards the rest as they are (such a server ignores the envelope in
+``_meta``). A notification is acknowledged with 202
 and dropped, as an SDK server does: this revision has no client notifications on this wire.
 
 The answer comes back as ``application/json`` when it arrives before anything else and
@@ -56,12 +57,14 @@ from clawplane.runtimes.proxy.legacy import read_body
 from clawplane.runtimes.proxy.mux import Delivery, Link, UpstreamGoneError
 from clawplane.runtimes.proxy.wire import (
     CLIENT_CAPABILITIES_META_KEY,
+    SUBSCRIPTION_ID_META_KEY,
     Message,
     RequestId,
     error_response,
     is_request,
     is_response,
     meta_of,
+    params_of,
 )
 
 __all__ = ["SSE_DEFER_S", "handle_modern"]
@@ -81,6 +84,14 @@ CACHEABLE_METHODS: Final = frozenset(
     {"tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
 )
 """Methods whose 2026-07-28 results carry cache hints (``ttlMs``, ``cacheScope``)."""
+SPOKEN_FOR: Final = frozenset({"server/discover", "subscriptions/listen"})
+"""What the proxy answers itself for a server that speaks only the handshake era."""
+LIST_CHANGES: Final = {
+    "notifications/tools/list_changed": "toolsListChanged",
+    "notifications/prompts/list_changed": "promptsListChanged",
+    "notifications/resources/list_changed": "resourcesListChanged",
+}
+"""A handshake-era server's list changes, and the listen filter flag that asks for each."""
 """Handshake-era methods a stdio server would still serve if the proxy passed them on."""
 _SSE_HEADERS: Final = [
     (b"content-type", b"text/event-stream"),
@@ -183,9 +194,13 @@ async def handle_modern(
     if rejection is not None:
         await _json(send, _rejection(rejection, decoded["id"]))
         return
-    discovery = hosted.handshake_discovery() if decoded["method"] == "server/discover" else None
-    if discovery is not None:  # a handshake-era server would refuse it: the proxy speaks for it
+    discovery = hosted.handshake_discovery() if decoded["method"] in SPOKEN_FOR else None
+    if discovery is not None and decoded["method"] == "server/discover":
+        # A handshake-era server would refuse these two: the proxy speaks for it.
         await _json(send, {"jsonrpc": "2.0", "id": decoded["id"], "result": dict(discovery)})
+        return
+    if discovery is not None:
+        await _listen_to_handshake_server(hosted, decoded, receive, send)
         return
     try:
         parked = parking.resume(decoded, principal.consumer)
@@ -270,6 +285,41 @@ async def _forward(
         # One waiting for the client's input stays open until it is resumed or expires.
         if not waiting:
             await link.aclose()
+
+
+async def _listen_to_handshake_server(hosted: Hosted, decoded: Message, receive: Receive, send: Send) -> None:
+    """``subscriptions/listen`` for a server that speaks only the handshake era: acknowledged here,
+    then the list changes it announces (to every party of its process) that the filter asks for,
+    as frames of this stream. Resource updates need a handshake subscription and are not sent."""
+    raw = params_of(decoded).get("notifications")
+    wanted: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    named = {SUBSCRIPTION_ID_META_KEY: decoded["id"]}
+    try:
+        # Lowest priority: never the party a server's own request is routed to.
+        link = (await hosted.primary()).open_link(f"listen {decoded['id']!r}", priority=-1)
+    except (UnavailableError, UpstreamGoneError) as exc:
+        await _json(send, error_response(decoded["id"], SERVER_UNAVAILABLE, str(exc)), 503)
+        return
+    acknowledged = {"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                    "params": {"_meta": named, "notifications": wanted}}  # fmt: skip
+    await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+    await send({"type": "http.response.body", "body": _sse(acknowledged), "more_body": True})
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(_watch_disconnect, receive, tg.cancel_scope)
+            while not link.closed.is_set():
+                delivery = await _next(link, SSE_DEFER_S)
+                if delivery is None:
+                    await send({"type": "http.response.body", "body": b": ping\r\n\r\n", "more_body": True})
+                    continue
+                flag = LIST_CHANGES.get(str(delivery.message.get("method")))
+                if flag is not None and wanted.get(flag):
+                    frame = {**delivery.message, "params": {**params_of(delivery.message), "_meta": named}}
+                    await send({"type": "http.response.body", "body": _sse(frame), "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})  # the server is gone
+            tg.cancel_scope.cancel()
+    finally:
+        await link.aclose()
 
 
 async def _next(link: Any, timeout: float) -> Delivery | None:
