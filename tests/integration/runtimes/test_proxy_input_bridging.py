@@ -171,7 +171,8 @@ async def test_a_parked_call_nobody_resumes_is_cancelled_upstream() -> None:
     """``inputs.Parking`` over a real mux and the real asking server (no supervisor, to give the
     parked call a short life): a question parked and never answered ends its link when its time
     is up, which answers the server's request with an error and cancels the call; its
-    ``requestState`` is then refused with what to do, as is one used by another consumer."""
+    ``requestState`` is then refused with what to do, as is one used by another consumer; a
+    consumer's parked calls are bounded (a newer one ends the oldest)."""
     argv = [sys.executable, script("asking"), "--sdk", "--legacy"]
     process = await anyio.open_process(argv, stderr=None)
     try:
@@ -201,6 +202,15 @@ async def test_a_parked_call_nobody_resumes_is_cancelled_upstream() -> None:
             with pytest.raises(InputRequiredError) as expired:
                 parking.resume({"method": "tools/call", "params": {"requestState": state}}, "alice")
             left = len(parking)
+            # A consumer's parked calls are bounded: a newer one ends its oldest at once.
+            capped = Parking(tg, ttl=CONDITION_S, per_consumer=1)
+            first, second = mux.open_link("first"), mux.open_link("second")
+            capped.park(Parked(first, "bob", "tools/call", question))
+            kept = capped.park(Parked(second, "bob", "tools/call", question))
+            with anyio.fail_after(CONDITION_S):
+                await first.closed.wait()
+            resumed = capped.resume({"method": "tools/call", "params": {"requestState": kept}}, "bob")
+            second_open = not second.closed.is_set()
             tg.cancel_scope.cancel()
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -211,3 +221,4 @@ async def test_a_parked_call_nobody_resumes_is_cancelled_upstream() -> None:
     assert "belongs to another client" in str(foreign.value)
     assert "call tools/call again without requestState" in str(expired.value)
     assert left == 0
+    assert resumed is not None and resumed.link is second and second_open

@@ -7,7 +7,8 @@ server→client request and waits. A 2026-07-28 client has no channel for one; i
 the handler waits for the call's result or its first question; a question ends the handler with
 an ``InputRequiredResult`` (the call parked under a ``requestState`` minted here, bound to the
 consumer); the retry answers the question and waits again, for as many rounds as the backend
-asks. A call nobody resumes within ``PARK_TTL_S`` is cancelled upstream.
+asks. A call nobody resumes within ``PARK_TTL_S`` is cancelled upstream, as is a consumer's
+oldest parked call when it has ``PARKED_PER_CONSUMER``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,13 @@ import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.exceptions import MCPError
 
-from clawplane.runtimes.proxy.inputs import INPUT_KEYS, PARK_TTL_S, STATE_PREFIX, declined
+from clawplane.runtimes.proxy.inputs import (
+    INPUT_KEYS,
+    PARK_TTL_S,
+    PARKED_PER_CONSUMER,
+    STATE_PREFIX,
+    declined,
+)
 from clawplane.runtimes.proxy.wire import Message
 
 __all__ = ["AskedCall", "AskedCalls", "Outcome", "ResumeError"]
@@ -97,6 +104,7 @@ class AskedCalls:
         self._tg = task_group
         self._ttl = ttl
         self._parked: dict[str, AskedCall] = {}
+        self.per_consumer = PARKED_PER_CONSUMER
 
     def start(
         self, run: Callable[[Callable[[Message], Awaitable[Message]]], Awaitable[dict[str, Any]]],
@@ -122,6 +130,9 @@ class AskedCalls:
     def park(self, call: AskedCall, question: Message) -> str:
         """Hold ``call`` while its client answers ``question``; returns the ``requestState``."""
         call.question = question
+        mine = [state for state, held in self._parked.items() if held.consumer == call.consumer]
+        for oldest in mine[: max(0, len(mine) - self.per_consumer + 1)]:
+            self._parked.pop(oldest).scope.cancel()  # its backend call ends upstream
         state = STATE_PREFIX + secrets.token_urlsafe(18)
         self._parked[state] = call
         self._tg.start_soon(self._expire, state, call)

@@ -13,9 +13,9 @@ input with an ``InputRequiredResult`` instead, and the client calls again with
 - the client's retry (same method, that ``requestState``, from the same consumer) resumes it:
   the response it carries goes to the server as the answer to its request, and the retry's
   HTTP exchange carries on with the call (more rounds, notifications, the result);
-- a retry without the response asks again (a new ``requestState``, the same request), and a
-  call nobody resumes within ``PARK_TTL_S`` is cancelled upstream (its server request is
-  answered with an error).
+- a retry without the response asks again (a new ``requestState``, the same request); a call
+  nobody resumes within ``PARK_TTL_S`` is cancelled upstream (its server request is answered
+  with an error), as is a consumer's oldest when it has ``PARKED_PER_CONSUMER`` waiting.
 
 Only ``requestState`` values the proxy minted (``STATE_PREFIX``) are taken; any other belongs
 to a 2026-07-28 server and passes through untouched.
@@ -35,6 +35,7 @@ from clawplane.runtimes.proxy.wire import Message, RequestId, error_response, pa
 
 __all__ = [
     "INPUT_KEYS",
+    "PARKED_PER_CONSUMER",
     "PARK_TTL_S",
     "STATE_PREFIX",
     "InputRequiredError",
@@ -51,6 +52,9 @@ client capability it needs)."""
 STATE_PREFIX: Final = "clawplane-input."
 PARK_TTL_S: Final = 300.0
 """How long a parked call waits for the client to call again (a person may be answering)."""
+PARKED_PER_CONSUMER: Final = 32
+"""Calls one consumer may have waiting for input: a newer one ends its oldest, so questions a
+client abandons hold no more upstream calls than this (as sessions: ``maxSessions``)."""
 INVALID_REQUEST = -32600
 """What an SDK client answers a request it has no capability for; the proxy answers alike."""
 
@@ -84,16 +88,29 @@ class Parked:
 class Parking:
     """The parked calls of one hosted server (see the module docstring)."""
 
-    def __init__(self, task_group: anyio.abc.TaskGroup, *, ttl: float = PARK_TTL_S) -> None:
+    def __init__(
+        self,
+        task_group: anyio.abc.TaskGroup,
+        *,
+        ttl: float = PARK_TTL_S,
+        per_consumer: int = PARKED_PER_CONSUMER,
+    ) -> None:
         self._tg = task_group
         self._ttl = ttl
+        self._per_consumer = per_consumer
         self._parked: dict[str, Parked] = {}
 
     def __len__(self) -> int:
         return len(self._parked)
 
     def park(self, parked: Parked) -> str:
-        """Hold ``parked`` until the client calls again; returns its ``requestState``."""
+        """Hold ``parked`` until the client calls again (ending the consumer's oldest parked call
+        when it has ``per_consumer`` already); returns its ``requestState``."""
+        mine = [state for state, held in self._parked.items() if held.consumer == parked.consumer]
+        for oldest in mine[: max(0, len(mine) - self._per_consumer + 1)]:
+            ended = self._parked.pop(oldest)
+            ended.scope.cancel()
+            self._tg.start_soon(ended.link.aclose)
         state = STATE_PREFIX + secrets.token_urlsafe(18)
         parked.scope = anyio.CancelScope()  # a call asked again is parked anew
         self._parked[state] = parked
