@@ -190,7 +190,9 @@ SuiteRunner = Callable[..., conformance.SuiteResults]
 
 @pytest.fixture
 def conformance_suite(tmp_path: Path) -> SuiteRunner:
-    """``run(url, *, token=None, suite="all", scenario=None)``: the MCP conformance suite 0.1.16.
+    """``run(url, *, token=None, suite="all", scenario=None, revision=None)``: the MCP conformance suite
+    0.1.16, or with ``revision`` (``2025-11-25``, ``2026-07-28``) the 0.2 pre-release's frozen
+    requirements of that revision.
 
     With ``token`` the suite talks to a loopback forwarder that adds ``Authorization: Bearer
     <token>`` to every request (the suite cannot send headers); the forwarder's log is then in
@@ -204,14 +206,19 @@ def conformance_suite(tmp_path: Path) -> SuiteRunner:
     runs = itertools.count(1)
 
     def run(url: str, *, token: str | None = None, suite: str = "all", scenario: str | None = None,
-            timeout: float = conformance.SUITE_TIMEOUT) -> conformance.SuiteResults:
+            revision: str | None = None, timeout: float = conformance.SUITE_TIMEOUT) -> conformance.SuiteResults:
         out_dir = tmp_path / f"conformance-{next(runs)}"
+        if revision is not None:
+            require_oracle("conformance-next")
+
+        def suite_at(target: str) -> conformance.SuiteResults:
+            return conformance.run_suite(target, suite=suite, scenario=scenario, revision=revision,
+                                         out_dir=out_dir, timeout=timeout)  # fmt: skip
+
         if token is None:
-            return conformance.run_suite(url, suite=suite, scenario=scenario, out_dir=out_dir, timeout=timeout)
+            return suite_at(url)
         with token_forwarder(url, token) as forwarder:
-            results = conformance.run_suite(
-                forwarder.url, suite=suite, scenario=scenario, out_dir=out_dir, timeout=timeout
-            )
+            results = suite_at(forwarder.url)
         assert forwarder.errors == [], forwarder.errors
         results.forwarded = forwarder.log
         return results

@@ -107,6 +107,7 @@ async def test_the_agent_endpoint_has_a_session_limit(applied: tuple[Path, Cli, 
 
     assert admitted == SHARE
     assert refused is not None and refused.status_code == 503
+    assert refused.headers["retry-after"] == "1"
     error = raw.error_of(refused)
     assert error["code"] == -32011
     assert 'consumer "agent:alpha" already holds 24' in error["message"]
@@ -132,6 +133,7 @@ async def test_the_control_plane_has_a_session_limit(applied: tuple[Path, Cli, s
 
     assert admitted == SHARE
     assert refused is not None and refused.status_code == 503
+    assert refused.headers["retry-after"] == "1"
     assert "controlSessions.maxSessionsPerConsumer" in raw.error_of(refused)["message"]
     assert other.status_code == 200, other.text
 

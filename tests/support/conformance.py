@@ -208,6 +208,31 @@ class SuiteError(AssertionError):
     """The suite could not be run or did not report every scenario it was asked to run."""
 
 
+REVISIONS = ("2025-11-25", "2026-07-28")
+"""The revisions whose frozen requirements the 0.2 pre-release of the suite runs (``--requirements``)."""
+
+
+def revision_scenarios(revision: str) -> tuple[str, ...]:
+    """The server scenarios ``--requirements REVISION`` runs: the scored ones, then the not-scored
+    ones of the server leg (extensions, pending), as the suite's own requirements file lists them."""
+    from ruamel.yaml import YAML
+
+    js = Path(next_suite_cmd()[1])
+    frozen = YAML(typ="safe").load((js.parents[1] / "requirements" / f"{revision}.yaml").read_text("utf-8"))
+    extra = [e["scenario"] for e in frozen.get("not_scored") or () if e.get("leg") == "server"]
+    return (*frozen["server"], *extra)
+
+
+def next_suite_cmd() -> list[str]:
+    """``[node22, .../conformance/dist/index.js]`` of the 0.2 pre-release, or SuiteError saying why not."""
+    cmd = locate.conformance_next_cmd()
+    if cmd is None:
+        raise SuiteError(
+            f"ORACLE UNAVAILABLE: conformance-next: {locate.unavailable_reason('conformance-next')}"
+        )
+    return cmd
+
+
 def suite_cmd() -> list[str]:
     """``[node22, .../conformance/dist/index.js]``, or SuiteError saying why it is unavailable."""
     cmd = locate.conformance_cmd()
@@ -234,20 +259,28 @@ def run_suite(
     *,
     suite: str = "all",
     scenario: str | None = None,
+    revision: str | None = None,
     out_dir: Path,
     timeout: float = SUITE_TIMEOUT,
 ) -> SuiteResults:
     """Run ``conformance server --url URL`` with Node 22 and parse every scenario's checks.
 
-    ``out_dir`` must not exist yet or be empty (each run gets its own). Raises ``SuiteError`` when
-    the suite times out, crashes, or leaves out a scenario it should have run; a scenario that ran
-    but failed is a result, not an error (the suite exits 1 then).
+    With ``revision`` the 0.2 pre-release runs that revision's frozen requirements
+    (``--requirements``, each scenario at that revision's wire version); else 0.1.16 runs
+    ``suite`` or ``scenario``. ``out_dir`` must not exist yet or be empty (each run gets its own).
+    Raises ``SuiteError`` when the suite times out, crashes, or leaves out a scenario it should
+    have run; a scenario that ran but failed is a result, not an error (the suite exits 1 then).
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     if any(p.name.startswith("server-") for p in out_dir.iterdir()):
         raise SuiteError(f"{out_dir} holds results of an earlier run; give each run its own directory")
-    argv = [*suite_cmd(), "server", "--url", url, "-o", str(out_dir)]
-    argv += ["--scenario", scenario] if scenario else ["--suite", suite]
+    if revision is not None:
+        argv = [*next_suite_cmd(), "server", "--url", url, "-o", str(out_dir), "--requirements", revision]
+        expected = revision_scenarios(revision)
+    else:
+        argv = [*suite_cmd(), "server", "--url", url, "-o", str(out_dir)]
+        argv += ["--scenario", scenario] if scenario else ["--suite", suite]
+        expected = expected_scenarios(suite, scenario)
     env = locate.conformance_env(out_dir / ".home")
     started = time.monotonic()
     try:
@@ -265,7 +298,7 @@ def run_suite(
     wall = time.monotonic() - started
     output = proc.stdout + proc.stderr
     results = parse_results(out_dir, output)
-    missing = [s for s in expected_scenarios(suite, scenario) if s not in results]
+    missing = [s for s in expected if s not in results]
     if missing or proc.returncode not in (0, 1):
         raise SuiteError(
             f"conformance suite against {url} exited {proc.returncode} and reported no"

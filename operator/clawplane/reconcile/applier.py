@@ -361,6 +361,8 @@ def _conditions(d: DesiredResource, report: RuntimeReport | None) -> tuple[list[
     }
     if report.endpoint:
         status["endpoint"] = report.endpoint
+    if report.session_evictions:  # only once it happened: most servers never reach maxSessions
+        status["sessionEvictions"] = report.session_evictions
     message = report.last_error or ""
     # A hosted runtime is programmed once it was handed over, even while it is still starting.
     handed_over = d.runtime is RuntimeMode.HOSTED and report.phase != "failed"

@@ -35,6 +35,8 @@ class RuntimeReport:
     endpoint: str | None = None
     tools: tuple[ToolInfo, ...] = field(default_factory=tuple)
     filtered_tools: int = 0
+    session_evictions: int = 0
+    """Idle client sessions its hosted endpoint ended to make room for new ones."""
     stderr: tuple[str, ...] = ()
     """The server's last stderr lines (redacted), oldest first; at most ``STDERR_TAIL_LINES``."""
 

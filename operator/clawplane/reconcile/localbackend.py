@@ -68,6 +68,7 @@ def _report(supervisor: Supervisor, name: str, status: RuntimeStatus, endpoint: 
         endpoint=endpoint,
         tools=tools,
         filtered_tools=status.filtered_tool_count,
+        session_evictions=status.session_evictions,
         stderr=tuple(supervisor.stderr(name)[-STDERR_TAIL_LINES:]),
     )
 

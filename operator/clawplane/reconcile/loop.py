@@ -415,7 +415,8 @@ class ReconcileLoop:
                     store.set_tools(self.db, name, "observed", tools)
 
     def _refresh_server_status(self, ctx: ApplyContext) -> bool:
-        """Rewrite the status of hosted servers whose live phase moved since their last apply."""
+        """Rewrite the status of hosted servers whose live phase, restarts or session evictions moved
+        since their last apply."""
         observed = store.load_observed(self.db)
         changed = False
         for d in ctx.desired.resources.values():
@@ -427,7 +428,12 @@ class ReconcileLoop:
                 continue
             phase = "Ready" if report.phase == "ready" else report.phase.capitalize()
             restarts = prior.status.get("restarts")
-            if prior.phase != phase or (restarts is not None and restarts != report.restarts):
+            evictions = prior.status.get("sessionEvictions", 0)
+            if (
+                prior.phase != phase
+                or (restarts is not None and restarts != report.restarts)
+                or evictions != report.session_evictions
+            ):
                 record_resource(d, ctx, report)
                 changed = True
         return changed

@@ -52,6 +52,12 @@ class LoopMetrics:
         )
         self.crashes = Counter("clawplane_runtime_crashes", "Crashes seen per server", ["server"], registry=r)
         self.tools = Gauge("clawplane_server_tools", "Tools discovered per server", ["server"], registry=r)
+        self.session_evictions = Gauge(
+            "clawplane_session_evictions",
+            "Idle client sessions the hosted endpoint ended to make room for new ones, per server",
+            ["server"],
+            registry=r,
+        )
         self.prompt_chars = Gauge(
             "clawplane_agent_prompt_chars", "Skills prompt characters per agent", ["agent"], registry=r
         )
@@ -86,9 +92,12 @@ class LoopMetrics:
         for name, tools in observed.tools_observed.items():
             self.tools.labels(server=name).set(len(tools))
         self.prompt_chars.clear()
+        self.session_evictions.clear()
         for rec in observed.resources.values():
             if rec.kind == "Agent" and "promptChars" in rec.status:
                 self.prompt_chars.labels(agent=rec.name).set(float(rec.status["promptChars"]))
+            if rec.kind == "McpServer" and "sessionEvictions" in rec.status:
+                self.session_evictions.labels(server=rec.name).set(float(rec.status["sessionEvictions"]))
 
     def render(self) -> bytes:
         """The Prometheus text exposition."""

@@ -46,7 +46,7 @@ from clawplane.runtimes.launch import Launch, prepare_launch
 from clawplane.runtimes.listing import ListLimits
 from clawplane.runtimes.process import ServerProcess
 from clawplane.runtimes.proxy.gate import CallGate, ToolGate, refusing_gate
-from clawplane.runtimes.proxy.hosting import SessionPolicy, UnavailableError
+from clawplane.runtimes.proxy.hosting import SessionPolicy, UnavailableError, discovery_of
 from clawplane.runtimes.proxy.mux import Mux
 from clawplane.runtimes.proxy.upstream import open_mux
 from clawplane.runtimes.redaction import Redactor, describe_launch
@@ -131,6 +131,7 @@ class ServerRuntime:
         self._mux: Mux | None = None
         self._launch: Launch | None = None
         self._client_sessions = 0
+        self._session_evictions = 0
         self._session: SessionEnd | None = None
         self._tools = ServerTools(server=name, safe_server=safe_name, launch=describe_launch(spec))
         self._tools_dirty = anyio.Event()
@@ -208,6 +209,7 @@ class ServerRuntime:
             stderr_lines=self.stderr.total_lines,
             stdout_noise=self._noise_lines,
             sessions=self._client_sessions,
+            session_evictions=self._session_evictions,
             session_pids=tuple(sorted(p.pid for p in self.clients.processes if p.returncode is None)),
         )
 
@@ -319,6 +321,19 @@ class ServerRuntime:
         if count != self._client_sessions:
             self._client_sessions = count
             self._touch()
+
+    def session_evicted(self) -> None:
+        """The hosted endpoint ended an idle client session of this server to make room."""
+        self._session_evictions += 1
+        self._touch()
+
+    def handshake_discovery(self) -> Mapping[str, Any] | None:
+        """``server/discover``'s result for 2026-07-28 clients when the server speaks only the
+        handshake era (made of its ``initialize`` answer); None when it speaks 2026-07-28 itself."""
+        conn = self._conn if self._phase is Phase.READY else None
+        if conn is None or conn.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return None
+        return discovery_of(conn.capabilities, conn.server_info, conn.instructions)
 
     def _primary_is_modern(self) -> bool:
         conn = self._conn

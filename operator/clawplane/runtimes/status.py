@@ -91,6 +91,8 @@ class RuntimeStatus:
     """Client sessions the hosted endpoint holds for this server."""
     session_pids: tuple[int, ...] = ()
     """Processes started for those sessions (``perClient``), besides the primary ``pid``."""
+    session_evictions: int = 0
+    """Idle client sessions the hosted endpoint ended to make room for new ones (at ``maxSessions``)."""
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready mapping (camelCase keys, as in resource status)."""
@@ -112,6 +114,7 @@ class RuntimeStatus:
             "toolCount": self.tool_count,
             "sessions": self.sessions,
             "sessionPids": list(self.session_pids),
+            "sessionEvictions": self.session_evictions,
             "filteredToolCount": self.filtered_tool_count,
             "hosted": self.hosted,
             "warnings": list(self.warnings),

@@ -112,6 +112,29 @@ async def test_a_servers_error_data_reaches_the_client(agents: tuple[Path, Cli],
     assert raised.value.data == {"detail": "kept", "n": 7}
 
 
+async def _answer_form(ctx: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"username": "ada"})
+
+
+async def _answer_sampling(ctx: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="sure"),
+                                     model="test")  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_backends_questions_reach_clients_of_both_eras(agents: tuple[Path, Cli], mode: str) -> None:
+    """The conformance fixture's backend session (handshake era) asks mid-call for elicitation and
+    sampling: a handshake-era client gets the requests, a 2026-07-28 client an ``InputRequiredResult``
+    whose answer, sent with the retry, goes back to the backend as the response (MRTR bridging)."""
+    folder, cli = agents
+    async with agent_client(folder, cli, "alpha", mode=mode, elicitation_callback=_answer_form,
+                            sampling_callback=_answer_sampling) as client:  # fmt: skip
+        elicited = await client.call_tool("conf__test_elicitation", {"message": "who?"})
+        sampled = await client.call_tool("conf__test_sampling", {"prompt": "hello"})
+    assert _text(elicited) == 'User response: action=accept, content={"username": "ada"}'
+    assert _text(sampled) == "LLM response: sure"
+
+
 async def test_a_cancelled_call_is_cancelled_upstream(agents: tuple[Path, Cli]) -> None:
     folder, cli = agents
     started = anyio.Event()

@@ -41,6 +41,8 @@ FIXTURE_TOOLS = {
     "json_schema_2020_12_tool",
     "test_reconnection",
     "update_watched_resource",
+    "test_missing_capability",
+    "test_header_param",
 }
 
 

@@ -35,7 +35,10 @@ def test_metrics_server_answers_health_readiness_and_metrics() -> None:
             resources={
                 "Agent/a": ResourceRecord(
                     "Agent/a", "Agent", "a", "h", 1, 1, {}, "Ready", [], {"promptChars": 12}
-                )
+                ),
+                "McpServer/s": ResourceRecord(
+                    "McpServer/s", "McpServer", "s", "h", 1, 1, {}, "Ready", [], {"sessionEvictions": 5}
+                ),
             },
             runtimes={"s": RuntimeRecord("s", "h", "clawplane", "stdio", "ready", restarts=2)},
             tools_observed={"s": (ToolRecord("t", "s__t", "x"),)},
@@ -49,6 +52,7 @@ def test_metrics_server_answers_health_readiness_and_metrics() -> None:
             'clawplane_runtime_restarts{server="s"} 2.0',
             'clawplane_server_tools{server="s"} 1.0',
             'clawplane_agent_prompt_chars{agent="a"} 12.0',
+            'clawplane_session_evictions{server="s"} 5.0',
             "clawplane_folder_valid 1.0",
         ):
             assert line in text

@@ -17,7 +17,8 @@ upstream session per backend, closed after ``idle_ttl`` without requests.
 
 Requests pass through raw: the server's error ``code``/``message``/``data`` reach the
 client unchanged, progress and logging of a call go to that call, a server's sampling,
-elicitation and roots requests go to the client that made the call, and a cancelled call
+elicitation and roots requests go to the client that made the call (a 2026-07-28 client gets
+them as an ``InputRequiredResult`` and answers with its retry: ``asking``), and a cancelled call
 is cancelled upstream. A call held for an approval dies with its caller: when the client's
 HTTP request disconnects, its approval request is withdrawn and nothing is forwarded.
 ``notifications/tools/list_changed`` (and the resources and prompts
@@ -35,7 +36,7 @@ import re
 import time
 import warnings
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -55,15 +56,18 @@ from mcp.server.subscriptions import (
 )
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import TypeAdapter
 
 from clawplane import __version__
 from clawplane.naming import js_lower_key, name_tools
-from clawplane.runtimes.aggregate.backend import Backend, BackendError, open_backend
+from clawplane.runtimes.aggregate.asking import AskedCalls, Outcome, ResumeError
+from clawplane.runtimes.aggregate.backend import Backend, BackendError, OnRequest, open_backend
 from clawplane.runtimes.calls import utility_result
 from clawplane.runtimes.catalog import ServerTools, ToolEntry, ToolKind, build_server_tools
 from clawplane.runtimes.proxy.app import PRINCIPAL_SCOPE_KEY
 from clawplane.runtimes.proxy.guard import Principal
 from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, HostedDirectory
+from clawplane.runtimes.proxy.inputs import STATE_PREFIX
 from clawplane.runtimes.proxy.sdkroute import DISCONNECTED_SCOPE_KEY
 from clawplane.runtimes.proxy.wire import Message
 
@@ -170,6 +174,7 @@ class AgentEndpoint:
         self._digests: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {}
         self._buses: dict[str, tuple[InMemorySubscriptionBus, ListenHandler]] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        self._asking: AskedCalls | None = None
         with warnings.catch_warnings():
             # logging/setLevel is deprecated at 2026-07-28 but still part of the handshake era.
             warnings.simplefilter("ignore", MCPDeprecationWarning)
@@ -204,11 +209,12 @@ class AgentEndpoint:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                self._asking = AskedCalls(tg)
                 tg.start_soon(self._follow_changes)
                 tg.start_soon(self._reap_idle)
                 task_status.started()
         finally:
-            self._tg = None
+            self._tg = self._asking = None
             for downstream in self._downstreams.values():
                 downstream.close()
             self._downstreams.clear()
@@ -395,8 +401,11 @@ class AgentEndpoint:
         server: str,
         method: str,
         params: dict[str, Any],
+        *,
+        asked: OnRequest | None = None,
     ) -> dict[str, Any]:
-        """One request to one backend, with the call's progress, logging and server requests relayed."""
+        """One request to one backend, with the call's progress, logging and server requests relayed
+        (to ``asked`` instead when given: a 2026-07-28 call, whose client is asked by ``asking``)."""
         token = (ctx.meta or {}).get("progress_token") if ctx.meta is not None else None
         if token is not None:
             params = {**params, "_meta": {"progressToken": token}}
@@ -424,12 +433,17 @@ class AgentEndpoint:
                 return {"jsonrpc": "2.0", "id": msg.get("id"), "error": {"code": -32601, "message": why}}
             return {"jsonrpc": "2.0", "id": msg.get("id"), "result": result}
 
+        async def relayed(msg: Message) -> None:
+            with contextlib.suppress(Exception):  # a parked call's first exchange has ended
+                await on_message(msg)
+
         scope = getattr(ctx.request, "scope", None)
         gone = scope.get(DISCONNECTED_SCOPE_KEY) if isinstance(scope, Mapping) else None
         try:
             backend = await self._backend(downstream, server)
             return await backend.request(
-                method, params, on_message=on_message, on_request=on_request,
+                method, params, on_message=on_message if asked is None else relayed,
+                on_request=on_request if asked is None else asked,
                 gone=gone if isinstance(gone, anyio.Event) else None,
             )  # fmt: skip
         except BackendError as exc:
@@ -464,7 +478,7 @@ class AgentEndpoint:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         agent, consumer = self._agent(ctx)
         self._catalog(agent)
         downstream = self._downstream(ctx, agent, consumer)
@@ -472,12 +486,59 @@ class AgentEndpoint:
         if entry is None:
             raise MCPError(types.INVALID_PARAMS, f"Unknown tool: {params.name}")
         arguments = dict(params.arguments or {})
+        if entry.kind is ToolKind.TOOL and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return await self._call_asking(ctx, downstream, entry, params, consumer)
         if entry.kind is ToolKind.TOOL:
             result = await self._request(
                 ctx, downstream, entry.server, "tools/call", {"name": entry.tool, "arguments": arguments}
             )
             return types.CallToolResult.model_validate(result, by_name=False)
         return await self._utility(ctx, downstream, entry, arguments)
+
+    async def _call_asking(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        downstream: _Downstream,
+        entry: ToolEntry,
+        params: types.CallToolRequestParams,
+        consumer: str,
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """A 2026-07-28 call: the backend's questions become ``InputRequiredResult`` (``asking``)."""
+        asking = self._asking
+        if asking is None:
+            raise MCPError(types.INTERNAL_ERROR, "the agent endpoint is stopping")
+        state = params.request_state
+        if state is not None and state.startswith(STATE_PREFIX):
+            try:
+                call = asking.resume(state, consumer)
+            except ResumeError as exc:
+                raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+            question = call.question
+            assert question is not None
+            answer = (params.input_responses or {}).get(Outcome(question=question).key)
+            if answer is None:  # asked again: the same question
+                return _input_required(Outcome(question=question), asking.park(call, question))
+            response = answer.model_dump(by_alias=True, mode="json", exclude_none=True)
+            call.answer({"jsonrpc": "2.0", "id": question["id"], "result": response})
+        else:
+            request = {"name": entry.tool, "arguments": dict(params.arguments or {})}
+            declared = ctx.session.client_capabilities
+            capabilities = {} if declared is None else declared.model_dump(by_alias=True, exclude_none=True)
+
+            def run(asked: OnRequest) -> Awaitable[dict[str, Any]]:
+                return self._request(ctx, downstream, entry.server, "tools/call", request, asked=asked)
+
+            call = asking.start(run, consumer, capabilities)
+        try:
+            outcome = await call.next()
+        except BaseException:  # the client left before an answer or a question: the call ends upstream
+            call.scope.cancel()
+            raise
+        if outcome.question is not None:
+            return _input_required(outcome, asking.park(call, outcome.question))
+        if outcome.error is not None:
+            raise outcome.error
+        return types.CallToolResult.model_validate(outcome.result, by_name=False)
 
     async def _utility(
         self,
@@ -704,6 +765,18 @@ class AgentEndpoint:
             self._buses[agent] = (bus, ListenHandler(bus))
         return await self._buses[agent][1](ctx, params)
 
+
+
+_INPUT_REQUEST: TypeAdapter[types.InputRequest] = TypeAdapter(types.InputRequest)
+
+
+def _input_required(outcome: Outcome, state: str) -> types.InputRequiredResult:
+    """The ``InputRequiredResult`` that asks the client the backend's question."""
+    question = outcome.question
+    assert question is not None
+    asked = {"method": question["method"], "params": question.get("params") or {}}
+    request = _INPUT_REQUEST.validate_python(asked)
+    return types.InputRequiredResult(input_requests={outcome.key: request}, request_state=state)
 
 def _tool(entry: ToolEntry) -> types.Tool:
     data: dict[str, Any] = {

@@ -7,6 +7,8 @@ Layers, bottom up:
 - ``upstream`` — a mux over a process, and SDK client streams over a mux link;
 - ``hosting`` — what the proxy needs from a hosted server (``ServerRuntime`` provides it);
 - ``legacy`` / ``modern`` — one handshake-era client session, one 2026-07-28 exchange;
+- ``eras`` / ``inputs`` — client input across eras (MRTR bridging): a 2026-07-28-only server for
+  a handshake-era session, a handshake-era server's questions for a 2026-07-28 client;
 - ``ledger`` — one accounting of an endpoint's sessions: limits, each consumer's share, idleness
   and eviction (hosted servers, the bridge, and the SDK-served routes of ``sdkroute``);
 - ``front`` — era routing, sessions, admission and limits of one server;

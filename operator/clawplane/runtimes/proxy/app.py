@@ -5,7 +5,8 @@ mounted at path prefixes (``routes``: the control plane).
 Every request first passes the guard's Host/Origin check, ``/healthz`` included. MCP
 requests then need a bearer token that reaches the named server (401/403 otherwise);
 ``/healthz`` answers everyone with ``ok``/``unavailable`` only, and with the phase of each
-server the caller's token reaches. Bodies over 4 MiB are refused with 413 before
+server the caller's token reaches, its client sessions and (once any) the idle sessions ended
+to make room for new ones. Bodies over 4 MiB are refused with 413 before
 anything reads them, as the SDK's servers do.
 """
 
@@ -141,6 +142,13 @@ class ProxyApp:
             body["servers"] = {name: phase for name, phase in phases.items() if principal.may_reach(name)}
             sessions = self.session_counts()
             body["sessions"] = {name: count for name, count in sessions.items() if principal.may_reach(name)}
+            evictions = {
+                name: front.ledger.evictions
+                for name, front in self._fronts.items()
+                if front.ledger.evictions and principal.may_reach(name)
+            }
+            if evictions:  # the bridge has no status command: its health says what its limit cost
+                body["sessionEvictions"] = evictions
         await reply(send, 200 if ok else 503, body)
 
     async def close(self) -> None:

@@ -1,13 +1,17 @@
 """The HTTP front of one hosted server: era routing, client sessions, admission and limits.
 
-A request whose ``MCP-Protocol-Version`` header names a 2026-07-28-era revision is a
-self-contained exchange (``modern``). Anything else belongs to the handshake era: with an
+A request whose ``MCP-Protocol-Version`` header names a revision outside the handshake era is
+a self-contained exchange (``modern``): a 2026-07-28-era one is served, any other (unknown)
+version is refused there with ``-32022`` naming the versions served, under the request's own
+id, as the SDK's servers route it. No header at all, or a handshake-era one, belongs to the
+handshake era: with an
 ``Mcp-Session-Id`` it goes to that session (404 when it is unknown, ended, or was opened
 with another token — a session belongs to the credential that opened it); without one,
 only an ``initialize`` POST (with a string or integer id and object params) may open a new
 session. The server's ``ledger`` admits it — within ``maxSessions`` and the consumer's share,
 ending the least-recently-used idle session to make room — and its upstream must start;
-otherwise the answer is 503 with ``-32011`` or ``-32010`` saying why.
+otherwise the answer is 503 with ``-32011`` (every session that could make room is busy; with
+``Retry-After``) or ``-32010`` saying why.
 """
 
 from __future__ import annotations
@@ -20,13 +24,14 @@ import anyio
 import anyio.abc
 from mcp.server.streamable_http import MCP_SESSION_ID_HEADER, check_accept_headers
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from clawplane.runtimes.proxy.guard import Principal, reply
 from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, SESSION_LIMIT, Hosted, UnavailableError
-from clawplane.runtimes.proxy.ledger import SessionLedger, SessionLimitError
+from clawplane.runtimes.proxy.inputs import Parking
+from clawplane.runtimes.proxy.ledger import RETRY_AFTER_S, SessionLedger, SessionLimitError
 from clawplane.runtimes.proxy.legacy import LegacySession, invalid_id, read_body, replay_body
 from clawplane.runtimes.proxy.modern import handle_modern
 from clawplane.runtimes.proxy.mux import UpstreamGoneError
@@ -64,15 +69,18 @@ class ServerFront:
             task_group,
             total_setting=total_setting,
             share_setting=share_setting,
+            on_evict=hosted.session_evicted,
         )
         self._admission = anyio.Lock()
+        self.parking = Parking(task_group)
+        """2026-07-28 calls waiting for their client's input (``inputs``)."""
 
     async def handle(self, scope: Scope, receive: Receive, send: Send, principal: Principal) -> None:
         """Serve one request for this server."""
         request = Request(scope, receive)
         version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
-        if version in MODERN_PROTOCOL_VERSIONS:
-            await handle_modern(self.hosted, scope, receive, send, principal)
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            await handle_modern(self.hosted, scope, receive, send, principal, self.parking)
             return
         session_id = request.headers.get(MCP_SESSION_ID_HEADER)
         if session_id is not None:
@@ -133,7 +141,12 @@ class ServerFront:
             try:
                 seat = self.ledger.admit(principal.consumer, end)
             except SessionLimitError as exc:
-                await reply(send, 503, _error(SESSION_LIMIT, str(exc), message["id"]))
+                await reply(
+                    send,
+                    503,
+                    _error(SESSION_LIMIT, str(exc), message["id"]),
+                    headers=[(b"retry-after", str(RETRY_AFTER_S).encode())],
+                )
                 return
             session = LegacySession(
                 self.hosted.name,
@@ -167,6 +180,7 @@ class ServerFront:
             self.hosted.sessions_changed(len(self.sessions))
 
     async def close(self) -> None:
-        """End every session (the listener is stopping)."""
+        """End every session and parked call (the listener is stopping)."""
         for session in list(self.sessions.values()):
             session.terminate()
+        await self.parking.close()

@@ -15,6 +15,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
 from clawplane.models import SessionMode
 from clawplane.runtimes.proxy.gate import CallGate
 from clawplane.runtimes.proxy.ledger import DEFAULT_IDLE_TTL_S, DEFAULT_MAX_SESSIONS, SessionLimits
@@ -28,6 +30,7 @@ __all__ = [
     "SessionMode",
     "SessionPolicy",
     "UnavailableError",
+    "discovery_of",
 ]
 
 # JSON-RPC error codes the proxy itself answers with (implementation-defined band; the
@@ -56,6 +59,29 @@ class SessionPolicy:
     def limits(self) -> SessionLimits:
         """The limits the hosted server's session ledger enforces."""
         return SessionLimits(self.max_sessions, self.per_consumer, self.idle_ttl)
+
+
+def discovery_of(capabilities: Any, server_info: Any, instructions: str | None) -> dict[str, Any]:
+    """A 2026-07-28 ``server/discover`` result made of a handshake-era server's ``initialize`` answer
+    (``capabilities`` and ``server_info`` as the SDK's models): what it offers, under the one
+    revision the proxy lets 2026-07-28 clients speak to it in."""
+    offered = capabilities.model_dump(by_alias=True, mode="json", exclude_none=True)
+    if isinstance(offered.get("resources"), dict):
+        # Its resource updates need a handshake subscription, which 2026-07-28 clients cannot make.
+        offered["resources"].pop("subscribe", None)
+    result: dict[str, Any] = {
+        "supportedVersions": list(MODERN_PROTOCOL_VERSIONS),
+        "capabilities": offered,
+        "resultType": "complete",
+        "ttlMs": 0,
+        "cacheScope": "private",
+    }
+    if instructions is not None:
+        result["instructions"] = instructions
+    if server_info is not None:
+        info = server_info.model_dump(by_alias=True, mode="json", exclude_none=True)
+        result["_meta"] = {"io.modelcontextprotocol/serverInfo": info}
+    return result
 
 
 class UnavailableError(Exception):
@@ -102,6 +128,15 @@ class Hosted(Protocol):
 
     def sessions_changed(self, count: int) -> None:
         """The proxy now holds ``count`` client sessions of this server."""
+        ...
+
+    def session_evicted(self) -> None:
+        """The proxy ended an idle session of this server to make room for a new one."""
+        ...
+
+    def handshake_discovery(self) -> Mapping[str, Any] | None:
+        """What ``server/discover`` answers for it when it speaks only the handshake era (None: it
+        speaks 2026-07-28 and answers itself)."""
         ...
 
 

@@ -13,7 +13,10 @@ and ``clawplane bridge``), the per-agent endpoint ``/mcp/agents/<agent>`` and th
   (a session's opening request counts as in flight until it is answered);
 - a session's last *use* is when its last request other than ``ping`` ended, so a client that
   only pings an abandoned session neither keeps it nor moves it back in the eviction order;
-- an idle session is ended ``idle_ttl`` seconds after its last use.
+- an idle session is ended ``idle_ttl`` seconds after its last use;
+- when every session that would have to make room is busy, the new one is refused: the endpoint
+  answers HTTP 503 with ``Retry-After: RETRY_AFTER_S`` (busy sessions free up as their requests
+  end, so a client soon finds room); ``evictions`` counts the sessions ended to make room.
 
 A client whose session was ended gets 404 on its next request and initializes a new one, as the
 MCP specification has it. A refusal names who holds the slots and the setting to raise.
@@ -33,6 +36,7 @@ import anyio.abc
 __all__ = [
     "DEFAULT_IDLE_TTL_S",
     "DEFAULT_MAX_SESSIONS",
+    "RETRY_AFTER_S",
     "Seat",
     "SessionLedger",
     "SessionLimitError",
@@ -44,6 +48,9 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_SESSIONS = 32
 DEFAULT_IDLE_TTL_S = 600.0
+RETRY_AFTER_S = 1
+"""Seconds a refused client is told to wait (``Retry-After``): a busy session frees its slot as soon
+as its request ends, so a second later there is usually room."""
 
 
 def default_share(max_sessions: int) -> int:
@@ -149,8 +156,12 @@ class SessionLedger:
         *,
         total_setting: str,
         share_setting: str,
+        on_evict: Callable[[], None] | None = None,
     ) -> None:
         self.where = where
+        self.evictions = 0
+        """Sessions ended to make room for a new one, since the endpoint started."""
+        self._on_evict = on_evict
         self._limits = limits
         self._tg = task_group
         self._total_setting = total_setting
@@ -213,6 +224,9 @@ class SessionLedger:
             self.where, (victim.key or "")[:8], victim.consumer, newcomer,
         )  # fmt: skip
         victim.end(f"ended to make room for a new session ({self.where} was at its limit)")
+        self.evictions += 1
+        if self._on_evict is not None:
+            self._on_evict()
         return True
 
     def _drop(self, seat: Seat) -> None:

@@ -20,10 +20,12 @@ The HTTP side follows the streamable-HTTP transport of 2025-03-26 … 2025-11-25
 Messages stay decoded JSON end to end: nothing is re-modelled, so ``_meta``, error ``data`` and
 unknown fields pass unchanged. The session keeps its last ``MAX_EVENTS`` SSE events for
 resumption. When the upstream goes away its pending requests have been answered with an error
-and the session ends. A message whose ``id`` is neither a string nor an integer (an object, an
-array, a fraction, NaN, null) is refused with HTTP 400 and ``-32600``: its answer could never be
-routed back. Every HTTP request holds the session's ``Seat`` in use while it is served (its
-endpoint's ``ledger`` ends idle sessions); a ``ping`` is not a use. An ``initialize`` that the
+and the session ends. A server that refuses the handshake (it speaks only 2026-07-28) is spoken
+to in its revision for the client by ``eras.HandshakeView``. A message whose ``id`` is neither a
+string nor an integer (an object, an array, a fraction, NaN, null) is refused with HTTP 400 and
+``-32600``: its answer could never be routed back. Every HTTP request holds the session's
+``Seat`` in use while it is served (its endpoint's ``ledger`` ends idle sessions); a ``ping`` is
+not a use. An ``initialize`` that the
 server leaves unanswered for ``connect_timeout`` seconds is answered with ``-32010`` and ends
 the session, which frees its slot and its process.
 """
@@ -47,11 +49,12 @@ from starlette.types import Message as AsgiMessage
 from starlette.types import Receive, Scope, Send
 
 from clawplane._utils.compactjson import compact
+from clawplane.runtimes.proxy.eras import HandshakeView
 from clawplane.runtimes.proxy.gate import CallGate
 from clawplane.runtimes.proxy.guard import Principal, reply
 from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE
 from clawplane.runtimes.proxy.ledger import Seat
-from clawplane.runtimes.proxy.mux import Link, Mux
+from clawplane.runtimes.proxy.mux import Mux
 from clawplane.runtimes.proxy.wire import Message, RequestId, is_notification, is_request, is_response
 
 __all__ = [
@@ -193,7 +196,7 @@ class LegacySession:
         self.seat = seat
         """Its place in the endpoint's ledger (None: not accounted, as in unit tests)."""
         self._connect_timeout = connect_timeout
-        self._link: Link | None = None
+        self._link: HandshakeView | None = None
         self._streams: dict[StreamKey, _Stream] = {}
         self._events: OrderedDict[int, tuple[StreamKey, Message]] = OrderedDict()
         self._event_ids = 0
@@ -207,8 +210,9 @@ class LegacySession:
         started = False
         try:
             async with self._upstream as mux:
-                link = self._link = mux.open_link(
-                    f"session {self.id[:8]}", tool_allowed=self._tool_allowed, gate=self._gate
+                # A server that refuses the handshake is spoken to in 2026-07-28 for the client (eras).
+                link = self._link = HandshakeView(
+                    mux.open_link(f"session {self.id[:8]}", tool_allowed=self._tool_allowed, gate=self._gate)
                 )
                 try:
                     with anyio.CancelScope() as self._scope:
@@ -248,7 +252,7 @@ class LegacySession:
         return self.seat.busy()
 
     # -- upstream → client -------------------------------------------------------------------
-    async def _route(self, link: Link) -> None:
+    async def _route(self, link: HandshakeView) -> None:
         async for delivery in link:
             msg = delivery.message
             if is_response(msg) and isinstance(msg.get("id"), int | str):
@@ -361,7 +365,7 @@ class LegacySession:
                 if stream.send is not None:
                     stream.send.close()
 
-    async def _request(self, msg: Message, link: Link, receive: Receive, send: Send) -> None:
+    async def _request(self, msg: Message, link: HandshakeView, receive: Receive, send: Send) -> None:
         key = _key(msg["id"])
         stream = self._streams[key] = _Stream()
         sender, receiver = anyio.create_memory_object_stream[_Routed](MAX_EVENTS)

@@ -8,9 +8,10 @@ objects. Each link behaves like a private connection to the server:
   in which case it is swapped for a unique one upstream and restored on the way back;
 - ``notifications/progress`` go to the request that owns the token, frames of a
   2026-07-28 ``subscriptions/listen`` stream (``_meta.subscriptionId``) to the listen
-  request that opened them (with the link's id), ``notifications/resources/updated`` to
-  the links subscribed to that URI, and ``notifications/cancelled`` from the server to the
-  link that holds the cancelled request;
+  request that opened them (with the link's id; matched by value, so a server that echoes
+  the id as a string still reaches its listener; acknowledgement and filters untouched),
+  ``notifications/resources/updated`` to the links subscribed to that URI, and
+  ``notifications/cancelled`` from the server to the link that holds the cancelled request;
 - a server→client request (sampling, elicitation, roots) goes to the link whose request
   is being served — the newest pending request of the highest-priority link, because
   stdio carries no "related request" field — and the answer goes back verbatim;
@@ -545,8 +546,8 @@ class Mux:
             link._deliver(Delivery(msg))
 
     def _listen_frame(self, msg: Message, meta: dict[str, Any]) -> None:
-        upstream_id = meta.get(SUBSCRIPTION_ID_META_KEY)
-        pending = self._pending.get(upstream_id) if isinstance(upstream_id, int) else None
+        upstream_id = _as_upstream_id(meta.get(SUBSCRIPTION_ID_META_KEY))
+        pending = self._pending.get(upstream_id) if upstream_id is not None else None
         if pending is None or pending.link is None or pending.cancelled:
             return
         out = copy.deepcopy(msg)
@@ -572,6 +573,23 @@ class Mux:
         for link in self._links:
             link._end(reason)
         self.ended.set()
+
+
+def _as_upstream_id(value: Any) -> int | None:
+    """The proxy's own (integer) upstream id that ``value`` names, whatever its JSON type.
+
+    A listen frame names its listen request in ``_meta``, not in the JSON-RPC ``id``, and
+    servers echo it as they please: ``7``, ``"7"`` or ``7.0`` all mean request 7.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return None
 
 
 def _filter_tools(msg: Message, allowed: Callable[[str], bool]) -> Message:

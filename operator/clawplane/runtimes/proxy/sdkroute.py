@@ -10,8 +10,8 @@ Streams are not resumable (no event store): a client that loses one re-sends its
 Sessions are accounted by the proxy's ``ledger``, as on the hosted endpoint, not by the SDK:
 a request that would open a session is admitted first (within ``maxSessions`` and the
 consumer's share, ending the least-recently-used idle session to make room, else 503 with
-``-32011``); every request holds its session in use while it is served, a ``ping`` not
-counting as a use; an idle session ends ``idle_ttl`` after its last use. A message whose id
+``-32011`` and ``Retry-After``); every request holds its session in use while it is served, a
+``ping`` not counting as a use; an idle session ends ``idle_ttl`` after its last use. A message whose id
 cannot be routed back (an object, an array, a fraction, NaN, null) gets 400 with ``-32600``
 before the SDK sees it.
 
@@ -41,7 +41,13 @@ from starlette.types import Message, Receive, Scope, Send
 from clawplane.runtimes.proxy.app import PRINCIPAL_SCOPE_KEY
 from clawplane.runtimes.proxy.guard import Principal, reply
 from clawplane.runtimes.proxy.hosting import SESSION_LIMIT
-from clawplane.runtimes.proxy.ledger import Seat, SessionLedger, SessionLimitError, SessionLimits
+from clawplane.runtimes.proxy.ledger import (
+    RETRY_AFTER_S,
+    Seat,
+    SessionLedger,
+    SessionLimitError,
+    SessionLimits,
+)
 from clawplane.runtimes.proxy.legacy import invalid_id, is_ping, read_body, replay_body
 
 __all__ = ["DISCONNECTED_SCOPE_KEY", "SdkSessions", "serve_sdk_server"]
@@ -175,7 +181,12 @@ class SdkSessions:
             seat = self.ledger.admit(consumer, lambda why: self._end(holder, why))
         except SessionLimitError as exc:
             request_id = decoded.get("id") if isinstance(decoded, dict) else None
-            await reply(send, 503, _error(SESSION_LIMIT, str(exc), request_id))
+            await reply(
+                send,
+                503,
+                _error(SESSION_LIMIT, str(exc), request_id),
+                headers=[(b"retry-after", str(RETRY_AFTER_S).encode())],
+            )
             return
 
         async def watching(message: Message) -> None:

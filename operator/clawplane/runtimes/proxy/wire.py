@@ -34,6 +34,7 @@ RequestId = int | str
 PROGRESS_TOKEN = "progressToken"
 SUBSCRIPTION_ID_META_KEY = "io.modelcontextprotocol/subscriptionId"
 PROTOCOL_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
+CLIENT_CAPABILITIES_META_KEY = "io.modelcontextprotocol/clientCapabilities"
 
 
 def is_request(msg: Mapping[str, Any]) -> bool:
