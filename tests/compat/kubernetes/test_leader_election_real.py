@@ -62,7 +62,8 @@ def start(real_cluster: RealCluster, admin: Kube, tmp_path: Path) -> Iterator[An
             config = real_cluster.write_kubeconfig(home / "kubeconfig", token, "clawplane", SYSTEM)
             port = _free_port()
             (home / "metrics-token").write_text("leader-election-metrics-token")
-            cmd = [sys.executable, "-m", "clawplane", "k8s", "run", "-A", "--kubeconfig", str(config),
+            scope = [] if "-n" in extra else ["-A"]  # other tests' namespaces stay out of a scoped run
+            cmd = [sys.executable, "-m", "clawplane", "k8s", "run", *scope, "--kubeconfig", str(config),
                    "--state-dir", str(home / "state"), "--skills-mount-path", str(home / "skills"),
                    "--metrics-port", str(port), "--health-port", "0", "--log-format", "json",
                    "--metrics-token-file", str(home / "metrics-token"),
@@ -93,9 +94,11 @@ def _args(admin: Kube, namespace: str) -> list[str]:
 def test_a_standby_under_the_charts_identity_takes_over_after_kill_9(
     real_cluster: RealCluster, admin: Kube, namespace: str, start: Any
 ) -> None:
-    a, a_port = start("a")
+    # Scoped to this test's namespace: a cluster-wide standby would also take over the objects
+    # other tests left on this control plane, and its writes there are not this test's subject.
+    a, a_port = start("a", "-n", namespace)
     wait_for("a leads", lambda: _readyz(a_port) == "ready (leader)", timeout=STARTUP_S)
-    _, b_port = start("b")
+    _, b_port = start("b", "-n", namespace)
     wait_for("b is a standby", lambda: _readyz(b_port) == "ready (standby)", timeout=STARTUP_S)
     files = {"apiVersion": API, "kind": "McpServer", "metadata": {"name": "files", "namespace": namespace},
              "spec": {"transport": "stdio", "command": "npx", "args": ["-y", "files-server"]}}  # fmt: skip
