@@ -16,6 +16,8 @@ import time
 
 import psutil
 
+from clawplane.runtimes.marks import mark_of, own_mark
+
 __all__ = [
     "adopted_orphans",
     "become_subreaper",
@@ -159,14 +161,21 @@ def reap(procs: list[psutil.Process]) -> None:
 
 
 def adopted_orphans(spawned: set[int]) -> list[psutil.Process]:
-    """This process's live children that it did not spawn itself: descendants it adopted as subreaper.
+    """This process's live children that a server of its own left behind: descendants it adopted.
 
-    Only processes descended from this one can be reparented to it, so every one of them was
-    started, directly or not, by a server this process ran.
+    Being our child in a session of its own is not proof: the process may also have started
+    session leaders itself that are not servers (a test's etcd, say), and those must never be
+    torn down with a server. An orphan counts only when it carries this process's mark, which
+    every spawned server passes on to its descendants (``marks``).
     """
     if not _subreaper:
         return []
-    return [child for child in children() if child.pid not in spawned and running(child) and _orphaned(child)]
+    mine = own_mark()
+    return [
+        child
+        for child in children()
+        if child.pid not in spawned and running(child) and _orphaned(child) and mark_of(child.pid) == mine
+    ]
 
 
 def _orphaned(proc: psutil.Process) -> bool:
