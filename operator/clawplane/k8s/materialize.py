@@ -109,9 +109,10 @@ class Materializer:
             self._write(texts)
         out = Materialized(result, problems)
         for key, text in texts.items():
-            out.in_effect[key] = json.loads(text)["spec"]
             cr = wanted[key][0]
             generation = int(cr["metadata"].get("generation") or 1)
+            # The live object's own spec where it is in effect; parsed back only for a fallback.
+            out.in_effect[key] = json.loads(text)["spec"] if key in problems else (cr.get("spec") or {})
             if key in problems:
                 out.stale.add(key)
                 out.accepted_generation[key] = self._last_good[key][1]

@@ -285,9 +285,9 @@ class NamespaceReconciler:
         for cr in live:
             key = key_of(cr)
             asked = cr.get("spec") or {}
-            effective = in_effect.get(key, asked)
+            effective = in_effect.get(key, asked)  # the same object unless a fallback is in effect
             digest, found = await secrets.digest(asked)
-            if effective is not asked and effective != asked:
+            if effective is not asked:
                 digest, _ = await secrets.digest(effective)
             if digest is not None:
                 secret_digests[key] = digest
