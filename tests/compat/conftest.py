@@ -190,9 +190,10 @@ SuiteRunner = Callable[..., conformance.SuiteResults]
 
 @pytest.fixture
 def conformance_suite(tmp_path: Path) -> SuiteRunner:
-    """``run(url, *, token=None, suite="all", scenario=None, revision=None)``: the MCP conformance suite
-    0.1.16, or with ``revision`` (``2025-11-25``, ``2026-07-28``) the 0.2 pre-release's frozen
-    requirements of that revision.
+    """``run(url, *, token=None, suite="all", scenario=None, revision=None, spec_version=None)``: the MCP
+    conformance suite 0.1.16, or with ``revision`` (``2025-11-25``, ``2026-07-28``) the 0.2
+    pre-release's frozen requirements of that revision, or with ``spec_version`` its one
+    ``scenario`` at that wire version.
 
     With ``token`` the suite talks to a loopback forwarder that adds ``Authorization: Bearer
     <token>`` to every request (the suite cannot send headers); the forwarder's log is then in
@@ -206,14 +207,16 @@ def conformance_suite(tmp_path: Path) -> SuiteRunner:
     runs = itertools.count(1)
 
     def run(url: str, *, token: str | None = None, suite: str = "all", scenario: str | None = None,
-            revision: str | None = None, timeout: float = conformance.SUITE_TIMEOUT) -> conformance.SuiteResults:
+            revision: str | None = None, spec_version: str | None = None,
+            timeout: float = conformance.SUITE_TIMEOUT) -> conformance.SuiteResults:
         out_dir = tmp_path / f"conformance-{next(runs)}"
-        if revision is not None:
+        if revision is not None or spec_version is not None:
             require_oracle("conformance-next")
 
         def suite_at(target: str) -> conformance.SuiteResults:
             return conformance.run_suite(target, suite=suite, scenario=scenario, revision=revision,
-                                         out_dir=out_dir, timeout=timeout)  # fmt: skip
+                                         spec_version=spec_version, out_dir=out_dir,
+                                         timeout=timeout)  # fmt: skip
 
         if token is None:
             return suite_at(url)

@@ -260,14 +260,16 @@ def run_suite(
     suite: str = "all",
     scenario: str | None = None,
     revision: str | None = None,
+    spec_version: str | None = None,
     out_dir: Path,
     timeout: float = SUITE_TIMEOUT,
 ) -> SuiteResults:
     """Run ``conformance server --url URL`` with Node 22 and parse every scenario's checks.
 
     With ``revision`` the 0.2 pre-release runs that revision's frozen requirements
-    (``--requirements``, each scenario at that revision's wire version); else 0.1.16 runs
-    ``suite`` or ``scenario``. ``out_dir`` must not exist yet or be empty (each run gets its own).
+    (``--requirements``, each scenario at that revision's wire version); with ``spec_version``
+    it runs the one ``scenario`` at that wire version (``--force``: extension scenarios, such as
+    ``sep-2640-*``, are on no revision's timeline); else 0.1.16 runs ``suite`` or ``scenario``. ``out_dir`` must not exist yet or be empty (each run gets its own).
     Raises ``SuiteError`` when the suite times out, crashes, or leaves out a scenario it should
     have run; a scenario that ran but failed is a result, not an error (the suite exits 1 then).
     """
@@ -277,6 +279,12 @@ def run_suite(
     if revision is not None:
         argv = [*next_suite_cmd(), "server", "--url", url, "-o", str(out_dir), "--requirements", revision]
         expected = revision_scenarios(revision)
+    elif spec_version is not None:
+        if scenario is None:
+            raise ValueError("spec_version runs one scenario: give scenario too")
+        argv = [*next_suite_cmd(), "server", "--url", url, "-o", str(out_dir), "--scenario", scenario]
+        argv += ["--spec-version", spec_version, "--force"]
+        expected = (scenario,)
     else:
         argv = [*suite_cmd(), "server", "--url", url, "-o", str(out_dir)]
         argv += ["--scenario", scenario] if scenario else ["--suite", suite]

@@ -161,6 +161,8 @@ class GatewayEndpoint(Model):
     """Sessions of the per-agent endpoints ``/mcp/agents/<agent>``, all agents together; each agent's token is one consumer. Every session starts its own process of each ``perClient`` server it uses."""
     control_sessions: EndpointSessions | None = None
     """Sessions of the control plane ``/mcp/_clawplane``."""
+    skills: bool = True
+    """Serve each agent's eligible skills (its snapshot's, same order) on ``/mcp/agents/<agent>`` as MCP skills (SEP-2640: ``skill://<name>/SKILL.md`` resources, ``skills/list``); ``false`` turns it off."""
 
 
 class PlanAction(enum.StrEnum):

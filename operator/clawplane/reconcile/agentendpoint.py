@@ -10,6 +10,11 @@ hold ``agents/<id>`` and nothing else, so it gets 403 on hosted servers, on othe
 endpoints and on the control plane; every other token gets 403 here. What agents are and
 which servers and policy they have is taken at each apply (``AgentRoutes.update``).
 
+Each agent's eligible skills (its last rendered snapshot's, same order) are served there too,
+as MCP skills (SEP-2640, ``runtimes.aggregate.skills``), unless ``Gateway.spec.endpoint.skills``
+is ``false``; they are listed again at each apply, and a change is announced to the agent's
+sessions.
+
 Sessions of all agents are one accounting (``Gateway.spec.endpoint.agentSessions``, each
 agent's token one consumer): a session starts its own process of each ``perClient`` server it
 uses, so without a bound one agent token could start processes without end.
@@ -18,7 +23,7 @@ uses, so without a bound one agent token could start processes without end.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 
 import anyio
 from starlette.types import Receive, Scope, Send
@@ -37,6 +42,8 @@ from clawplane.runtimes.catalog import ServerTools, merge_catalog
 from clawplane.runtimes.proxy import Principal, Route
 from clawplane.runtimes.proxy.ledger import SessionLimits
 from clawplane.runtimes.proxy.sdkroute import serve_sdk_server
+from clawplane.skills import AgentSnapshot
+from clawplane.skills.served import DigestCache, ServedSkill, served_skills
 from clawplane.state.tokens import agent_access
 
 __all__ = ["AGENTS_PATH", "AgentRoutes", "agent_of", "endpoint_limits", "serve_agent_endpoints"]
@@ -62,16 +69,35 @@ class AgentRoutes:
         self.supervisor: Supervisor | None = None
         self.endpoint = GatewayEndpoint()
         """The applied ``Gateway.spec.endpoint`` (the limits of ``/mcp/agents`` and ``/mcp/_clawplane``)."""
+        self._skills: dict[str, tuple[ServedSkill, ...]] = {}
+        self._digests: DigestCache = {}
 
-    def update(self, desired: DesiredState) -> None:
-        """Serve the agents of ``desired`` from now on (their sessions hear of a changed catalog)."""
+    def update(self, desired: DesiredState, snapshots: Mapping[str, AgentSnapshot] | None = None) -> None:
+        """Serve the agents of ``desired`` (and their skills from ``snapshots``) from now on; their
+        sessions hear of a changed catalog."""
         gateway = desired.gateway
         self.endpoint = gateway.spec.endpoint if gateway is not None else GatewayEndpoint()
         routes = agent_routes(desired)
-        if routes != self.routes:
+        skills: dict[str, tuple[ServedSkill, ...]] = {}
+        if self.endpoint.skills and snapshots is not None:
+            for agent in routes:
+                snapshot = snapshots.get(agent)
+                if snapshot is not None:
+                    skills[agent] = served_skills(snapshot, self._digests)
+        if routes != self.routes or skills != self._skills:
             self.routes = routes
+            self._skills = skills
             if self.supervisor is not None:
                 self.supervisor.touch()
+
+    @property
+    def serves_skills(self) -> bool:
+        """Whether the skills extension is on (``Gateway.spec.endpoint.skills``)."""
+        return self.endpoint.skills
+
+    def skills(self, agent: str) -> Sequence[ServedSkill]:
+        """``agent``'s eligible skills as last applied, in its snapshot's order (none when off)."""
+        return self._skills.get(agent, ())
 
     def surfaces(self, agent: str) -> Sequence[ServerTools] | None:
         """The live listings of ``agent``'s hosted servers (None: no such agent applied)."""

@@ -241,7 +241,9 @@ class _Handler:
         return ApplyContext(
             desired, self.db, self.backend, self.engine.renderer, self.ws.out_dir,
             require_ready=wait, restart_crashed=wait,
-            on_outputs=lambda applied: self.backend.outputs_written(self.db, applied),
+            on_outputs=lambda applied: self.backend.outputs_written(
+                self.db, applied, self.engine.renderer.snapshots
+            ),
             secret_reader=resolver_reader(self.engine.resolver),
         )  # fmt: skip
 

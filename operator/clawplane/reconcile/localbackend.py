@@ -8,7 +8,7 @@ or connect, initialize, list tools, stop) with a short-lived supervisor of their
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +33,7 @@ from clawplane.runtimes import (
 )
 from clawplane.runtimes.catalog import schema_hash
 from clawplane.secrets import ResolvedSecrets
+from clawplane.skills import AgentSnapshot
 from clawplane.state import StateDB
 from clawplane.state.tokens import CLI, READER, load_tokens
 
@@ -90,10 +91,12 @@ class LocalBackend:
         self.agents = AgentRoutes()
         """The applied agents, served at ``/mcp/agents/<agent>`` (``agentendpoint``)."""
 
-    def outputs_written(self, db: StateDB, desired: DesiredState) -> None:
-        """An apply wrote its outputs: reload the tokens, and serve the applied agents."""
+    def outputs_written(
+        self, db: StateDB, desired: DesiredState, snapshots: Mapping[str, AgentSnapshot] | None = None
+    ) -> None:
+        """An apply wrote its outputs: reload the tokens, and serve the applied agents and their skills."""
         self.refresh_access(db)
-        self.agents.update(desired)
+        self.agents.update(desired, snapshots)
 
     def refresh_access(self, db: StateDB) -> None:
         """Load the tokens and what each reaches from the state database (after renders, rotation)."""

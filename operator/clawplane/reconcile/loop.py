@@ -156,7 +156,7 @@ class ReconcileLoop:
         """Called before each pass (the daemon retries process records that failed to write)."""
 
     def _reload_tokens(self, desired: DesiredState) -> None:
-        self.backend.outputs_written(self.db, desired)
+        self.backend.outputs_written(self.db, desired, self.engine.renderer.snapshots)
 
     # -- triggers (callable from callbacks on the event loop thread) ---------------------------
     def trigger(self, reason: str) -> None:

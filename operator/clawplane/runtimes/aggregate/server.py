@@ -24,6 +24,10 @@ HTTP request disconnects, its approval request is withdrawn and nothing is forwa
 ``notifications/tools/list_changed`` (and the resources and prompts
 ones) go to the agent's sessions whenever its catalog changes (``change_event``) or a
 backend session announces a change.
+
+The agent's eligible skills are served as MCP skills (SEP-2640, ``skills``): ``skills/list``,
+``skills/get``, ``resources/directory/read``, and ``skill://`` resources in ``resources/list``
+and ``resources/read``; a changed listing is announced as a resources list change.
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ from pydantic import TypeAdapter
 
 from clawplane import __version__
 from clawplane.naming import js_lower_key, name_tools
+from clawplane.runtimes.aggregate import skills as skills_ext
 from clawplane.runtimes.aggregate.asking import AskedCalls, Outcome, ResumeError
 from clawplane.runtimes.aggregate.backend import Backend, BackendError, OnRequest, open_backend
 from clawplane.runtimes.calls import utility_result
@@ -70,6 +75,7 @@ from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, HostedDirectory
 from clawplane.runtimes.proxy.inputs import STATE_PREFIX
 from clawplane.runtimes.proxy.sdkroute import DISCONNECTED_SCOPE_KEY
 from clawplane.runtimes.proxy.wire import Message
+from clawplane.skills.served import ServedSkill
 
 __all__ = ["AGENT_SCOPE_KEY", "AgentEndpoint", "Catalogs"]
 
@@ -85,8 +91,9 @@ _LIST_CHANGED: Final[dict[str, type[ToolsListChanged | ResourcesListChanged | Pr
 }
 
 
-class Catalogs(Protocol):
-    """Where the endpoint learns an agent's servers and how their tools merge into its catalog."""
+class Catalogs(skills_ext.SkillSource, Protocol):
+    """Where the endpoint learns an agent's servers and how their tools merge into its catalog,
+    and which skills it is served."""
 
     def surfaces(self, agent: str) -> Sequence[ServerTools] | None:
         """The agent's hosted servers as the supervisor last listed them (None: no such agent)."""
@@ -133,16 +140,41 @@ def _template_pattern(template: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
-def _digest(entries: Sequence[ToolEntry]) -> tuple[str, frozenset[str], frozenset[str]]:
+_Digest = tuple[str, frozenset[str], frozenset[str], str]
+
+
+def _digest(entries: Sequence[ToolEntry], skills: str) -> _Digest:
     rows = [(e.name, e.description, e.title, json.dumps(e.input_schema, sort_keys=True, default=str))
             for e in entries]  # fmt: skip
     tools = hashlib.sha256(json.dumps(rows).encode()).hexdigest()
     resources = frozenset(e.server for e in entries if e.kind is ToolKind.RESOURCES_LIST)
     prompts = frozenset(e.server for e in entries if e.kind is ToolKind.PROMPTS_LIST)
-    return tools, resources, prompts
+    return tools, resources, prompts, skills
 
 
 class _Server(Server[Any]):
+    skills_on: Callable[[], bool] = staticmethod(lambda: False)
+    """Whether the skills extension is advertised (read at each initialize and discover)."""
+
+    def get_capabilities(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        *,
+        protocol_version: str | None = None,
+    ) -> types.ServerCapabilities:
+        """The capabilities, with the skills extension while ``Gateway.spec.endpoint.skills`` is on."""
+        extensions = dict(extensions or self.extensions)
+        if self.skills_on():
+            extensions[skills_ext.SKILLS_EXTENSION] = dict(skills_ext.EXTENSION_SETTINGS)
+        return super().get_capabilities(
+            notification_options,
+            experimental_capabilities,
+            extensions or None,
+            protocol_version=protocol_version,
+        )
+
     def create_initialization_options(
         self,
         notification_options: NotificationOptions | None = None,
@@ -171,7 +203,7 @@ class AgentEndpoint:
         self.change_event = change_event
         self.idle_ttl = idle_ttl
         self._downstreams: dict[Any, _Downstream] = {}
-        self._digests: dict[str, tuple[str, frozenset[str], frozenset[str]]] = {}
+        self._digests: dict[str, _Digest] = {}
         self._buses: dict[str, tuple[InMemorySubscriptionBus, ListenHandler]] = {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._asking: AskedCalls | None = None
@@ -181,6 +213,16 @@ class AgentEndpoint:
             self.server = self._make_server()
 
     def _make_server(self) -> _Server:
+        server = self._sdk_server()
+        server.skills_on = lambda: self.catalogs.serves_skills
+        server.add_request_handler("skills/list", types.PaginatedRequestParams, self._skills_list)
+        server.add_request_handler("skills/get", skills_ext.SkillGetParams, self._skills_get)
+        server.add_request_handler(
+            "resources/directory/read", skills_ext.DirectoryReadParams, self._directory_read
+        )
+        return server
+
+    def _sdk_server(self) -> _Server:
         return _Server(
             "clawplane-agent",
             version=__version__,
@@ -241,7 +283,9 @@ class AgentEndpoint:
         while True:
             changed = self.change_event()  # taken first: a change while announcing is not missed
             for agent in sorted({d.agent for d in self._downstreams.values()} | set(self._digests)):
-                digest = _digest(self._catalog(agent, strict=False))
+                digest = _digest(
+                    self._catalog(agent, strict=False), skills_ext.skills_key(self.catalogs, agent)
+                )
                 before = self._digests.get(agent)
                 self._digests[agent] = digest
                 if before is None or before == digest:
@@ -251,7 +295,7 @@ class AgentEndpoint:
                         downstream.catalog = None
                 if before[0] != digest[0]:
                     await self._announce(agent, "notifications/tools/list_changed")
-                if before[1] != digest[1]:
+                if before[1] != digest[1] or before[3] != digest[3]:
                     await self._announce(agent, "notifications/resources/list_changed")
                 if before[2] != digest[2]:
                     await self._announce(agent, "notifications/prompts/list_changed")
@@ -297,7 +341,7 @@ class AgentEndpoint:
                 raise MCPError(types.INVALID_PARAMS, f'no agent "{agent}" has been applied in this folder')
             return ()
         entries = self.catalogs.merge(agent, surfaces)
-        self._digests.setdefault(agent, _digest(entries))
+        self._digests.setdefault(agent, _digest(entries, skills_ext.skills_key(self.catalogs, agent)))
         return entries
 
     async def _session_catalog(
@@ -585,7 +629,7 @@ class AgentEndpoint:
     ) -> types.ListResourcesResult:
         agent, consumer = self._agent(ctx)
         downstream = self._downstream(ctx, agent, consumer)
-        out: list[types.Resource] = []
+        out = skills_ext.skill_resources(self.catalogs.skills(agent))
         for entry in self._servers_of(await self._session_catalog(ctx, downstream), ToolKind.RESOURCES_LIST):
             for item in await self._list_all(ctx, downstream, entry.server, "resources/list", "resources"):
                 uri = item.get("uri")
@@ -647,8 +691,11 @@ class AgentEndpoint:
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         agent, consumer = self._agent(ctx)
-        downstream = self._downstream(ctx, agent, consumer)
         uri = str(params.uri)
+        served = skills_ext.read_skill_file(self.catalogs.skills(agent), uri)
+        if served is not None:
+            return served
+        downstream = self._downstream(ctx, agent, consumer)
         owner = await self._resource_owner(ctx, downstream, uri)
         result = await self._request(ctx, downstream, owner, "resources/read", {"uri": uri})
         return types.ReadResourceResult.model_validate(result, by_name=False)
@@ -754,6 +801,31 @@ class AgentEndpoint:
                 )
         return types.EmptyResult()
 
+    # -- skills (SEP-2640) ------------------------------------------------------------------------
+    def _skills_of(self, ctx: ServerRequestContext[Any, Any]) -> Sequence[ServedSkill]:
+        agent, _ = self._agent(ctx)
+        if not self.catalogs.serves_skills:
+            raise MCPError(
+                types.METHOD_NOT_FOUND, "skills are not served here (Gateway spec.endpoint.skills is false)"
+            )
+        self._catalog(agent)  # an unknown agent is an error, as for every other method
+        return self.catalogs.skills(agent)
+
+    async def _skills_list(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams
+    ) -> dict[str, Any]:
+        return skills_ext.list_result(self._skills_of(ctx), params.cursor)
+
+    async def _skills_get(
+        self, ctx: ServerRequestContext[Any, Any], params: skills_ext.SkillGetParams
+    ) -> dict[str, Any]:
+        return skills_ext.get_result(self._skills_of(ctx), params.uri)
+
+    async def _directory_read(
+        self, ctx: ServerRequestContext[Any, Any], params: skills_ext.DirectoryReadParams
+    ) -> dict[str, Any]:
+        return skills_ext.directory_read(self._skills_of(ctx), params.uri, params.cursor)
+
     # -- 2026-07-28 change streams ---------------------------------------------------------------
     async def _on_listen(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
@@ -766,7 +838,6 @@ class AgentEndpoint:
         return await self._buses[agent][1](ctx, params)
 
 
-
 _INPUT_REQUEST: TypeAdapter[types.InputRequest] = TypeAdapter(types.InputRequest)
 
 
@@ -777,6 +848,7 @@ def _input_required(outcome: Outcome, state: str) -> types.InputRequiredResult:
     asked = {"method": question["method"], "params": question.get("params") or {}}
     request = _INPUT_REQUEST.validate_python(asked)
     return types.InputRequiredResult(input_requests={outcome.key: request}, request_state=state)
+
 
 def _tool(entry: ToolEntry) -> types.Tool:
     data: dict[str, Any] = {
