@@ -803,7 +803,8 @@ class AgentEndpoint:
 
     # -- skills (SEP-2640) ------------------------------------------------------------------------
     def _skills_of(self, ctx: ServerRequestContext[Any, Any]) -> Sequence[ServedSkill]:
-        agent, _ = self._agent(ctx)
+        agent, consumer = self._agent(ctx)
+        self._downstream(ctx, agent, consumer)  # the session hears of list changes from now on
         if not self.catalogs.serves_skills:
             raise MCPError(
                 types.METHOD_NOT_FOUND, "skills are not served here (Gateway spec.endpoint.skills is false)"
