@@ -15,6 +15,7 @@ result), so every SEP-2640 check is SKIPPED; the methods answer in that era too
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -59,10 +60,9 @@ def write_skills(folder: Path) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-@pytest.fixture(scope="module")
-def skills_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
-    """The folder applied; yields agent ``skilled``'s endpoint URL and token."""
-    folder = tmp_path_factory.mktemp("skills") / "folder"
+@contextlib.contextmanager
+def applied_skills(folder: Path) -> Iterator[tuple[str, str]]:
+    """The folder written and applied; yields agent ``skilled``'s endpoint URL and token."""
     write_skills(folder)
     (folder / "resources.yaml").write_text(RESOURCES)
     run = lambda *args: subprocess.run([*CLAWPLANE, *args], capture_output=True, text=True, timeout=300)  # noqa: E731
@@ -71,9 +71,16 @@ def skills_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
         assert applied.returncode == 0, applied.stdout + applied.stderr
         base = json.loads((folder / ".clawplane" / "supervisor.pid").read_text())["endpoint"]
         token = run("token", "show", str(folder), "agent:skilled").stdout.strip()
-        yield f"{base}/mcp/agents/skilled/mcp", token
+        yield f"{base}/mcp/agents/skilled", token
     finally:
         run("down", str(folder))
+
+
+@pytest.fixture(scope="module")
+def skills_endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """The folder applied; yields agent ``skilled``'s endpoint URL (its ``/mcp`` alias) and token."""
+    with applied_skills(tmp_path_factory.mktemp("skills") / "folder") as (url, token):
+        yield f"{url}/mcp", token
 
 
 def test_every_sep_2640_server_check_succeeds_at_2026_07_28(

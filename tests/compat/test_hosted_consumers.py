@@ -73,6 +73,12 @@ def test_openclaw_with_a_stale_token_is_refused(applied: tuple[Path, Cli], openc
 
 def _app_server(codex: CodexOracle, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Run ``codex app-server``, start an ephemeral thread, make ``calls``; their results."""
+    return app_server_requests(codex, [("mcpServer/tool/call", call) for call in calls])
+
+
+def app_server_requests(codex: CodexOracle, requests: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Run ``codex app-server``, start an ephemeral thread, send ``(method, params)`` requests (each
+    with the thread's ``threadId``); their answers."""
     proc = subprocess.Popen(
         [*codex.argv, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         text=True, env=codex.env, cwd=codex.cwd,
@@ -109,8 +115,8 @@ def _app_server(codex: CodexOracle, calls: list[dict[str, Any]]) -> list[dict[st
         send({"id": 1, "method": "thread/start", "params": {"ephemeral": True}})
         thread = answer(1)["result"]["thread"]["id"]
         results = []
-        for n, call in enumerate(calls, start=2):
-            send({"id": n, "method": "mcpServer/tool/call", "params": {"threadId": thread, **call}})
+        for n, (method, params) in enumerate(requests, start=2):
+            send({"id": n, "method": method, "params": {"threadId": thread, **params}})
             results.append(answer(n))
         return results
     finally:
