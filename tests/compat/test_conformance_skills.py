@@ -16,19 +16,16 @@ result), so every SEP-2640 check is SKIPPED; the methods answer in that era too
 from __future__ import annotations
 
 import contextlib
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tests.compat.conftest import SuiteRunner
+from tests.integration.agentep.conftest import endpoint, running, token
 from tests.support import conformance
 
 SCENARIOS = ("sep-2640-skills-directory", "sep-2640-skills-enumeration", "sep-2640-skills-manifest")
 pytestmark = [pytest.mark.compat, pytest.mark.timeout(len(SCENARIOS) * 2 * 60 + conformance.TEST_TIMEOUT)]
-CLAWPLANE = [sys.executable, "-m", "clawplane"]
 
 SKILLS = {
     "alpha-forms/SKILL.md": "---\nname: alpha-forms\ndescription: Fill PDF forms\nmetadata:\n"
@@ -65,15 +62,8 @@ def applied_skills(folder: Path) -> Iterator[tuple[str, str]]:
     """The folder written and applied; yields agent ``skilled``'s endpoint URL and token."""
     write_skills(folder)
     (folder / "resources.yaml").write_text(RESOURCES)
-    run = lambda *args: subprocess.run([*CLAWPLANE, *args], capture_output=True, text=True, timeout=300)  # noqa: E731
-    applied = run("apply", str(folder), "--yes")
-    try:
-        assert applied.returncode == 0, applied.stdout + applied.stderr
-        base = json.loads((folder / ".clawplane" / "supervisor.pid").read_text())["endpoint"]
-        token = run("token", "show", str(folder), "agent:skilled").stdout.strip()
-        yield f"{base}/mcp/agents/skilled", token
-    finally:
-        run("down", str(folder))
+    with running(folder) as cli:
+        yield f"{endpoint(folder)}/mcp/agents/skilled", token(cli, folder, "agent:skilled")
 
 
 @pytest.fixture(scope="module")

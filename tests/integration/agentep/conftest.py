@@ -5,10 +5,11 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import Client
 from tests.fixtures.servers.helpers import authed, script
@@ -85,6 +86,13 @@ def write_folder(folder: Path) -> None:
 def applied(folder: Path) -> Iterator[Cli]:
     """``folder`` applied (its supervisor runs); stopped afterwards."""
     write_folder(folder)
+    with running(folder) as cli:
+        yield cli
+
+
+@contextlib.contextmanager
+def running(folder: Path) -> Iterator[Cli]:
+    """``folder`` as it is, applied (its supervisor runs); stopped afterwards."""
     cli = Cli(folder)
     try:
         done = cli("apply", str(folder), "--yes")
@@ -127,6 +135,17 @@ async def agent_client(
     bearer = token(cli, folder, consumer or f"agent:{agent}")
     async with authed(f"{endpoint(folder)}/mcp/agents/{agent}", bearer, mode=mode, **kwargs) as client:
         yield client
+
+
+def notice(kind: type[Any]) -> tuple[anyio.Event, Callable[[Any], Awaitable[None]]]:
+    """An event, and a client ``message_handler`` that sets it when a ``kind`` notification arrives."""
+    seen = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, kind):
+            seen.set()
+
+    return seen, on_message
 
 
 @pytest.fixture

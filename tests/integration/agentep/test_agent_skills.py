@@ -24,7 +24,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 from tests.compat.test_conformance_skills import write_skills
 from tests.fixtures.servers.helpers import START_TIMEOUT
-from tests.integration.agentep.conftest import agent_client
+from tests.integration.agentep.conftest import agent_client, notice, running
 from tests.integration.engine.conftest import Cli
 
 pytestmark = pytest.mark.anyio
@@ -84,13 +84,8 @@ def skilled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Cl
     with open(forms / "big.bin", "wb") as f:
         f.truncate(BIG)
     (folder / "resources.yaml").write_text(RESOURCES)
-    cli = Cli(folder)
-    try:
-        done = cli("apply", str(folder), "--yes")
-        assert done.returncode == 0, done.stdout + done.stderr
+    with running(folder) as cli:
         yield folder, cli
-    finally:
-        cli("down", str(folder))
 
 
 @contextlib.asynccontextmanager
@@ -158,12 +153,7 @@ async def test_a_snapshot_change_is_announced_and_the_new_list_served(
     skilled: tuple[Path, Cli], mode: str
 ) -> None:
     folder, cli = skilled
-    changed = anyio.Event()
-
-    async def on_message(message: Any) -> None:
-        if isinstance(message, types.ResourceListChangedNotification):
-            changed.set()
-
+    changed, on_message = notice(types.ResourceListChangedNotification)
     resources = folder / "resources.yaml"
     notes = folder / "skills" / "brief-notes" / "SKILL.md"
     edits = {
@@ -174,12 +164,11 @@ async def test_a_snapshot_change_is_announced_and_the_new_list_served(
         before = await call(client, "skills/list")
         assert [e["frontmatter"]["name"] for e in before["skills"]] == ["brief-notes", "code-review"]
         if mode == "auto":
-            async with client.listen(resources_list_changed=True) as subscription:
-                async with reapplied(folder, cli, edits):
-                    with anyio.fail_after(START_TIMEOUT):
-                        event = await subscription.__anext__()
-                    assert type(event).__name__ == "ResourcesListChanged"
-                    after = await call(client, "skills/list")
+            async with client.listen(resources_list_changed=True) as subscription, reapplied(folder, cli, edits):
+                with anyio.fail_after(START_TIMEOUT):
+                    event = await subscription.__anext__()
+                assert type(event).__name__ == "ResourcesListChanged"
+                after = await call(client, "skills/list")
         else:
             async with reapplied(folder, cli, edits):
                 with anyio.fail_after(START_TIMEOUT):
@@ -198,7 +187,7 @@ async def test_the_gateway_switch_turns_the_skills_off(skilled: tuple[Path, Cli]
         for mode in MODES:
             async with agent_client(folder, cli, "writer", mode=mode) as client:
                 assert not (client.server_capabilities.extensions or {})
-                with pytest.raises(MCPError, match="spec.endpoint.skills is false") as refused:
+                with pytest.raises(MCPError, match=r"spec\.endpoint\.skills is false") as refused:
                     await call(client, "skills/list")
                 assert refused.value.error.code == types.METHOD_NOT_FOUND
                 assert (await client.list_resources()).resources == []
