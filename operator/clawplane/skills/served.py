@@ -17,6 +17,7 @@ callers escape them wherever they are shown.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import stat as stat_mod
 from collections.abc import Iterator
@@ -259,8 +260,19 @@ def _frontmatter(text: str) -> dict[str, Any]:
         except (YamlIssue, RecursionError, ValueError):
             value = None
         if isinstance(value, dict):
-            return value
+            return _json_safe(value)  # type: ignore[no-any-return]
     try:
         return dict(parse_skill_frontmatter(text))
     except FrontmatterError:
         return {}
+
+
+def _json_safe(value: Any) -> Any:
+    """``value`` with numbers JSON cannot hold (``.nan``, ``.inf``) as null, as ``JSON.stringify`` does."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value

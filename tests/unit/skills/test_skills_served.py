@@ -21,7 +21,7 @@ def _tree(tmp_path: Path) -> Path:
         "beta/.env": "SECRET=1\n",
         "beta/.git/config": "[core]\n",
         "alpha/SKILL.md": "---\nname: alpha\ndescription: 'A: colon'\n---\n",
-        "gamma/SKILL.md": "---\nname: gamma\ndescription: G\n---\n",
+        "gamma/SKILL.md": "---\nname: gamma\ndescription: G\nweights: [.nan, -.inf, 1.5]\n---\n",
         "needs/SKILL.md": '---\nname: needs\ndescription: N\n'
         'metadata: {"openclaw": {"requires": {"bins": ["no-such-bin-x"]}}}\n---\n',
     }
@@ -50,6 +50,7 @@ def test_exactly_the_eligible_allowed_skills_in_snapshot_order(tmp_path: Path) -
     assert [s.uri for s in served] == ["skill://alpha/SKILL.md", "skill://beta/SKILL.md", "skill://gamma/SKILL.md"]
     assert served[0].frontmatter == {"name": "alpha", "description": "A: colon"}
     assert served[1].frontmatter == {"name": "beta", "description": "B", "metadata": {"openclaw": {"emoji": "x"}}}
+    assert served[2].frontmatter == {"name": "gamma", "description": "G", "weights": [None, None, 1.5]}
 
 
 def test_files_have_sha256_digests_and_sizes_and_stay_inside_the_folder(tmp_path: Path) -> None:
