@@ -80,10 +80,11 @@ class AgentRoutes:
         routes = agent_routes(desired)
         skills: dict[str, tuple[ServedSkill, ...]] = {}
         if self.endpoint.skills and snapshots is not None:
+            made: dict[tuple[str, str, str, str], ServedSkill] = {}
             for agent in routes:
                 snapshot = snapshots.get(agent)
                 if snapshot is not None:
-                    skills[agent] = served_skills(snapshot, self._digests)
+                    skills[agent] = served_skills(snapshot, self._digests, made)
         if routes != self.routes or skills != self._skills:
             self.routes = routes
             self._skills = skills

@@ -139,13 +139,24 @@ DigestCache = dict[tuple[str, int, int, int], str]
 """``(real path, inode, size, mtime_ns)`` → digest: a file unchanged since it was hashed is not read again."""
 
 
-def served_skills(snapshot: AgentSnapshot, cache: DigestCache | None = None) -> tuple[ServedSkill, ...]:
-    """The agent's eligible skills in the snapshot's order, each with its files listed."""
+def served_skills(
+    snapshot: AgentSnapshot,
+    cache: DigestCache | None = None,
+    made: dict[tuple[str, str, str, str], ServedSkill] | None = None,
+) -> tuple[ServedSkill, ...]:
+    """The agent's eligible skills in the snapshot's order, each with its files listed.
+
+    ``made`` keeps the skills listed for other agents of the same pass: agents share skills.
+    """
     cache = {} if cache is None else cache
+    made = {} if made is None else made
     out = []
     for status in snapshot.skills:
         if status.eligible and not status.blocked_by_agent_filter:
-            out.append(_serve(status, cache))
+            key = (status.name, status.base_dir, status.file_path, status.description)
+            if key not in made:
+                made[key] = _serve(status, cache)
+            out.append(made[key])
     return tuple(out)
 
 
