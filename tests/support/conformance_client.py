@@ -48,7 +48,7 @@ def sample_arguments(schema: dict[str, Any]) -> dict[str, Any]:
     args: dict[str, Any] = {}
     for name in schema.get("required") or ():
         kind = str((properties.get(name) or {}).get("type"))
-        args[name] = _SAMPLES[kind] if kind in _SAMPLES else {} if kind == "object" else []
+        args[name] = _SAMPLES.get(kind, {} if kind == "object" else [])
     return args
 
 
