@@ -100,9 +100,11 @@ class _WatchedReadStream:
         if isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCResponse):
             result = item.message.result
             # SEP-2322: a result without ``resultType`` is complete; the SDK's 2026-07-28
-            # validation wants it spelt out. Revisions before it ignore the key.
+            # validation wants it spelt out. Revisions before it ignore the key. A copy: the
+            # message may be shared (a mux link hands out what the process wrote).
             if isinstance(result, dict) and "resultType" not in result:
-                result["resultType"] = "complete"
+                response = item.message.model_copy(update={"result": {**result, "resultType": "complete"}})
+                return SessionMessage(message=response, metadata=item.metadata)
         return item
 
     def __aiter__(self) -> _WatchedReadStream:
