@@ -76,6 +76,11 @@ class StreamableHttpTransport:
         elif _SESSION_HEADER in response.headers:
             self._session = True
 
+    @property
+    def listening(self) -> bool:
+        """The server has answered the standalone ``GET`` stream (a session's notification stream)."""
+        return self._listening.is_set()
+
     async def settle(self, timeout: float) -> None:
         """Wait (at most ``timeout``) until the server answered the standalone ``GET`` stream.
 
