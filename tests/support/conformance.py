@@ -122,7 +122,7 @@ class Check:
     """One entry of a scenario's ``checks.json``."""
 
     id: str
-    status: str  # SUCCESS | FAILURE | WARNING | INFO
+    status: str  # SUCCESS | FAILURE | WARNING | INFO | SKIPPED
     description: str = ""
     error: str | None = None
 
@@ -331,16 +331,20 @@ def parse_results(out_dir: Path, output: str = "") -> dict[str, ScenarioResult]:
         name = match["scenario"]
         checks_file = path / "checks.json"
         if checks_file.is_file():
-            raw = json.loads(checks_file.read_text(encoding="utf-8"))
-            checks = tuple(
-                Check(str(c["id"]), str(c["status"]), str(c.get("description", "")), c.get("errorMessage"))
-                for c in raw
-            )
+            checks = load_checks(checks_file)
         else:
             crash = _crash_message(name, output)
             checks = (Check(name, "FAILURE", "scenario crashed before writing checks.json", crash),)
         results[name] = ScenarioResult(name, checks)
     return results
+
+
+def load_checks(checks_file: Path) -> tuple[Check, ...]:
+    """The checks one scenario wrote to its ``checks.json``."""
+    raw = json.loads(checks_file.read_text(encoding="utf-8"))
+    return tuple(
+        Check(str(c["id"]), str(c["status"]), str(c.get("description", "")), c.get("errorMessage")) for c in raw
+    )
 
 
 def _crash_message(name: str, output: str) -> str:

@@ -2,8 +2,11 @@
 
 ``clawplane mcp probe PATH [NAME] [--json]`` is modelled on ``openclaw mcp probe --json``:
 it starts every enabled server (or just NAME), lists its tools, tears it down and prints
-the sanitized tool names, the filtered counts and any diagnostics. Exit 1 when a server
-could not be probed (or the folder does not validate).
+the sanitized tool names, the filtered counts and any diagnostics. ``--url URL``
+(``--transport``, ``--header``) probes one remote server without a folder, and ``--call
+TOOL --args JSON`` calls one tool of the probed server and prints its result. Exit 1 when a
+server could not be probed, the folder does not validate or the call failed; 2 for a wrong
+command line.
 """
 
 from __future__ import annotations
@@ -16,11 +19,21 @@ import anyio
 import typer
 
 from clawplane.cli.console import EXIT_INVALID, EXIT_OK, err, out, print_diagnostic
+from clawplane.cli.probing import (
+    TRANSPORTS,
+    Secrets,
+    escape,
+    parse_args,
+    parse_headers,
+    print_call,
+    url_target,
+    usage_error,
+)
 from clawplane.models import McpServer
 from clawplane.validation import validate_paths
 
 if TYPE_CHECKING:
-    from clawplane.runtimes import ProbeReport, ProbeTarget
+    from clawplane.runtimes import ProbeCall, ProbeReport, ProbeTarget
 
 app = typer.Typer(
     name="mcp",
@@ -65,8 +78,8 @@ def _select(targets: list[ProbeTarget], name: str | None, path: Path) -> list[Pr
     return chosen
 
 
-def _print_text(report: ProbeReport, path: Path) -> None:
-    out.print(f"MCP probe ({path}):", markup=False)
+def _print_text(report: ProbeReport, where: str, redact: Secrets) -> None:
+    out.print(redact(f"MCP probe ({where}):"), markup=False)
     for name in sorted(report.servers):
         server = report.servers[name]
         extras = "".join(
@@ -83,30 +96,91 @@ def _print_text(report: ProbeReport, path: Path) -> None:
             if entry.server == name:
                 out.print(f"    {entry.name}", markup=False)
     for diagnostic in report.diagnostics:
-        out.print(f"! {diagnostic.server_name}: {diagnostic.message}", markup=False)
+        out.print(redact(escape(f"! {diagnostic.server_name}: {diagnostic.message}")), markup=False)
         for line in diagnostic.stderr:
-            out.print(f"    stderr: {line}", markup=False)
+            out.print(redact(escape(f"    stderr: {line}")), markup=False)
 
 
 @app.command("probe")
 def probe(
-    path: Annotated[Path, typer.Argument(help="Resource file or folder declaring McpServer resources.")],
+    path: Annotated[
+        Path | None, typer.Argument(help="Resource file or folder declaring McpServer resources.")
+    ] = None,
     name: Annotated[str | None, typer.Argument(help="Probe only this server.")] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print JSON (the shape of `openclaw mcp probe --json`).")
     ] = False,
+    url: Annotated[
+        str | None, typer.Option("--url", help="Probe the MCP server at this URL instead of a folder's.")
+    ] = None,
+    transport: Annotated[
+        str, typer.Option("--transport", help=f"Transport of --url: {' or '.join(TRANSPORTS)}.")
+    ] = "streamable-http",
+    header: Annotated[
+        list[str] | None,
+        typer.Option("--header", help="HTTP header 'Name: value' for --url (repeatable; shown redacted)."),
+    ] = None,
+    call: Annotated[
+        str | None, typer.Option("--call", help="Call this tool (its MCP name) and print its result.")
+    ] = None,
+    args: Annotated[
+        str | None, typer.Option("--args", help="Arguments of --call, a JSON object (default {}).")
+    ] = None,
 ) -> None:
-    """Connect to the declared MCP servers, list their tools, then stop them."""
-    targets = _select(_targets(path), name, path)
-    if not any(t.spec.enabled for t in targets):
-        out.print(f"No enabled MCP servers in {path}.", markup=False)
-        raise typer.Exit(EXIT_OK)
+    """Connect to MCP servers (a folder's, or one at --url), list their tools, then stop them."""
+    if args is not None and call is None:
+        raise usage_error("--args needs --call TOOL: the arguments are for that tool")
+    arguments = parse_args(args)
+    if url is not None:
+        if path is not None:
+            raise usage_error("give either PATH (a folder's servers) or --url, not both")
+        headers = parse_headers(header or [])
+        redact = Secrets(list(headers.values()))
+        targets = [url_target(url, transport, headers)]
+        from clawplane.runtimes.redaction import redact_url
+
+        where = redact(redact_url(url))
+    else:
+        if path is None:
+            raise usage_error("give PATH (a resource file or folder) or --url URL; see --help")
+        if header or transport != "streamable-http":
+            raise usage_error("--header and --transport apply to --url; a folder's servers declare their own")
+        redact = Secrets()
+        targets = _select(_targets(path), name, path)
+        where = str(path)
+        if not any(t.spec.enabled for t in targets):
+            out.print(f"No enabled MCP servers in {path}.", markup=False)
+            raise typer.Exit(EXIT_OK)
+    planned = _planned_call(call, arguments, targets, name)
     from clawplane.runtimes import probe_servers
 
-    report = anyio.run(probe_servers, targets)
+    report = anyio.run(lambda: probe_servers(targets, call=planned))
+    hint = None
+    if url is not None:
+        hint = (
+            f"check that an MCP server answers at {where} over {transport} (an SSE server is usually "
+            "at .../sse, with --transport sse) and that every --header it needs is given"
+        )
+    _report(report, where, redact, as_json=as_json, hint=hint)
+
+
+def _planned_call(
+    tool: str | None, arguments: dict[str, object], targets: list[ProbeTarget], name: str | None
+) -> ProbeCall | None:
+    if tool is None:
+        return None
+    enabled = [t for t in targets if t.spec.enabled]
+    if len(enabled) != 1:
+        raise usage_error(f"--call needs one server: give its NAME after PATH ({len(enabled)} enabled here)")
+    from clawplane.runtimes import ProbeCall
+
+    return ProbeCall(server=enabled[0].name, tool=tool, arguments=arguments)
+
+
+def _report(report: ProbeReport, where: str, redact: Secrets, *, as_json: bool, hint: str | None) -> None:
     for server in report.servers.values():
         for warning in server.warnings:
-            err.print(f'warning: MCP server "{server.name}": {warning}', markup=False)
+            err.print(redact(f'warning: MCP server "{server.name}": {warning}'), markup=False)
     for entry in report.renamed:
         err.print(
             f'info: tool "{entry.tool}" from server "{entry.server}" registered as "{entry.name}" '
@@ -114,10 +188,27 @@ def probe(
             markup=False,
         )
     if as_json:
-        out.print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False), markup=False, soft_wrap=True)
+        text = json.dumps(report.to_dict(), indent=2, ensure_ascii=False)
+        out.print(redact(text), markup=False, soft_wrap=True, highlight=False)
     else:
-        _print_text(report, path)
+        _print_text(report, where, redact)
+        if report.call is not None:
+            print_call(report.call, redact)
     if report.diagnostics:
         first = report.diagnostics[0]
-        err.print(f'MCP probe failed for "{first.server_name}" in {path}: {first.message}', markup=False)
+        message = f'MCP probe failed for "{first.server_name}" in {where}: {first.message}'
+        err.print(redact(escape(message)), markup=False)
+        if hint:
+            err.print(hint, markup=False)
+        raise typer.Exit(EXIT_INVALID)
+    outcome = report.call
+    if outcome is not None and outcome.error is not None:
+        err.print(
+            redact(escape(f'calling tool "{outcome.tool}" on "{outcome.server}" failed: {outcome.error}')),
+            markup=False,
+        )
+        raise typer.Exit(EXIT_INVALID)
+    if outcome is not None and not outcome.ok:
+        message = f'tool "{outcome.tool}" reported an error (its result is above); check the --args given'
+        err.print(escape(message), markup=False)
         raise typer.Exit(EXIT_INVALID)

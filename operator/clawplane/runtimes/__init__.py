@@ -20,7 +20,8 @@ Public API (everything the reconcile engine and the CLI need; no SDK types leak 
 - ``RuntimeStatus``, ``Phase``, ``RuntimeEvent``, ``EventKind``, ``ToolEntry``, ``ToolKind``,
   ``ToolResult`` — plain values.
 - ``probe_servers`` / ``ProbeReport`` — start, list and stop declared servers once
-  (``clawplane mcp probe``; ``hosting: consumer`` servers).
+  (``clawplane mcp probe``; ``hosting: consumer`` servers); ``ProbeCall`` / ``ProbeCallOutcome``
+  — one tool call made while probing.
 - ``run_bridge`` / ``BridgeOptions`` — the standalone one-server bridge behind ``clawplane bridge``.
 - ``RequestGuard``, ``TokenTable``, ``Principal``, ``Endpoint``, ``PortInUseError`` — who may
   call a listener, and where it listens.
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
         StartError,
         UnknownServerError,
     )
-    from clawplane.runtimes.probe import ProbeReport, ProbeTarget, probe_servers
+    from clawplane.runtimes.probe import ProbeCall, ProbeCallOutcome, ProbeReport, ProbeTarget, probe_servers
     from clawplane.runtimes.proxy import (
         Endpoint,
         PortInUseError,
@@ -74,6 +75,8 @@ _HOMES: dict[str, str] = {
     "Phase": "clawplane.runtimes.status",
     "PortInUseError": "clawplane.runtimes.proxy",
     "Principal": "clawplane.runtimes.proxy",
+    "ProbeCall": "clawplane.runtimes.probe",
+    "ProbeCallOutcome": "clawplane.runtimes.probe",
     "ProbeReport": "clawplane.runtimes.probe",
     "ProbeTarget": "clawplane.runtimes.probe",
     "RequestFailedError": "clawplane.runtimes.errors",
@@ -107,6 +110,8 @@ __all__ = [
     "Phase",
     "PortInUseError",
     "Principal",
+    "ProbeCall",
+    "ProbeCallOutcome",
     "ProbeReport",
     "ProbeTarget",
     "RequestFailedError",

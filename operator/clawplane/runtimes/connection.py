@@ -6,6 +6,11 @@
 goes wrong in the SDK or the transport comes out as ``RequestFailedError`` (or
 ``RequestTimeoutError``) with secrets redacted. ``closed`` is set when the server side of
 the transport ends (process exit, dropped SSE stream).
+
+A server may ask for input while serving a request (``elicitation/create``, in the handshake
+era as a request, in 2026-07-28 as an ``InputRequiredResult`` the SDK answers and retries):
+``elicitation`` answers it (``runtimes.elicitation.accept_defaults`` fills in the schema's
+defaults); without one the client declares no elicitation support.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client._transport import TransportStreams
+from mcp.client.session import ElicitationFnT
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
@@ -57,6 +63,8 @@ REQUEST_ERRORS = (
     anyio.ClosedResourceError,
 )
 _RELISTEN_SECONDS = 1.0
+_LISTEN_SETTLE_SECONDS = 2.0
+"""How long a handshake-era connect waits for the server to answer its standalone GET stream."""
 T = TypeVar("T")
 
 
@@ -89,6 +97,14 @@ class _WatchedReadStream:
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._closed.set()
             raise
+        if isinstance(item, SessionMessage) and isinstance(item.message, types.JSONRPCResponse):
+            result = item.message.result
+            # SEP-2322: a result without ``resultType`` is complete; the SDK's 2026-07-28
+            # validation wants it spelt out. Revisions before it ignore the key. A copy: the
+            # message may be shared (a mux link hands out what the process wrote).
+            if isinstance(result, dict) and "resultType" not in result:
+                response = item.message.model_copy(update={"result": {**result, "resultType": "complete"}})
+                return SessionMessage(message=response, metadata=item.metadata)
         return item
 
     def __aiter__(self) -> _WatchedReadStream:
@@ -277,6 +293,18 @@ def _json_size(result: Any) -> int:
     return len(result.model_dump_json(by_alias=True, exclude_none=True).encode("utf-8"))
 
 
+async def _settle(transport: object, version: str, connect_timeout: float) -> None:
+    """Let a handshake-era HTTP session's standalone GET stream open before the first request.
+
+    Otherwise a server that answers a request on whichever stream is open (resumption after
+    a dropped response stream, notifications) may find none, or a different one than it
+    would a moment later.
+    """
+    settle = getattr(transport, "settle", None)
+    if settle is not None and version not in MODERN_PROTOCOL_VERSIONS:
+        await settle(min(_LISTEN_SETTLE_SECONDS, connect_timeout))
+
+
 @contextlib.asynccontextmanager
 async def open_connection(
     transport: AbstractAsyncContextManager[TransportStreams],
@@ -287,10 +315,12 @@ async def open_connection(
     fanout: ChangeFanout | None = None,
     redact: Callable[[str], str] = str,
     closed: anyio.Event | None = None,
+    elicitation: ElicitationFnT | None = None,
 ) -> AsyncIterator[Connection]:
     """Connect over ``transport`` and hand out the session until the context exits.
 
-    ``closed`` (made here when not given) is set when the server side of the transport ends.
+    ``closed`` (made here when not given) is set when the server side of the transport ends;
+    ``elicitation`` answers the server's requests for input (none: not supported).
 
     Raises:
         ConnectTimeoutError: The handshake did not finish within ``connect_timeout``.
@@ -305,6 +335,7 @@ async def open_connection(
         message_handler=fanout.message_handler,
         client_info=CLIENT_INFO,
         cache=None,
+        elicitation_callback=elicitation,
     )
     connected = False
     # Entered before the client so the client's task groups nest inside it; once connected
@@ -312,6 +343,7 @@ async def open_connection(
     with anyio.CancelScope(deadline=anyio.current_time() + connect_timeout) as scope:
         try:
             async with client:
+                await _settle(transport, client.protocol_version, connect_timeout)
                 connected = True
                 scope.deadline = math.inf
                 yield Connection(

@@ -6,6 +6,10 @@ This is ``clawplane mcp probe`` (modelled on ``openclaw mcp probe --json``) and 
 probed set in declaration order, and ``to_dict`` has OpenClaw's shape: ``generatedAt``,
 ``servers`` (sorted by name), ``tools`` (safe names, sorted by UTF-16 code units) and
 ``diagnostics``. Nothing is restarted: a server that fails is reported, not retried.
+
+With a ``ProbeCall`` the probe also calls one tool of one server once it is ready (through
+the supervisor, as an agent's call goes) and reports the result, or why there is none, as
+``call``.
 """
 
 from __future__ import annotations
@@ -23,11 +27,20 @@ import anyio
 from clawplane.models import McpServerSpec
 from clawplane.naming import assign_server_names, utf16_sort_key
 from clawplane.runtimes.catalog import ServerTools, ToolEntry, ToolKind
+from clawplane.runtimes.errors import McpRuntimeError
 from clawplane.runtimes.settings import RuntimeSettings
-from clawplane.runtimes.status import Phase, RuntimeStatus
+from clawplane.runtimes.status import Phase, RuntimeStatus, ToolResult
 from clawplane.runtimes.supervisor import Supervisor
 
-__all__ = ["ProbeDiagnostic", "ProbeReport", "ProbeServer", "ProbeTarget", "probe_servers"]
+__all__ = [
+    "ProbeCall",
+    "ProbeCallOutcome",
+    "ProbeDiagnostic",
+    "ProbeReport",
+    "ProbeServer",
+    "ProbeTarget",
+    "probe_servers",
+]
 
 PROBE_CONNECT_TIMEOUT_MS = 5000
 PROBE_STDERR_LINES = 20
@@ -42,6 +55,39 @@ class ProbeTarget:
     name: str
     spec: McpServerSpec
     base_dir: Path
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeCall:
+    """A tool to call on one probed server (``tool`` is its raw MCP name)."""
+
+    server: str
+    tool: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeCallOutcome:
+    """What calling the tool gave: a result (possibly ``isError``), or why there is none."""
+
+    server: str
+    tool: str
+    result: ToolResult | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """The call returned a result that is not an error."""
+        return self.result is not None and not self.result.is_error
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{server, tool, result | error}``, the result as MCP ``CallToolResult`` JSON."""
+        doc: dict[str, Any] = {"server": self.server, "tool": self.tool}
+        if self.result is not None:
+            doc["result"] = self.result.to_dict()
+        if self.error is not None:
+            doc["error"] = self.error
+        return doc
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +166,7 @@ class ProbeReport:
     catalog: Sequence[ToolEntry] = ()
     diagnostics: Sequence[ProbeDiagnostic] = ()
     skipped: Sequence[str] = ()
+    call: ProbeCallOutcome | None = None
 
     @property
     def tools(self) -> list[str]:
@@ -139,12 +186,15 @@ class ProbeReport:
     def to_dict(self) -> dict[str, Any]:
         """The ``openclaw mcp probe --json`` document."""
         stamp = self.generated_at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
-        return {
+        doc: dict[str, Any] = {
             "generatedAt": stamp,
             "servers": {name: self.servers[name].to_dict() for name in sorted(self.servers)},
             "tools": self.tools,
             "diagnostics": [d.to_dict() for d in self.diagnostics],
         }
+        if self.call is not None:
+            doc["call"] = self.call.to_dict()  # not in OpenClaw's document: only with a call
+        return doc
 
 
 def _approval_mode(name: str, spec: McpServerSpec) -> str:
@@ -201,10 +251,33 @@ def _server_entry(target: ProbeTarget, status: RuntimeStatus, tools: ServerTools
     )
 
 
+async def _call(supervisor: Supervisor, call: ProbeCall, tools: ServerTools | None) -> ProbeCallOutcome:
+    """Call ``call.tool`` if the server is up and lists it."""
+    if tools is None:
+        return ProbeCallOutcome(call.server, call.tool, error="the server did not connect (see diagnostics)")
+    names = sorted(t.name for t in tools.tools)
+    if call.tool not in names:
+        listed = ", ".join(names) if names else "none"
+        return ProbeCallOutcome(
+            call.server, call.tool, error=f"the server lists no tool named {call.tool!r} (it lists: {listed})"
+        )
+    try:
+        result = await supervisor.call_tool(call.server, call.tool, call.arguments)
+    except McpRuntimeError as exc:
+        return ProbeCallOutcome(call.server, call.tool, error=str(exc))
+    return ProbeCallOutcome(call.server, call.tool, result=result)
+
+
 async def probe_servers(
-    targets: Sequence[ProbeTarget], *, settings: RuntimeSettings | None = None
+    targets: Sequence[ProbeTarget],
+    *,
+    settings: RuntimeSettings | None = None,
+    call: ProbeCall | None = None,
 ) -> ProbeReport:
-    """Start every enabled target, list its tools, stop it; all targets in parallel."""
+    """Start every enabled target, list its tools, stop it; all targets in parallel.
+
+    With ``call``, that tool is called once its server is ready, before anything is stopped.
+    """
     enabled = [t for t in targets if t.spec.enabled]
     safe_names = dict(
         zip([t.name for t in enabled], assign_server_names([t.name for t in enabled]), strict=True)
@@ -241,10 +314,15 @@ async def probe_servers(
                     ProbeDiagnostic(target.name, status.safe_name, status.launch, message, stderr)
                 )
         catalog = supervisor.catalog([t.name for t in enabled if t.name in servers])
+        outcome = None
+        if call is not None:
+            listed = runtimes[call.server] if call.server in servers else None
+            outcome = await _call(supervisor, call, listed)
     return ProbeReport(
         generated_at=datetime.now(UTC),
         servers=servers,
         catalog=catalog,
         diagnostics=diagnostics,
         skipped=[t.name for t in targets if not t.spec.enabled],
+        call=outcome,
     )

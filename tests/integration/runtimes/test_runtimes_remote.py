@@ -9,6 +9,8 @@ from tests.fixtures.servers.helpers import FAST, START_TIMEOUT, http_fixture
 
 from clawplane.models import McpServerSpec
 from clawplane.runtimes import EventKind, Phase, RuntimeEvent, RuntimeStatus, Supervisor, ToolKind
+from clawplane.runtimes.connection import open_connection
+from clawplane.runtimes.remote import HttpOptions, streamable_http_transport
 
 pytestmark = pytest.mark.anyio
 
@@ -95,3 +97,18 @@ async def test_unreachable_url_backs_off(tmp_path: Path) -> None:
     assert status.last_error is not None and status.last_error.startswith(
         'MCP server "gone" failed to start: '
     )
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+async def test_a_handshake_era_session_is_listening_once_connected(era: str) -> None:
+    """Its standalone GET stream is answered before the connection is handed out (sse-retry of
+    the conformance suite depends on it); 2026-07-28 has no such stream and does not wait."""
+    args = ("--legacy",) if era != "2026-07-28" else ()
+    async with http_fixture("normal", "streamable-http", *args) as url:
+        transport = streamable_http_transport(url, HttpOptions(headers={}, connect_timeout=START_TIMEOUT))
+        async with open_connection(
+            transport, server="normal", connect_timeout=START_TIMEOUT, request_timeout=START_TIMEOUT
+        ) as conn:
+            listening = transport.listening
+            version = conn.protocol_version
+    assert (version, listening) == (era, era != "2026-07-28")

@@ -9,7 +9,7 @@ def test_public_names_are_exactly_the_documented_ones() -> None:
     assert sorted(runtimes.__all__) == sorted(
         [
             "BridgeOptions", "BridgeOutcome", "ConnectTimeoutError", "Endpoint", "EventKind", "ListingError",
-            "McpRuntimeError", "Phase", "PortInUseError", "Principal", "ProbeReport", "ProbeTarget",
+            "McpRuntimeError", "Phase", "PortInUseError", "Principal", "ProbeCall", "ProbeCallOutcome", "ProbeReport", "ProbeTarget",
             "RequestFailedError", "RequestGuard", "RequestTimeoutError", "RuntimeEvent", "RuntimeSettings",
             "RuntimeStatus", "ServerPausedError", "ServerUnavailableError", "StartError", "Supervisor",
             "TokenTable", "ToolEntry", "ToolKind", "ToolResult", "UnknownServerError", "probe_servers",
