@@ -20,8 +20,6 @@ order. Earlier documents report first.
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass, field
 from io import StringIO
 from typing import Any
@@ -43,6 +41,19 @@ from ruamel.yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from ruamel.yaml.reader import ReaderError
 
 from clawplane.loading.positions import PathT, Positions
+from clawplane.loading.yamlproblems import (
+    Pos,
+    YamlProblem,
+    key_problem,
+    syntax_problem,
+    tag_problem,
+    too_deep,
+    too_large,
+)
+from clawplane.loading.yamlscalars import yaml_float, yaml_int
+
+# YamlProblem is re-exported: parse_documents raises it, callers catch it from here.
+__all__ = ["MAX_DEPTH", "MAX_NODES_PER_DOCUMENT", "ParsedDocument", "YamlProblem", "parse_documents"]
 
 try:  # the C parser is ~10x faster; the pure one behaves the same
     from ruamel.yaml.cyaml import CSafeLoader as _Loader
@@ -58,28 +69,14 @@ MAX_NODES_PER_DOCUMENT = 200_000
 # (ours, pydantic's) far from Python's recursion limit.
 MAX_DEPTH = 100
 
+
 _TAG = "tag:yaml.org,2002:"
 _STR, _MAP, _SEQ, _MERGE = _TAG + "str", _TAG + "map", _TAG + "seq", _TAG + "merge"
-_INT_RE = re.compile(r"^[-+]?(0o[0-7]+|0x[0-9a-fA-F]+|[0-9]+)$")
 # The resolver's answer for a (kind, value, implicit) triple never changes: the loader
 # has no path resolvers, so it depends on nothing else. Bounded, as any input can fill it.
 _RESOLVED: dict[tuple[type, str | None, Any], str] = {}
 _RESOLVED_MAX = 8192
 _RESOLVED_TEXT_MAX = 64
-
-Pos = tuple[int, int]
-
-
-class YamlProblem(Exception):
-    """A problem in the YAML text itself, with its 1-based position."""
-
-    def __init__(self, code: str, message: str, line: int, column: int, hint: str = "") -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.line = line
-        self.column = column
-        self.hint = hint
 
 
 @dataclass(slots=True)
@@ -98,7 +95,7 @@ def parse_documents(text: str) -> list[ParsedDocument]:
     try:
         return _Reader(loader).documents()
     except MarkedYAMLError as exc:
-        raise _syntax_problem(exc, text) from None
+        raise syntax_problem(exc, text) from None
     except ReaderError as exc:
         raise _reader_problem(exc, text) from None
     except YAMLError as exc:
@@ -210,7 +207,7 @@ class _Reader:
         elif cls is MappingStartEvent or cls is SequenceStartEvent:
             self._depth += 1
             if self._depth > MAX_DEPTH:
-                raise _too_deep(*_pos(event))
+                raise too_deep(*_pos(event), MAX_DEPTH)
         else:
             if cls is MappingEndEvent or cls is SequenceEndEvent:
                 self._depth -= 1
@@ -253,16 +250,16 @@ class _Reader:
                 ))  # fmt: skip
                 return total, height
             if level + sub_height > MAX_DEPTH:  # an alias whose target is deep in itself
-                self._size(_too_deep(*pos))
+                self._size(too_deep(*pos, MAX_DEPTH))
                 return total, height
         total += sub_total
         if total > MAX_NODES_PER_DOCUMENT:
-            self._size(_too_large(pos))
+            self._size(too_large(pos, MAX_NODES_PER_DOCUMENT))
         return total, max(height, sub_height)
 
     def _close(self, total: int, height: int, pos: Pos) -> tuple[int, int]:
         if total > MAX_NODES_PER_DOCUMENT:
-            self._size(_too_large(pos))
+            self._size(too_large(pos, MAX_NODES_PER_DOCUMENT))
         return total, height + 1
 
     # -- nodes ---------------------------------------------------------------------------------
@@ -327,7 +324,7 @@ class _Reader:
         if self._building:
             self._values.append((path, pos))
             if tag != (_MAP if is_map else _SEQ):
-                self._fail(_tag_problem(tag, pos))
+                self._fail(tag_problem(tag, pos))
         if is_map:
             value, total, height = self._mapping(path, level, pos)
         else:
@@ -402,13 +399,13 @@ class _Reader:
             kind = MappingNode if cls is MappingStartEvent else SequenceNode
             tag, kpos = self._tag(event, kind), _pos(event)
             if self._building:
-                self._fail(_key_problem(tag, kpos))
+                self._fail(key_problem(tag == _MERGE, kpos))
             _, sub_total, sub_height, _ = self._node(event, (), level + 1)
             return None, *self._add(total, height, (sub_total, sub_height, None), level, pos)
         if not self._building:
             return None, total, height
         if tag == _MERGE or text is None:
-            self._fail(_key_problem(tag, kpos))
+            self._fail(key_problem(tag == _MERGE, kpos))
             return None, total, height
         first = seen.get(text)
         if first is not None:
@@ -429,63 +426,13 @@ class _Reader:
         if tag == _TAG + "bool":
             return text.lower() == "true"
         if tag == _TAG + "int":
-            return _int(text)
+            return yaml_int(text)
         if tag == _TAG + "float":
-            return _float(text)
+            return yaml_float(text)
         if tag in (_TAG + "timestamp", _TAG + "binary"):
             return text
-        self._fail(_tag_problem(tag, pos))
+        self._fail(tag_problem(tag, pos))
         return None
-
-
-def _too_large(pos: Pos) -> YamlProblem:
-    return YamlProblem(
-        "yaml.too-large",
-        f"document expands to more than {MAX_NODES_PER_DOCUMENT} nodes (alias bomb?)",
-        *pos,
-        "remove repeated aliases; clawplane resources are small",
-    )
-
-
-def _key_problem(tag: str, pos: Pos) -> YamlProblem:
-    if tag == _MERGE:
-        return YamlProblem(
-            "yaml.merge-key", "YAML merge keys (<<) are not supported", *pos,
-            "write the keys out; resources should be explicit",
-        )  # fmt: skip
-    return YamlProblem("yaml.complex-key", "mapping keys must be plain scalars", *pos, "use a string key")
-
-
-def _tag_problem(tag: str, pos: Pos) -> YamlProblem:
-    return YamlProblem(
-        "yaml.tag",
-        f"unsupported YAML tag {tag!r}",
-        *pos,
-        "remove the tag; clawplane accepts plain YAML values only",
-    )
-
-
-def _too_deep(line: int, column: int) -> YamlProblem:
-    return YamlProblem(
-        "yaml.too-deep",
-        f"YAML is nested more than {MAX_DEPTH} levels deep",
-        line,
-        column,
-        "flatten the structure; clawplane resources nest only a few levels deep",
-    )
-
-
-def _syntax_problem(exc: MarkedYAMLError, text: str) -> YamlProblem:
-    mark = exc.problem_mark or exc.context_mark
-    line, col = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
-    problem = (exc.problem or "invalid YAML").strip()
-    context = (exc.context or "").strip()
-    message = f"invalid YAML: {context}: {problem}" if context else f"invalid YAML: {problem}"
-    if context and exc.context_mark is not None:
-        message += f" (started at line {exc.context_mark.line + 1})"
-    lines = text.splitlines()
-    offending = lines[line - 1][col - 1 : col] if 0 < line <= len(lines) else ""
-    return YamlProblem("yaml.syntax", message, line, col, _syntax_hint(problem + " " + context, offending))
 
 
 def _reader_problem(exc: ReaderError, text: str) -> YamlProblem:
@@ -505,40 +452,3 @@ def _reader_problem(exc: ReaderError, text: str) -> YamlProblem:
         column,
         "remove the character, or write it as an escape in a double-quoted string",
     )
-
-
-def _syntax_hint(problem: str, offending: str) -> str:
-    if offending == "\t" or "\\t" in problem:
-        return "YAML indentation must use spaces, not tabs"
-    if "quoted" in problem or "quote" in problem:
-        return "close the quoted string on the same line, or use a block scalar (|)"
-    if "could not find expected ':'" in problem or "mapping values" in problem:
-        return "check the indentation and that every key is followed by ': '"
-    return "fix the YAML syntax at this position"
-
-
-def _int(text: str) -> int | str:
-    clean = text.replace("_", "")
-    if not _INT_RE.match(clean):
-        return text
-    sign = -1 if clean.startswith("-") else 1
-    digits = clean.lstrip("+-")
-    if digits.startswith("0o"):
-        return sign * int(digits[2:], 8)
-    if digits.startswith("0x"):
-        return sign * int(digits[2:], 16)
-    return sign * int(digits)
-
-
-def _float(text: str) -> float | str:
-    lowered = text.lower()
-    if lowered in (".inf", "+.inf"):
-        return math.inf
-    if lowered == "-.inf":
-        return -math.inf
-    if lowered == ".nan":
-        return math.nan
-    try:
-        return float(text.replace("_", ""))
-    except ValueError:
-        return text

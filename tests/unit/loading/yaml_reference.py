@@ -27,16 +27,9 @@ from ruamel.yaml.reader import ReaderError
 
 from clawplane.loading import yamlparse
 from clawplane.loading.positions import PathT, Positions
-from clawplane.loading.yamlparse import (
-    ParsedDocument,
-    YamlProblem,
-    _float,
-    _int,
-    _Loader,
-    _reader_problem,
-    _syntax_problem,
-    _too_deep,
-)
+from clawplane.loading.yamlparse import ParsedDocument, YamlProblem, _Loader, _reader_problem
+from clawplane.loading.yamlproblems import syntax_problem, too_deep
+from clawplane.loading.yamlscalars import yaml_float, yaml_int
 
 _TAG = "tag:yaml.org,2002:"
 
@@ -61,7 +54,7 @@ def parse_documents(text: str) -> list[ParsedDocument]:
             line, _ = _pos(node)
             docs.append(ParsedDocument(data, builder.positions, line, len(docs)))
     except MarkedYAMLError as exc:
-        raise _syntax_problem(exc, text) from None
+        raise syntax_problem(exc, text) from None
     except ReaderError as exc:
         raise _reader_problem(exc, text) from None
     except YAMLError as exc:
@@ -85,7 +78,7 @@ def _prescan(text: str) -> tuple[int, YamlProblem] | None:
                 nodes += 1
                 depth += 1
                 if depth > max_depth:
-                    return document, _too_deep(event.start_mark.line + 1, event.start_mark.column + 1)
+                    return document, too_deep(event.start_mark.line + 1, event.start_mark.column + 1, max_depth)
             elif isinstance(event, CollectionEndEvent):
                 depth -= 1
                 continue
@@ -122,7 +115,7 @@ def _check_size(root: Node) -> None:
 
     def measure(node: MappingNode | SequenceNode, level: int) -> tuple[int, int]:
         if level > max_depth:
-            raise _too_deep(*_pos(node))
+            raise too_deep(*_pos(node), max_depth)
         key = id(node)
         on_stack.add(key)
         children = node.value if isinstance(node, SequenceNode) else chain.from_iterable(node.value)
@@ -140,7 +133,7 @@ def _check_size(root: Node) -> None:
                     )  # fmt: skip
                 sub = measure(child, level + 1)
             elif level + sub[1] > max_depth:
-                raise _too_deep(*_pos(node))
+                raise too_deep(*_pos(node), max_depth)
             total += sub[0]
             height = max(height, sub[1])
             if total > limit:
@@ -210,9 +203,9 @@ def _scalar(node: ScalarNode) -> Any:
     if tag == _TAG + "bool":
         return value.lower() == "true"
     if tag == _TAG + "int":
-        return _int(value)
+        return yaml_int(value)
     if tag == _TAG + "float":
-        return _float(value)
+        return yaml_float(value)
     if tag in (_TAG + "timestamp", _TAG + "binary"):
         return value
     raise _tag_problem(node)

@@ -10,20 +10,20 @@ drawn values and both must agree.
 Where zod and JSON Schema differ, OpenClaw's behaviour wins: a key with a ``default`` is not
 required (zod fills it in), and string lengths count UTF-16 code units (JavaScript's
 ``length``), not code points.
+
+The compiler and the checks that recurse into sub-schemas are here; the number and string
+keyword checks are in ``scalarchecks``, JSON value semantics (types, equality, UTF-16 lengths,
+formats) in ``jsonvalues``, and ``Failure`` in ``failure``.
 """
 
 from __future__ import annotations
 
-import math
-import re
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
 
-Node = dict[str, Any]
-PathT = tuple[str | int, ...]
+from clawplane.schema.openclaw.failure import Check, Failure, Node, PathT
+from clawplane.schema.openclaw.jsonvalues import TYPE_TESTS, equal, never_type, utf16_length
+from clawplane.schema.openclaw.scalarchecks import number_checks, string_checks
 
 KEYWORDS = frozenset({
     "type", "properties", "additionalProperties", "required", "const", "enum", "anyOf", "oneOf", "allOf",
@@ -35,115 +35,7 @@ KEYWORDS = frozenset({
     "$comment",
 })  # fmt: skip
 
-
-@dataclass(slots=True)
-class Failure:
-    """One keyword a value failed, where, and (for unions) why each alternative failed."""
-
-    keyword: str
-    expected: Any
-    """The keyword's value in the schema (the enum's values, the minimum, …)."""
-    value: Any
-    path: PathT
-    schema: Node
-    context: list[Failure] = field(default_factory=list)
-    branch: int = -1
-    """For a failure inside a union: which alternative it belongs to."""
-
-
-Check = Callable[[Any, PathT, list[Failure]], bool]
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True or value is False:
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def _is_type(value: Any, kind: str) -> bool:
-    actual = _json_type(value)
-    if actual == kind:
-        return True
-    if kind == "number":
-        return actual == "integer"
-    if kind == "integer":
-        return actual == "number" and math.isfinite(value) and float(value).is_integer()
-    return False
-
-
-def _is_integer(value: Any) -> bool:
-    if isinstance(value, int):
-        return value is not True and value is not False
-    return isinstance(value, float) and math.isfinite(value) and value.is_integer()
-
-
-_TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "boolean": lambda v: v is True or v is False,
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list | tuple),
-    "integer": _is_integer,
-    "number": lambda v: isinstance(v, int | float) and v is not True and v is not False,
-    "null": lambda v: v is None,
-}
-"""JSON Schema's types, tested the way ``_is_type`` decides them (one function per type, for speed)."""
-
-
-def _never_type(value: Any) -> bool:
-    return False
-
-
-def _equal(a: Any, b: Any) -> bool:
-    """JSON equality: 1 == 1.0, but true is not 1 and "1" is not 1."""
-    if type(a) is str or type(b) is str:
-        return type(a) is type(b) and a == b
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    numbers = (isinstance(a, int | float), isinstance(b, int | float))
-    if any(numbers):
-        return all(numbers) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and bool(a == b)
-
-
-def utf16_length(text: str) -> int:
-    """JavaScript's ``length`` of a string: UTF-16 code units."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def _is_uri(value: str) -> bool:
-    # zod's url(): WHATWG URL parsing: a scheme, and a host for the special schemes.
-    if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", value) or any(c.isspace() for c in value.strip()):
-        return False
-    try:
-        parts = urlsplit(value.strip())
-    except ValueError:
-        return False
-    return parts.scheme.lower() not in ("http", "https", "ws", "wss", "ftp") or bool(parts.netloc)
-
-
-_FORMATS: dict[str, Callable[[str], bool]] = {"uri": _is_uri}
-"""Formats checked here; the others OpenClaw's schema names come with a ``pattern`` that checks them."""
-
 _compiled: dict[int, tuple[Node, Check]] = {}
-_patterns: dict[str, re.Pattern[str] | None] = {}
 _lock = threading.Lock()
 
 
@@ -163,15 +55,6 @@ def failures(value: Any, node: Node) -> list[Failure]:
     found: list[Failure] = []
     compiled(node)(value, (), found)
     return found
-
-
-def _pattern(text: str) -> re.Pattern[str] | None:
-    if text not in _patterns:
-        try:
-            _patterns[text] = re.compile(text)
-        except re.error:
-            _patterns[text] = None  # a JavaScript-only construct: nothing to check here
-    return _patterns[text]
 
 
 def _lazy(node: Any) -> Check:
@@ -203,7 +86,7 @@ def _compile(node: Node) -> Check:
     checks: list[Check] = []
     kind = node.get("type")
     if kind is not None:
-        tests = [_TYPE_TESTS.get(k, _never_type) for k in ([kind] if isinstance(kind, str) else kind)]
+        tests = [TYPE_TESTS.get(k, never_type) for k in ([kind] if isinstance(kind, str) else kind)]
         single = tests[0] if len(tests) == 1 else None
 
         def check_type(value: Any, path: PathT, out: list[Failure]) -> bool:
@@ -217,7 +100,7 @@ def _compile(node: Node) -> Check:
         const = node["const"]
 
         def check_const(value: Any, path: PathT, out: list[Failure]) -> bool:
-            if _equal(value, const):
+            if equal(value, const):
                 return True
             out.append(Failure("const", const, value, path, node))
             return False
@@ -227,14 +110,14 @@ def _compile(node: Node) -> Check:
         options = node["enum"]
 
         def check_enum(value: Any, path: PathT, out: list[Failure]) -> bool:
-            if any(_equal(value, o) for o in options):
+            if any(equal(value, o) for o in options):
                 return True
             out.append(Failure("enum", options, value, path, node))
             return False
 
         checks.append(check_enum)
-    checks.extend(_numbers(node))
-    checks.extend(_strings(node))
+    checks.extend(number_checks(node))
+    checks.extend(string_checks(node))
     checks.extend(_objects(node))
     checks.extend(_arrays(node))
     checks.extend(_combinators(node))
@@ -254,75 +137,6 @@ def _compile(node: Node) -> Check:
         return ok
 
     return run
-
-
-def _numbers(node: Node) -> list[Check]:
-    checks: list[Check] = []
-    for keyword, test in (
-        ("minimum", lambda v, b: v >= b),
-        ("maximum", lambda v, b: v <= b),
-        ("exclusiveMinimum", lambda v, b: v > b),
-        ("exclusiveMaximum", lambda v, b: v < b),
-        ("multipleOf", lambda v, b: (v / b).is_integer() if isinstance(v / b, float) else True),
-    ):
-        bound = node.get(keyword)
-        if isinstance(bound, int | float) and not isinstance(bound, bool):
-            checks.append(_number_check(node, keyword, bound, test))
-    return checks
-
-
-def _number_check(node: Node, keyword: str, bound: float, test: Callable[[Any, Any], bool]) -> Check:
-    def check(value: Any, path: PathT, out: list[Failure]) -> bool:
-        if not isinstance(value, int | float) or isinstance(value, bool) or test(value, bound):
-            return True
-        out.append(Failure(keyword, bound, value, path, node))
-        return False
-
-    return check
-
-
-def _strings(node: Node) -> list[Check]:
-    checks: list[Check] = []
-    low, high = node.get("minLength"), node.get("maxLength")
-    if isinstance(low, int) or isinstance(high, int):
-
-        def check_length(value: Any, path: PathT, out: list[Failure]) -> bool:
-            if not isinstance(value, str):
-                return True
-            size = utf16_length(value)
-            if isinstance(low, int) and size < low:
-                out.append(Failure("minLength", low, value, path, node))
-                return False
-            if isinstance(high, int) and size > high:
-                out.append(Failure("maxLength", high, value, path, node))
-                return False
-            return True
-
-        checks.append(check_length)
-    if isinstance(node.get("pattern"), str):
-        text = node["pattern"]
-        regex = _pattern(text)
-        if regex is not None:
-
-            def check_pattern(value: Any, path: PathT, out: list[Failure]) -> bool:
-                if not isinstance(value, str) or regex.search(value):
-                    return True
-                out.append(Failure("pattern", text, value, path, node))
-                return False
-
-            checks.append(check_pattern)
-    test = _FORMATS.get(str(node.get("format")))
-    if test is not None:
-        name = node["format"]
-
-        def check_format(value: Any, path: PathT, out: list[Failure]) -> bool:
-            if not isinstance(value, str) or test(value):
-                return True
-            out.append(Failure("format", name, value, path, node))
-            return False
-
-        checks.append(check_format)
-    return checks
 
 
 def _objects(node: Node) -> list[Check]:
@@ -456,7 +270,7 @@ def _arrays(node: Node) -> list[Check]:
             if not isinstance(value, list | tuple):
                 return True
             for i, a in enumerate(value):
-                if any(_equal(a, b) for b in value[i + 1 :]):
+                if any(equal(a, b) for b in value[i + 1 :]):
                     out.append(Failure("uniqueItems", True, value, path, node))
                     return False
             return True
@@ -530,4 +344,5 @@ def _union(node: Node, keyword: str, options: list[Check]) -> Check:
     return check_union
 
 
+# Failure and utf16_length stay importable from here, the validator's face.
 __all__ = ["KEYWORDS", "Failure", "compiled", "failures", "utf16_length"]
