@@ -3,7 +3,8 @@
 Headers (secret references already resolved) go on every request. ``connectionTimeoutMs``
 bounds opening a connection; reads are unbounded at the HTTP level because server streams
 stay open for a long time, and every request is bounded by ``requestTimeoutMs`` in the
-session instead. ``sslVerify``, ``clientCert`` and ``clientKey`` configure TLS.
+session instead. ``sslVerify``, ``clientCert`` and ``clientKey`` configure TLS; an ``auth``
+(the OAuth client of an ``auth: oauth`` server) signs every request.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class HttpOptions:
     connect_timeout: float
     verify: bool = True
     cert: tuple[str, str] | str | None = None
+    auth: httpx2.Auth | None = None
+    """Authenticates every request (the server's OAuth client, ``runtimes/oauth``)."""
 
     def client(
         self, headers: Mapping[str, str] | None = None, auth: httpx2.Auth | None = None
@@ -42,8 +45,8 @@ class HttpOptions:
         }
         if self.cert is not None:
             kwargs["cert"] = self.cert
-        if auth is not None:
-            kwargs["auth"] = auth
+        if auth is not None or self.auth is not None:
+            kwargs["auth"] = auth if auth is not None else self.auth
         return httpx2.AsyncClient(**kwargs)
 
 
