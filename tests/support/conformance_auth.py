@@ -26,13 +26,10 @@ import anyio
 
 from clawplane.runtimes.connection import open_connection
 from clawplane.runtimes.listing import ListLimits
-from clawplane.runtimes.oauth import (
-    CredentialStorage,
-    FollowRedirect,
-    OAuthSettings,
-    ServerOAuth,
-    preregistered_client,
-)
+from clawplane.runtimes.oauth.interaction import FollowRedirect
+from clawplane.runtimes.oauth.provider import ServerOAuth, preregistered_client
+from clawplane.runtimes.oauth.settings import OAuthSettings
+from clawplane.runtimes.oauth.storage import CredentialStorage
 from clawplane.runtimes.remote import HttpOptions, streamable_http_transport
 from clawplane.state import StateDB
 from clawplane.state.oauth import CredentialStore

@@ -10,7 +10,7 @@ import anyio
 import pytest
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from clawplane.runtimes.oauth import CredentialStorage
+from clawplane.runtimes.oauth.storage import CredentialStorage
 from clawplane.state import StateDB
 from clawplane.state.oauth import KEY_NAME, CredentialStore, OAuthKeyError, load_key
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import AsyncGenerator
-from dataclasses import dataclass
 
 import httpx2
 from mcp.client.auth import OAuthClientProvider
@@ -32,21 +31,12 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 
 from clawplane import __version__
 from clawplane.runtimes.oauth.interaction import Interaction, LoginRequiredError, NoInteraction
+from clawplane.runtimes.oauth.settings import OAuthSettings
 from clawplane.runtimes.oauth.storage import CredentialStorage
 
 __all__ = ["OAuthSettings", "ServerOAuth", "preregistered_client"]
 
 _REFRESH_MARGIN_MAX = 60.0
-
-
-@dataclass(frozen=True, slots=True)
-class OAuthSettings:
-    """A server's OAuth settings, secrets resolved (``McpServer.spec.oauth``)."""
-
-    scope: str | None = None
-    client_metadata_url: str | None = None
-    client_id: str | None = None
-    client_secret: str | None = None
 
 
 def preregistered_client(settings: OAuthSettings, redirect_uri: str) -> OAuthClientInformationFull | None:
@@ -96,6 +86,8 @@ class ServerOAuth(OAuthClientProvider):
         self._interactive = not isinstance(interaction, NoInteraction)
         self._configured_scope = settings.scope
         self._preregistered = settings.client_id is not None
+        self.login_required = False
+        """Set when a request needed a login that nobody could give (``NoInteraction``)."""
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -147,6 +139,7 @@ class ServerOAuth(OAuthClientProvider):
             if not self._initialized:
                 await self._initialize()
             if self.context.current_tokens is None:
+                self.login_required = True
                 raise LoginRequiredError("an OAuth login is required")
         flow = super()._auth_flow(request)
         try:
@@ -156,6 +149,9 @@ class ServerOAuth(OAuthClientProvider):
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
+        except LoginRequiredError:
+            self.login_required = True
+            raise
         finally:
             await flow.aclose()
 

@@ -98,6 +98,14 @@ class CredentialStorage:
             if "tokens" in doc:
                 self._save()
 
+    def start_login(self, redirect_uri: str) -> None:
+        """Drop the stored tokens before a new login; keep a registration only if it has ``redirect_uri``."""
+        self._doc.pop("tokens", None)
+        self._doc.pop("expires_at", None)
+        client = self._doc.get("client")
+        if client is not None and redirect_uri not in (client.get("redirect_uris") or []):
+            self._doc.pop("client")
+
     def forget(self) -> None:
         """Drop everything stored for this server (tokens, registration, metadata)."""
         self._doc = {}
