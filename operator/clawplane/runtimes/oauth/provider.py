@@ -15,8 +15,9 @@ long-running client needs on top:
 - a pre-registered client with a secret authenticates the way the server's metadata offers
   (``client_secret_basic`` first, else ``client_secret_post``);
 - the configured ``oauth.scope`` is always part of what is requested;
-- without a person to ask (``NoInteraction``) and nothing stored, nothing is registered or
-  requested: the flow stops at once with ``LoginRequiredError``.
+- without a person to ask (``NoInteraction``) the flow only uses what is stored: the token,
+  refreshed when it is due and again when the server refuses it; nothing is registered, and
+  a login only a person could give stops the flow with ``LoginRequiredError``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.utils import union_scopes
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
 
 from clawplane import __version__
 from clawplane.runtimes.oauth.interaction import Interaction, LoginRequiredError, NoInteraction
@@ -135,13 +137,7 @@ class ServerOAuth(OAuthClientProvider):
         return await super()._perform_authorization()
 
     async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        if not self._interactive:
-            if not self._initialized:
-                await self._initialize()
-            if self.context.current_tokens is None:
-                self.login_required = True
-                raise LoginRequiredError("an OAuth login is required")
-        flow = super()._auth_flow(request)
+        flow = super()._auth_flow(request) if self._interactive else self._unattended_flow(request)
         try:
             outgoing = await flow.__anext__()
             while True:
@@ -154,6 +150,34 @@ class ServerOAuth(OAuthClientProvider):
             raise
         finally:
             await flow.aclose()
+
+    async def _unattended_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        """The stored token, refreshed when due or refused; a login only a person can give is an error.
+
+        Unlike the interactive flow, a 401 first tries the refresh token (an access token
+        revoked or expired early, a clock apart) before anything else; nothing is registered.
+        """
+        async with self.context.lock:
+            if not self._initialized:
+                await self._initialize()
+            ctx = self.context
+            if ctx.current_tokens is None:
+                raise LoginRequiredError("no stored OAuth login")
+            ctx.protocol_version = request.headers.get(MCP_PROTOCOL_VERSION_HEADER)
+            for attempt in range(2):
+                if attempt or not ctx.is_token_valid():
+                    if not ctx.can_refresh_token():
+                        raise LoginRequiredError("the stored OAuth login expired and cannot be refreshed")
+                    refreshed = yield await self._refresh_token()
+                    if not await self._handle_refresh_response(refreshed):
+                        raise LoginRequiredError("the authorization server refused to refresh the login")
+                self._add_auth_header(request)
+                response = yield request
+                if response.status_code != 401:
+                    return
+            raise LoginRequiredError("the server refuses the refreshed OAuth token")
 
     def expires_in(self) -> float | None:
         """Seconds until the held access token is refreshed (None: no expiry known)."""
