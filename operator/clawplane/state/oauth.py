@@ -64,6 +64,8 @@ class Credential:
     url: str
     document: dict[str, Any]
     expires_at: float | None
+    version: bytes
+    """Changes with every ``put`` (the seal's nonce): tells a writer whether someone else wrote since."""
 
 
 def _aad(server: str, url: str) -> bytes:
@@ -101,10 +103,10 @@ class CredentialStore:
                 f'the stored OAuth credential of "{server}" does not open with the key in {KEY_NAME} '
                 f"(was the key replaced?); run `clawplane logout` and `clawplane login` for it again"
             ) from None
-        return Credential(server, url, json.loads(plain), rows[0]["expires_at"])
+        return Credential(server, url, json.loads(plain), rows[0]["expires_at"], sealed[:_NONCE_BYTES])
 
-    def put(self, server: str, url: str, document: dict[str, Any], *, expires_at: float | None) -> None:
-        """Seal and store ``document`` as ``server``'s credential for ``url`` (replacing any)."""
+    def put(self, server: str, url: str, document: dict[str, Any], *, expires_at: float | None) -> bytes:
+        """Seal and store ``document`` as ``server``'s credential for ``url`` (replacing any); its version."""
         nonce = os.urandom(_NONCE_BYTES)
         sealed = nonce + self._aead.encrypt(nonce, json.dumps(document).encode(), _aad(server, url))
         with self._db.transaction() as conn:
@@ -115,6 +117,7 @@ class CredentialStore:
                 "updated_at = excluded.updated_at",
                 (server, url, sealed, expires_at, utcnow()),
             )
+        return nonce
 
     def delete(self, server: str) -> bool:
         """Forget ``server``'s credential; True when there was one."""

@@ -108,3 +108,29 @@ def test_a_preregistered_client_wins_over_another_stored_one(tmp_path: Path) -> 
     got = anyio.run(storage.get_client_info)
     assert got is not None and got.client_id == "configured"
     db.close()
+
+
+def test_a_session_never_undoes_a_logout_or_a_newer_login(tmp_path: Path) -> None:
+    """A long session writing refreshed tokens back skips a row deleted or replaced since it read it."""
+    db = StateDB.open(tmp_path)
+    store = CredentialStore.open(db)
+    url = "https://s.example/mcp"
+    login = CredentialStorage(store, "s", url)
+    login.start_login("http://127.0.0.1:1/callback")
+    anyio.run(login.set_tokens, OAuthToken(access_token="first", refresh_token="r1", expires_in=60))
+
+    session = CredentialStorage(store, "s", url)  # the supervisor's, reading the login
+    store.delete("s")  # clawplane logout
+    anyio.run(session.set_tokens, OAuthToken(access_token="refreshed", refresh_token="r2", expires_in=60))
+    assert session.superseded and store.get("s") is None
+
+    again = CredentialStorage(store, "s", url)
+    again.start_login("http://127.0.0.1:1/callback")
+    anyio.run(again.set_tokens, OAuthToken(access_token="new-login", expires_in=60))
+    older = CredentialStorage(store, "s", url)
+    newest = CredentialStorage(store, "s", url)
+    anyio.run(newest.set_tokens, OAuthToken(access_token="newest", expires_in=60))
+    anyio.run(older.set_tokens, OAuthToken(access_token="stale", expires_in=60))
+    found = store.get("s")
+    assert found is not None and found.document["tokens"]["access_token"] == "newest"
+    db.close()

@@ -38,6 +38,10 @@ class CredentialStorage:
         found = store.get(server) if store is not None else None
         # A credential obtained for another URL is for another resource: never presented here.
         self._doc: dict[str, Any] = dict(found.document) if found is not None and found.url == url else {}
+        self._version = found.version if found is not None else None
+        self.superseded = False
+        self._authoritative = False
+        """Set when the stored row was deleted or replaced by another process while this one held it."""
 
     @property
     def logged_in(self) -> bool:
@@ -51,8 +55,19 @@ class CredentialStorage:
         return float(value) if value is not None else None
 
     def _save(self) -> None:
-        if self._store is not None:
-            self._store.put(self.server, self.url, self._doc, expires_at=self.expires_at)
+        """Store the document, unless another process changed the row since it was read.
+
+        A long session (the supervisor's) must not undo ``clawplane logout`` by writing refreshed
+        tokens back, nor overwrite a newer ``clawplane login``: then the stored row wins.
+        """
+        if self._store is None:
+            return
+        if self._version is not None and not self._authoritative:
+            now = self._store.get(self.server)
+            if now is None or now.version != self._version:
+                self.superseded = True
+                return
+        self._version = self._store.put(self.server, self.url, self._doc, expires_at=self.expires_at)
 
     async def get_tokens(self) -> OAuthToken | None:
         """The stored tokens."""
@@ -99,7 +114,11 @@ class CredentialStorage:
                 self._save()
 
     def start_login(self, redirect_uri: str) -> None:
-        """Drop the stored tokens before a new login; keep a registration only if it has ``redirect_uri``."""
+        """Drop the stored tokens before a new login; keep a registration only if it has ``redirect_uri``.
+
+        What the login stores replaces whatever another process wrote meanwhile.
+        """
+        self._authoritative = True
         self._doc.pop("tokens", None)
         self._doc.pop("expires_at", None)
         client = self._doc.get("client")
@@ -109,5 +128,6 @@ class CredentialStorage:
     def forget(self) -> None:
         """Drop everything stored for this server (tokens, registration, metadata)."""
         self._doc = {}
+        self._version = None
         if self._store is not None:
             self._store.delete(self.server)
