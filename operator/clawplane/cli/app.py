@@ -67,6 +67,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "explain": ("explain", "explain", "command"),
     "diff": ("diff", "diff", "command"),
     "doctor": ("doctor", "doctor", "command"),
+    "login": ("login", "login", "command"),
+    "logout": ("logout", "logout", "command"),
 }
 MCP_VERBS = {
     "list": "mcp_list", "show": "mcp_show", "set": "mcp_set", "unset": "mcp_unset", "tools": "mcp_tools",

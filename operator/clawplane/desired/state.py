@@ -229,6 +229,13 @@ def _typed_secret_fields(res: Resource) -> list[tuple[tuple[str | int, ...], str
         values = getattr(spec, attr, None)
         if isinstance(values, dict):
             found.extend(((attr, key), key, value) for key, value in values.items())
+    oauth = getattr(spec, "oauth", None) if isinstance(res, McpServer) else None
+    if oauth is not None:
+        found.extend(
+            (("oauth", key), key, value)
+            for key, value in (("clientId", oauth.client_id), ("clientSecret", oauth.client_secret))
+            if value is not None
+        )
     if isinstance(res, Gateway):
         for skill_key, entry in res.spec.skills.entries.items():
             base = ("skills", "entries", skill_key)

@@ -150,6 +150,7 @@ class McpOAuth(Model):
     """OAuth 2.1 for a remote MCP server (OpenClaw ``mcp.servers.<name>.oauth``)."""
 
     OPENCLAW_ALIGNED: ClassVar[bool] = True
+    OWN: ClassVar[frozenset[str]] = frozenset({"clientId", "clientSecret"})
 
     identity: OAuthIdentity | None = None
     """``shared`` (default): operator-managed credentials; ``per-requester``: each sender connects their own account."""
@@ -161,6 +162,10 @@ class McpOAuth(Model):
     """Redirect URL registered with the authorization server (http or https)."""
     client_metadata_url: str | None = None
     """Client ID metadata document URL (https, with a path)."""
+    client_id: SecretValue | None = None
+    """clawplane: a client registered with the authorization server beforehand (literal or ``valueFrom``); without one clawplane uses ``clientMetadataUrl`` or registers itself."""
+    client_secret: SecretValue | None = None
+    """clawplane: that client's secret (``valueFrom`` recommended); never rendered into openclaw.json."""
 
     @field_validator("redirect_url")
     @classmethod

@@ -34,6 +34,7 @@ from clawplane.reconcile.modelproviders import SecretReader, local_reader, probe
 from clawplane.reconcile.outputs import OutputRenderer
 from clawplane.reconcile.statusview import RENDER_PROBLEMS_KEY
 from clawplane.render.files import open_out_dir, remove_under, write_under
+from clawplane.runtimes.oauth.messages import awaiting_login
 from clawplane.state import (
     ObservedState,
     ResourceRecord,
@@ -217,7 +218,8 @@ async def _apply_change(change: Change, ctx: ApplyContext) -> None:
     if isinstance(desired.resource, McpServer):
         report = await _server_action(change, desired, ctx)
     record_resource(desired, ctx, report)
-    if ctx.require_ready and report is not None and report.phase != "ready":
+    not_ready = report is not None and report.phase != "ready" and not awaiting_login(report.last_error)
+    if ctx.require_ready and report is not None and not_ready:
         timeout = desired.resource.spec.connection_timeout_ms / 1000  # type: ignore[attr-defined]
         raise ServerNotReadyError(desired.name, report, timeout)
 
@@ -304,7 +306,7 @@ def record_resource(
         status["stderr"] = list(report.stderr)
     if d.kind == "Agent":
         status.update(ctx.renderer.agent_status(d.name))
-    ok = phase in ("Ready", "Disabled", "NotProbed")
+    ok = phase in ("Ready", "Disabled", "NotProbed", "ToolsUnknown")
     store.put_resource(
         ctx.db,
         ResourceRecord(
@@ -369,17 +371,20 @@ def _conditions(d: DesiredResource, report: RuntimeReport | None) -> tuple[list[
     programmed = (
         "RuntimeStarted" if ready else "RuntimeStarting" if report.phase == "starting" else "RuntimeFailed"
     )
+    # An OAuth server nobody logged in to waits on the operator: not a failure (runtimes/oauth).
+    waiting = None if ready else awaiting_login(message)
+    phase = "Ready" if ready else waiting or report.phase.capitalize()
     conds = [
-        Cond("Programmed", ready or handed_over, programmed, message),
+        Cond("Programmed", ready or handed_over, programmed if waiting is None else waiting, message),
         Cond(
             "ToolsDiscovered",
             ready,
-            "ToolsListed" if ready else "NotDiscovered",
+            "ToolsListed" if ready else waiting or "NotDiscovered",
             f"{len(report.tools)} tools" if ready else message,
         ),
-        Cond("Ready", ready, "Ready" if ready else report.phase.capitalize(), message),
+        Cond("Ready", ready, phase, message),
     ]
-    return [*base, *conds], "Ready" if ready else report.phase.capitalize(), status
+    return [*base, *conds], phase, status
 
 
 async def _write_outputs(ctx: ApplyContext, result: ApplyResult, emit: Emit) -> None:

@@ -27,7 +27,7 @@ import os
 import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -417,7 +417,10 @@ async def _supervise(
                 host=choice.host,
                 port=choice.port,
                 sock=choice.sock,
-                settings=options.settings,
+                # Remote auth: oauth servers use the logins stored beside the state database.
+                settings=replace(
+                    options.settings or RuntimeSettings(), state_dir=ws.state_dir, folder=ws.folder
+                ),
                 on_event=on_event,
             )
             async with backend_cm as backend:

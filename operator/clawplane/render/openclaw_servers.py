@@ -233,7 +233,10 @@ def _common(server: McpServer) -> dict[str, Any]:
     if spec.auth is not None:
         out["auth"] = spec.auth
     if spec.oauth is not None:
-        oauth = spec.oauth.model_dump(mode="json", by_alias=True, exclude_none=True)
+        # clientId/clientSecret are clawplane's (its own login), never OpenClaw's.
+        oauth = spec.oauth.model_dump(
+            mode="json", by_alias=True, exclude_none=True, exclude={"client_id", "client_secret"}
+        )
         if oauth:
             out["oauth"] = oauth
     return out

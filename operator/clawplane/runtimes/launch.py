@@ -10,7 +10,8 @@ A stdio server gets a minimal environment (the variables the MCP SDKs pass: HOME
 PATH, SHELL, TERM, USER) plus its declared ``env``, minus the names OpenClaw blocks for
 startup safety (dropped with a warning, as OpenClaw does); the spawn adds the supervisor's
 mark (``marks.MARK_ENV``), by which a later supervisor finds what a killed one left. A
-relative ``cwd`` is relative to the folder of the resource's file.
+relative ``cwd`` is relative to the folder of the resource's file. An ``auth: oauth`` server's
+``Launch`` carries its OAuth settings, the pre-registered client's id and secret resolved.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from clawplane.models import McpServerSpec, SecretValue, Transport
+from clawplane.models.mcpserver import OAuthIdentity
 from clawplane.naming import is_blocked_env_name
 from clawplane.runtimes.errors import StartError
+from clawplane.runtimes.oauth.settings import OAuthSettings
 from clawplane.runtimes.redaction import Redactor, describe_launch
 from clawplane.secrets import ResolvedSecrets, SecretError, SecretResolver
 
@@ -45,6 +48,30 @@ class Launch:
     headers: Mapping[str, str] = field(default_factory=dict)
     redact: Redactor = field(default_factory=Redactor)
     warnings: tuple[str, ...] = ()
+    oauth: OAuthSettings | None = None
+    """Set for ``auth: oauth`` servers: their OAuth settings, client secret resolved."""
+
+
+def _oauth_client(spec: McpServerSpec) -> dict[str, SecretValue]:
+    oauth = spec.oauth
+    if spec.auth != "oauth" or oauth is None:
+        return {}
+    pairs = (("clientId", oauth.client_id), ("clientSecret", oauth.client_secret))
+    return {key: value for key, value in pairs if value is not None}
+
+
+def _oauth_settings(spec: McpServerSpec, client: Mapping[str, str]) -> OAuthSettings | None:
+    if spec.auth != "oauth":
+        return None
+    oauth = spec.oauth
+    return OAuthSettings(
+        scope=oauth.scope if oauth else None,
+        client_metadata_url=oauth.client_metadata_url if oauth else None,
+        client_id=client.get("clientId"),
+        client_secret=client.get("clientSecret"),
+        redirect_url=oauth.redirect_url if oauth else None,
+        per_requester=bool(oauth and oauth.identity is OAuthIdentity.PER_REQUESTER),
+    )
 
 
 def _default_env(environ: Mapping[str, str]) -> dict[str, str]:
@@ -130,7 +157,12 @@ def prepare_launch(
         )
     if transport in (Transport.SSE, Transport.STREAMABLE_HTTP) and spec.url:
         headers = _resolve(server, "headers", spec.headers, base_dir, env_source, resolved)
-        redact = Redactor.for_values(spec.headers, headers)
+        client = _oauth_client(spec)
+        client_values = _resolve(server, "oauth", client, base_dir, env_source, resolved)
+        redact = Redactor.for_values(
+            {**spec.headers, **{f"oauth/{k}": v for k, v in client.items()}},
+            {**headers, **{f"oauth/{k}": v for k, v in client_values.items()}},
+        )
         try:
             _check_headers(server, headers)
         except StartError as exc:
@@ -141,5 +173,6 @@ def prepare_launch(
             url=spec.url,
             headers=headers,
             redact=redact,
+            oauth=_oauth_settings(spec, client_values),
         )
     raise StartError(f'MCP server "{server}" has neither a command nor a url')

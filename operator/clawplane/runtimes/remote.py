@@ -3,7 +3,8 @@
 Headers (secret references already resolved) go on every request. ``connectionTimeoutMs``
 bounds opening a connection; reads are unbounded at the HTTP level because server streams
 stay open for a long time, and every request is bounded by ``requestTimeoutMs`` in the
-session instead. ``sslVerify``, ``clientCert`` and ``clientKey`` configure TLS.
+session instead. ``sslVerify``, ``clientCert`` and ``clientKey`` configure TLS; an ``auth``
+(the OAuth client of an ``auth: oauth`` server) signs every request.
 
 A handshake-era streamable HTTP session opens its standalone ``GET`` stream (where the server
 sends notifications and, after a dropped response stream, resumed answers) in the background;
@@ -37,6 +38,8 @@ class HttpOptions:
     connect_timeout: float
     verify: bool = True
     cert: tuple[str, str] | str | None = None
+    auth: httpx2.Auth | None = None
+    """Authenticates every request (the server's OAuth client, ``runtimes/oauth``)."""
 
     def client(
         self,
@@ -55,8 +58,8 @@ class HttpOptions:
             kwargs["event_hooks"] = {"response": [on_response]}
         if self.cert is not None:
             kwargs["cert"] = self.cert
-        if auth is not None:
-            kwargs["auth"] = auth
+        if auth is not None or self.auth is not None:
+            kwargs["auth"] = auth if auth is not None else self.auth
         return httpx2.AsyncClient(**kwargs)
 
 

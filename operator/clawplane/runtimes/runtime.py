@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
+import httpx2
 from mcp.client._transport import TransportStreams
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -44,6 +45,8 @@ from clawplane.runtimes.errors import (
 from clawplane.runtimes.failures import FailureTracker, Verdict
 from clawplane.runtimes.launch import Launch, prepare_launch
 from clawplane.runtimes.listing import ListLimits
+from clawplane.runtimes.oauth.messages import not_logged_in
+from clawplane.runtimes.oauth.session import session_auth
 from clawplane.runtimes.process import ServerProcess
 from clawplane.runtimes.proxy.gate import CallGate, ToolGate, refusing_gate
 from clawplane.runtimes.proxy.hosting import SessionPolicy, UnavailableError, discovery_of
@@ -500,25 +503,34 @@ class ServerRuntime:
     async def _connect(
         self, launch: Launch, mux: Mux | None, process: ServerProcess | None, session: SessionEnd
     ) -> None:
-        try:
-            async with open_connection(
-                self._transport(launch, mux),
-                server=self.name,
-                connect_timeout=self.spec.connection_timeout_ms / 1000,
-                request_timeout=self.spec.request_timeout_ms / 1000,
-                fanout=self.fanout,
-                redact=self._redact_text,
-                closed=session.over,
-            ) as conn:
-                await self._serve(conn, launch, session)
-        except StartError as exc:
-            if process is not None:
-                # The handshake usually fails because the process died: say that instead.
-                with anyio.move_on_after(_EXIT_SETTLE_SECONDS):
-                    await process.exited.wait()
-                if process.returncode is not None:
-                    session.end(f"{exit_text(process.returncode)} during startup")
-            session.end(self._redact_text(str(exc)))
+        async with session_auth(self.name, launch, self.settings.state_dir) as auth:
+            try:
+                async with open_connection(
+                    self._transport(launch, mux, auth),
+                    server=self.name,
+                    connect_timeout=self.spec.connection_timeout_ms / 1000,
+                    request_timeout=self.spec.request_timeout_ms / 1000,
+                    fanout=self.fanout,
+                    redact=self._redact_text,
+                    closed=session.over,
+                ) as conn:
+                    await self._serve(conn, launch, session)
+            except StartError as exc:
+                if auth is not None and auth.login_required:
+                    per_requester = launch.oauth is not None and launch.oauth.per_requester
+                    session.end(not_logged_in(self.name, self.settings.folder, per_requester=per_requester))
+                await self._start_failed(exc, process, session)
+
+    async def _start_failed(
+        self, exc: StartError, process: ServerProcess | None, session: SessionEnd
+    ) -> None:
+        if process is not None:
+            # The handshake usually fails because the process died: say that instead.
+            with anyio.move_on_after(_EXIT_SETTLE_SECONDS):
+                await process.exited.wait()
+            if process.returncode is not None:
+                session.end(f"{exit_text(process.returncode)} during startup")
+        session.end(self._redact_text(str(exc)))
 
     async def _serve(self, conn: Connection, launch: Launch, session: SessionEnd) -> None:
         """Follow changes, list the tools, become ready and serve until the session ends."""
@@ -591,8 +603,10 @@ class ServerRuntime:
             finally:
                 self._mux = None
 
-    def _transport(self, launch: Launch, mux: Mux | None) -> AbstractAsyncContextManager[TransportStreams]:
-        return session_transport(launch, self.spec, mux)
+    def _transport(
+        self, launch: Launch, mux: Mux | None, auth: httpx2.Auth | None = None
+    ) -> AbstractAsyncContextManager[TransportStreams]:
+        return session_transport(launch, self.spec, mux, auth)
 
     async def _load_catalog(self, conn: Connection, launch_description: str) -> None:
         self._tools = await list_catalog(

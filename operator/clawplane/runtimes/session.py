@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager
 
 import anyio
+import httpx2
 from mcp.client._transport import TransportStreams
 
 from clawplane.models import McpServerSpec, Transport
@@ -99,9 +100,10 @@ async def _watch_exit(process: ServerProcess, session: SessionEnd, scope: anyio.
 
 
 def session_transport(
-    launch: Launch, spec: McpServerSpec, mux: Mux | None
+    launch: Launch, spec: McpServerSpec, mux: Mux | None, auth: httpx2.Auth | None = None
 ) -> AbstractAsyncContextManager[TransportStreams]:
-    """The client transport of a session: a link of the primary process's mux, or an HTTP connection."""
+    """The client transport of a session: a link of the primary process's mux, or an HTTP
+    connection (``auth`` signs its requests: an ``auth: oauth`` server's OAuth client)."""
     if mux is not None:
         # Lowest priority: server requests go to the hosted endpoint's clients when they are busy.
         return link_transport(mux.open_link("clawplane", priority=0))
@@ -113,6 +115,7 @@ def session_transport(
         connect_timeout=spec.connection_timeout_ms / 1000,
         verify=spec.ssl_verify is not False,
         cert=cert,
+        auth=auth,
     )
     if launch.transport is Transport.SSE:
         return sse_transport(launch.url, options)

@@ -10,6 +10,7 @@ to 30 s) is clawplane's own. Tests pass smaller values; nothing else should need
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 __all__ = ["RuntimeSettings"]
 
@@ -65,6 +66,10 @@ class RuntimeSettings:
     whole tree (``setsid`` helpers included) is ended with it."""
     inherit_environment: bool = False
     """Give stdio servers clawplane's whole environment (the standalone bridge in a container)."""
+    state_dir: Path | None = None
+    """The folder's state directory: where ``auth: oauth`` servers' logins are stored (None: none)."""
+    folder: Path | None = None
+    """The resource folder, for the ``clawplane login`` command that status suggests."""
     max_starting: int | None = None
     """How many stdio servers may be starting (spawned, not yet ready) at once; the others wait
     their turn (``runtimes.starts``). None: four per core, at least eight."""

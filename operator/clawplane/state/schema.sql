@@ -1,5 +1,6 @@
 -- clawplane state database, schema version 1. Holds no secret of the folder's resources;
--- the only credentials in it are the hosted endpoint's own bearer tokens (tokens table).
+-- the credentials in it are the hosted endpoint's own bearer tokens (tokens table) and the
+-- OAuth credentials of remote servers, encrypted (oauth_credentials).
 CREATE TABLE IF NOT EXISTS meta (
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL
@@ -113,4 +114,13 @@ CREATE TABLE IF NOT EXISTS processes (
   supervisor_pid   INTEGER NOT NULL,
   recorded_at      TEXT NOT NULL,
   PRIMARY KEY (pid, start_ticks, boot_id)
+);
+-- OAuth credentials of remote servers (state/oauth.py): tokens and client registration,
+-- AES-256-GCM encrypted with the key in `oauth.key` beside this file (0600), never in it.
+CREATE TABLE IF NOT EXISTS oauth_credentials (
+  server     TEXT PRIMARY KEY,             -- the McpServer's name
+  url        TEXT NOT NULL,                -- the server URL the credential was obtained for
+  sealed     BLOB NOT NULL,                -- nonce || AES-GCM(JSON), bound to server and url
+  expires_at REAL,                         -- access token expiry (unix time), for status only
+  updated_at TEXT NOT NULL
 );

@@ -138,3 +138,20 @@ def test_declaration_order_is_kept() -> None:
     names = ["zeta", "alpha", "mid"]
     servers = [server(n, hosting="consumer", command="x") for n in names]
     assert list(_render(*servers).config["mcp"]["servers"]) == names
+
+
+def test_oauth_renders_only_openclaws_keys() -> None:
+    """clawplane's own ``clientId``/``clientSecret`` (its login) never reach openclaw.json."""
+    srv = server(
+        "notes",
+        url="https://notes.example/mcp",
+        auth="oauth",
+        oauth={
+            "scope": "notes:read",
+            "clientId": "clawplane-notes",
+            "clientSecret": {"valueFrom": {"env": "NOTES_SECRET"}},
+        },
+    )
+    entry = _render(srv).config["mcp"]["servers"]["notes"]
+    assert entry["auth"] == "oauth"
+    assert entry["oauth"] == {"scope": "notes:read"}
