@@ -1,8 +1,9 @@
 """The conformance suite's ``auth/*`` client scenarios against clawplane's OAuth client.
 
 ``conformance client --scenario auth/… --spec-version V`` (0.2 pre-release) stands up a
-protected MCP server and its authorization server(s) and runs
-``python -m tests.support.conformance_auth URL``: the product's ``ServerOAuth`` over its
+protected MCP server and its authorization server(s) and runs the adapter
+``tests/support/conformance_client.py URL``, which hands ``auth/*`` scenarios to
+``tests.support.conformance_auth``: the product's ``ServerOAuth`` over its
 sealed credential store, on ``open_connection`` and the streamable HTTP transport. Every
 ``auth/*`` scenario the suite scores at 2025-11-25 and 2026-07-28 (not the ``[extension]``
 ones) must pass — at least one SUCCESS and no FAILURE in its ``checks.json`` — and so must
@@ -21,6 +22,7 @@ import pytest
 from tests.compat.conftest import require_oracle
 from tests.oracles import locate
 from tests.support.conformance import Check, ScenarioResult, next_suite_cmd
+from tests.support.conformance_clientmode import ADAPTER
 
 pytestmark = [pytest.mark.compat, pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -66,7 +68,7 @@ PARALLEL = 2
 
 
 def _run(revision: str, scenario: str, out_dir: Path) -> ScenarioResult:
-    command = f"{sys.executable} -m tests.support.conformance_auth"
+    command = f"{sys.executable} {ADAPTER}"
     argv = [*next_suite_cmd(), "client", "--command", command, "--scenario", f"auth/{scenario}",
             "--spec-version", revision, "--timeout", str(int(SCENARIO_TIMEOUT * 1000 / 2)), "-o", str(out_dir)]  # fmt: skip
     env = locate.conformance_env(out_dir / ".home")

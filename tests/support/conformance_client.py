@@ -140,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     if scenario.startswith("auth/"):
         # OAuth lives in its own module, imported only for the scenarios that need it.
-        from tests.support.conformance_auth import main as auth_main  # type: ignore[import-not-found,unused-ignore]
+        from tests.support.conformance_auth import main as auth_main
 
         sys.exit(auth_main(url, scenario, context))
     try:
