@@ -21,7 +21,7 @@ visits every target in a rotated order, so a load drift on this shared machine h
 Targets: bridge and hosted median (httpx and TS) ≤ 1.25× direct and throughput ≥ 0.85× direct,
 and ahead of both peers on every figure (both medians, both p99s, throughput).
 
-    .venv/bin/python bench/proxy_bench.py [--calls 200] [--clients 10] [--rounds 4]
+    .venv/bin/python bench/proxy_bench.py [--calls 200] [--clients 10] [--rounds 10]
 
 The peers come from ``tests/oracles/install.sh`` (``bridge-peers``, ``mcp-peers``). Exit status:
 0 when every target is met, 1 when one is missed, 2 when a peer is missing or a run failed.
@@ -41,13 +41,15 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import httpx
+from anyio.streams.text import TextReceiveStream
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -61,22 +63,27 @@ OURS, PEERS = ("bridge", "hosted"), ("mcp-proxy", "supergateway")
 ACCEPT = "application/json, text/event-stream"
 INIT = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
 TS_CLIENT = r"""
+// One session; each line on stdin is a number of calls to time, answered by a JSON line of times.
 const sdk = process.env.TS_SDK;
 const { Client } = await import(`${sdk}/dist/esm/client/index.js`);
 const { StreamableHTTPClientTransport } = await import(`${sdk}/dist/esm/client/streamableHttp.js`);
-const [url, token, calls] = process.argv.slice(2);
+const readline = await import("node:readline");
+const [url, token] = process.argv.slice(2);
 const headers = token ? { Authorization: `Bearer ${token}` } : {};
 const client = new Client({ name: "bench", version: "0" });
 await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
-const times = [];
 for (let i = 0; i < 10; i++) await client.callTool({ name: "echo", arguments: { message: "warm" } });
-for (let i = 0; i < Number(calls); i++) {
-  const start = process.hrtime.bigint();
-  await client.callTool({ name: "echo", arguments: { message: `m${i}` } });
-  times.push(Number(process.hrtime.bigint() - start) / 1e6);
+console.log("ready");
+for await (const line of readline.createInterface({ input: process.stdin })) {
+  const times = [];
+  for (let i = 0; i < Number(line); i++) {
+    const start = process.hrtime.bigint();
+    await client.callTool({ name: "echo", arguments: { message: `m${i}` } });
+    times.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  console.log(JSON.stringify(times));
 }
 await client.close();
-console.log(JSON.stringify(times));
 """
 # supergateway listens on every interface and has no option against it: bind it to loopback.
 LOOPBACK_ONLY = r"""
@@ -208,13 +215,52 @@ async def _concurrent(sessions: list[Session], calls: int) -> None:
     target.elapsed += time.perf_counter() - start
 
 
-async def _ts(target: Target, calls: int, script: Path, node: str) -> None:
-    env = {**os.environ, "TS_SDK": str(_ts_sdk())}
-    argv = [node, str(script), target.url, target.token or "", str(calls)]
-    proc = await anyio.run_process(argv, env=env, check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{target.name}: TS client failed: {proc.stderr.decode()[-500:]}")
-    target.ts_ms.extend(json.loads(proc.stdout.decode().strip().splitlines()[-1]))
+class TsClient:
+    """The TypeScript SDK client in a Node process of its own, one session, timing calls on demand."""
+
+    def __init__(self, target: Target, script: Path, node: str) -> None:
+        self.target = target
+        self._argv = [node, str(script), target.url, target.token or ""]
+        self._proc: anyio.abc.Process | None = None
+        self._lines: AsyncIterator[str] | None = None
+        self._buffer = ""
+
+    async def open(self) -> None:
+        """Start it and wait until its session is open and warm."""
+        env = {**os.environ, "TS_SDK": str(_ts_sdk())}
+        self._proc = await anyio.open_process(self._argv, env=env, stderr=None)
+        assert self._proc.stdout is not None
+        self._lines = TextReceiveStream(self._proc.stdout).__aiter__()
+        if await self._line() != "ready":
+            raise RuntimeError(f"{self.target.name}: the TS client did not start")
+
+    async def _line(self) -> str:
+        assert self._lines is not None
+        while "\n" not in self._buffer:
+            try:
+                self._buffer += await self._lines.__anext__()
+            except StopAsyncIteration:
+                raise RuntimeError(f"{self.target.name}: the TS client exited") from None
+        line, self._buffer = self._buffer.split("\n", 1)
+        return line.strip()
+
+    async def calls(self, count: int) -> None:
+        """Time ``count`` calls."""
+        assert self._proc is not None and self._proc.stdin is not None
+        await self._proc.stdin.send(f"{count}\n".encode())
+        self.target.ts_ms.extend(json.loads(await self._line()))
+
+    async def close(self) -> None:
+        """End its session and process."""
+        if self._proc is not None:
+            with contextlib.suppress(Exception):
+                assert self._proc.stdin is not None
+                await self._proc.stdin.aclose()
+                with anyio.move_on_after(10):
+                    await self._proc.wait()
+            if self._proc.returncode is None:
+                self._proc.kill()
+            await self._proc.aclose()
 
 
 def _ts_sdk() -> Path:
@@ -225,24 +271,27 @@ async def run(targets: list[Target], calls: int, clients: int, rounds: int, scri
     """Open every target's sessions, then measure them round by round in rotated order."""
     sequential = {t.name: Session(t) for t in targets}
     concurrent = {t.name: [Session(t) for _ in range(clients)] for t in targets}
+    ts = {t.name: TsClient(t, script, node) for t in targets}
+    every: list[Session | TsClient] = [*sequential.values(), *ts.values()]
+    every += [s for group in concurrent.values() for s in group]
     try:
         # Sessions (and, behind a bridge, their processes) start before any clock does.
         with anyio.fail_after(600):
             async with anyio.create_task_group() as tg:
-                for session in [*sequential.values(), *(s for group in concurrent.values() for s in group)]:
-                    tg.start_soon(session.open)
+                for party in every:
+                    tg.start_soon(party.open)
         per_round, per_client = max(1, calls // rounds), max(5, calls // 4 // rounds)
         for number in range(rounds):
             shift = number % len(targets)
             for target in targets[shift:] + targets[:shift]:
                 await _sequential(sequential[target.name], per_round)
-                await _ts(target, per_round, script, node)
+                await ts[target.name].calls(per_round)
                 await _concurrent(concurrent[target.name], per_client)
             print(f"round {number + 1}/{rounds} done", file=sys.stderr)
     finally:
         with anyio.CancelScope(shield=True):
-            for session in [*sequential.values(), *(s for group in concurrent.values() for s in group)]:
-                await session.close()
+            for party in every:
+                await party.close()
 
 
 # -- the targets -------------------------------------------------------------------------------
@@ -434,7 +483,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
     parser.add_argument("--calls", type=int, default=200, help="sequential calls per client and target")
     parser.add_argument("--clients", type=int, default=10, help="concurrent clients for calls/s")
-    parser.add_argument("--rounds", type=int, default=4, help="rounds the work is cut into (rotated order)")
+    parser.add_argument("--rounds", type=int, default=10, help="rounds the work is cut into (rotated order)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args()
     problems = _missing()
