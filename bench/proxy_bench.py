@@ -290,6 +290,13 @@ def report(results: dict[str, dict[str, float]]) -> bool:
     return ok
 
 
+def _causes(exc: BaseException) -> list[str]:
+    """The leaf exceptions of ``exc`` (a task group's are wrapped), each as ``Type: message``."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [cause for inner in exc.exceptions for cause in _causes(inner)]
+    return [f"{type(exc).__name__}: {exc}"]
+
+
 def main() -> int:
     """Run the bench; see the module docstring."""
     raw = argparse.RawDescriptionHelpFormatter
@@ -314,7 +321,7 @@ def main() -> int:
                 targets.append(stack.enter_context(starter(workdir)))
             anyio.run(run, targets, args.calls, args.clients, args.rounds, script, node[0])
         except Exception as exc:  # a bench run that fails says which and why
-            print(f"proxy_bench: failed: {exc}", file=sys.stderr)
+            print(f"proxy_bench: failed: {'; '.join(_causes(exc))}", file=sys.stderr)
             return 2
     results = {t.name: t.figures() for t in targets}
     ok = report(results)
