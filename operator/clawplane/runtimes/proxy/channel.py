@@ -62,7 +62,9 @@ class StdioChannel:
         self._stdout = stdout
         self._max = max_message_bytes
         self._on_noise = on_noise
-        self._write_lock = anyio.Lock()
+        # An uncontended acquire must not yield: that put every forwarded message behind whatever
+        # else was ready to run (the lock only keeps two messages from interleaving on stdin).
+        self._write_lock = anyio.Lock(fast_acquire=True)
         self._closed = False
 
     async def send(self, msg: Message) -> None:

@@ -17,6 +17,7 @@ Every request passes ``RequestGuard.check`` before anything else looks at it:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import ipaddress
 import json
@@ -39,6 +40,7 @@ __all__ = [
 _LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
+@functools.lru_cache(maxsize=512)  # asked on every request, with a handful of distinct names
 def is_loopback(host: str) -> bool:
     """Whether ``host`` (a bind address or a Host name) is a loopback address."""
     host = host.strip("[]").lower()
@@ -108,6 +110,7 @@ def _header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=512)
 def _host_name(host_header: str) -> str:
     try:
         parsed = urlsplit(f"//{host_header}")

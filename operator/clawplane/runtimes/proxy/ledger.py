@@ -119,7 +119,7 @@ class Seat:
             self.in_flight -= 1
             if used:
                 self.last_used = anyio.current_time()
-            self._ledger._changed()
+            self._ledger._settled(self)
 
     def opened(self) -> None:
         """The opening request has been answered (or failed): the session may go idle from now on."""
@@ -169,6 +169,10 @@ class SessionLedger:
         self._seats: list[Seat] = []
         self._wake = anyio.Event()
         self._reaping = False
+        self._due = math.inf
+        """When the reaper wakes next by itself (its soonest idle deadline)."""
+        self._ttl: float | None = None
+        """The idle TTL the reaper last computed ``_due`` with."""
 
     @property
     def limits(self) -> SessionLimits:
@@ -243,6 +247,18 @@ class SessionLedger:
                 return
             self._reaping = True
 
+    def _settled(self, seat: Seat) -> None:
+        """A request of ``seat`` ended: wake the reaper only if that changes its next deadline.
+
+        A seat that stays busy, or goes idle later than the reaper's next deadline (under the same
+        TTL), changes nothing it would do; waking it on every request was a per-call cost.
+        """
+        ttl = self._ttl
+        unchanged = self._reaping and self._limits().idle_ttl == ttl
+        if unchanged and (ttl is None or not seat.idle or seat.last_used + ttl >= self._due):
+            return
+        self._changed()
+
     async def _reap(self) -> None:
         """End sessions idle past the TTL; runs while the ledger holds any."""
         try:
@@ -264,7 +280,9 @@ class SessionLedger:
                         seat.end(f"idle for {ttl:g} s")
                     else:
                         soonest = min(soonest, due)
+                self._due, self._ttl = soonest, ttl
                 with anyio.move_on_after(soonest - now):
                     await wake.wait()
         finally:
             self._reaping = False
+            self._due = math.inf

@@ -368,7 +368,10 @@ class LegacySession:
     async def _request(self, msg: Message, link: HandshakeView, receive: Receive, send: Send) -> None:
         key = _key(msg["id"])
         stream = self._streams[key] = _Stream()
-        sender, receiver = anyio.create_memory_object_stream[_Routed](MAX_EVENTS)
+        # Not subscripted: a subscripted generic costs a typing call on every request.
+        sender: MemoryObjectSendStream[_Routed]
+        receiver: MemoryObjectReceiveStream[_Routed]
+        sender, receiver = anyio.create_memory_object_stream(MAX_EVENTS)
         stream.send = sender
         # The priming event's id must precede every message the server sends for this request
         # (they are stored as they arrive), or a resume from it would skip the first of them.
@@ -403,16 +406,20 @@ class LegacySession:
     ) -> bool:
         """Stream one request's messages and its answer; False when ``deadline`` passed unanswered."""
         # Always an SSE stream, as the MCP SDKs answer: the request's notifications and server
-        # requests can share it, and a 2025-11-25 client can resume it.
+        # requests can share it, and a 2025-11-25 client can resume it. Most answers come at once:
+        # the head, the priming event and the answer then go out together, a write and a wake-up
+        # of the client fewer each; a later answer gets them after a moment, and only a stream
+        # still open then gets a task that notices its client hanging up (a task per call is a
+        # fair share of the proxy's cost).
+        item = await _next(receiver, _WATCH_AFTER_S)
         await send({"type": "http.response.start", "status": 200, "headers": [*_SSE_HEADERS, self._sid]})
         gone = _Gone(self._leaving(key, stream))
-        if priming is not None:
-            await _write(send, f"id: {priming}\r\ndata: \r\n\r\n".encode(), gone)
-        # Most answers come at once: only a stream still open after a moment gets a task that
-        # notices its client hanging up (a task per call is a fair share of the proxy's cost).
-        item = await _next(receiver, _WATCH_AFTER_S)
-        if item is not None and await self._emit(key, stream, item, send, gone):
-            return True
+        head = f"id: {priming}\r\ndata: \r\n\r\n".encode() if priming is not None else b""
+        if item is not None:
+            if await self._emit(key, stream, item, send, gone, head=head):
+                return True
+        elif head:
+            await _write(send, head, gone)
         async with _disconnect_watch(receive, gone):
             while True:
                 wait = SSE_DEFER_S
@@ -453,16 +460,20 @@ class LegacySession:
 
         return left
 
-    async def _emit(self, key: StreamKey, stream: _Stream, item: _Routed, send: Send, gone: _Gone) -> bool:
-        """Write one message of a stream (a request's, or the resumed standalone one); True at its end."""
+    async def _emit(
+        self, key: StreamKey, stream: _Stream, item: _Routed, send: Send, gone: _Gone, *, head: bytes = b""
+    ) -> bool:
+        """Write one message of a stream (a request's, or the resumed standalone one), after ``head``
+        (its priming event, when not yet written); True at its end."""
         if item is _CLOSED:
             # Taken over by a resuming client, or the session ended (which marks it done).
-            await _write(send, b"", gone, more=False)
+            await _write(send, head, gone, more=False)
             return True
         final = is_response(item.message) and key != GET_STREAM
         if final:
             stream.done = True
-        return not await _write(send, _event(item.event_id, item.message), gone, more=not final) or final
+        data = head + _event(item.event_id, item.message)
+        return not await _write(send, data, gone, more=not final) or final
 
     async def _get(self, scope: Scope, receive: Receive, send: Send) -> None:
         _, has_sse = _accepts(scope)
