@@ -24,9 +24,8 @@ from clawplane.cli.common import (
 from clawplane.cli.console import EXIT_INVALID, out
 from clawplane.cli.supervising import LoopArgs, start_detached, stop_started
 from clawplane.reconcile.applier import current_user
-from clawplane.reconcile.control import ControlError, request
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import FolderLock, StateDB, StateError
+from clawplane.workspace import ControlError, SupervisorClient, Workspace
 
 if TYPE_CHECKING:
     from clawplane.planning import Plan
@@ -125,7 +124,7 @@ def _apply_locked(ws: Workspace, saved: Plan | None, options: _Options) -> None:
             return
         plan, env = found
         handed_over = True
-        ok = anyio.run(_send, Path(info.socket), plan, options, env)
+        ok = anyio.run(_send, SupervisorClient.of(info), plan, options, env)
     finally:
         if started and not handed_over:
             stop_started(ws, info)
@@ -201,25 +200,20 @@ def _confirm(yes: bool) -> None:
         raise typer.Exit(EXIT_INVALID)
 
 
-async def _send(socket: Path, plan: Plan, options: _Options, env: dict[str, str | None]) -> bool:
-    message = {
-        "op": "apply",
-        "plan": plan.model_dump(mode="json"),
-        "allow_mass_delete": options.allow_mass_delete,
-        "wait": options.wait,
-        "by": f"cli:{current_user()}",
-        "approve_as": f"cli:{current_user()}" if options.approve else None,
-        "env": env,
-    }
-    final: dict[str, Any] = {}
+async def _send(client: SupervisorClient, plan: Plan, options: _Options, env: dict[str, str | None]) -> bool:
     shown = {c.key for c in plan.actionable}
+
+    def show(event: dict[str, Any]) -> None:
+        if event.get("key", "") in shown or "path" in event:
+            _progress(event)  # unchanged resources only get their status refreshed
+
     try:
         with anyio.fail_after(APPLY_TIMEOUT_S):
-            async for event in request(socket, message):
-                if event.get("final"):
-                    final = event
-                elif event.get("key", "") in shown or "path" in event:
-                    _progress(event)  # unchanged resources only get their status refreshed
+            final = await client.apply(
+                plan, env=env, wait=options.wait, allow_mass_delete=options.allow_mass_delete,
+                by=f"cli:{current_user()}", approve_as=f"cli:{current_user()}" if options.approve else None,
+                on_event=show,
+            )  # fmt: skip
     except (ControlError, TimeoutError) as exc:
         out.print(f"error: lost the supervisor during apply: {exc}", markup=False)
         return False

@@ -56,8 +56,8 @@ def _render_problems(paths: list[Path]) -> list[dict[str, Any]]:
     """What the rendered configs of each folder would leave out (``render.*``), as plan shows it."""
     from clawplane.reconcile.applier import is_render_problem, problem_doc
     from clawplane.reconcile.engine import Engine, InvalidFolderError
-    from clawplane.reconcile.workspace import Workspace
     from clawplane.state import ObservedState
+    from clawplane.workspace import Workspace
 
     problems: list[dict[str, Any]] = []
     for folder in (p for p in paths if p.is_dir()):

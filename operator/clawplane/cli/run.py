@@ -27,9 +27,8 @@ from clawplane.cli.supervising import (
     start_detached,
     stop_supervisor,
 )
-from clawplane.reconcile.supervisorfile import SupervisorInfo, ping, read_info, remove_info, supervisor_alive
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import FolderLock, StateError
+from clawplane.workspace import SupervisorInfo, Workspace, ping, read_info, remove_info, supervisor_alive
 
 
 def run(

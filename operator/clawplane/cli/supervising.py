@@ -15,10 +15,16 @@ import anyio
 from clawplane._utils.identity import send_signal
 from clawplane.cli.common import fail
 from clawplane.cli.console import out
-from clawplane.reconcile.control import ControlError, request
-from clawplane.reconcile.supervisorfile import SupervisorInfo, ping, read_info, supervisor_alive
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import StateError, open_state_dir
+from clawplane.workspace import (
+    ControlError,
+    SupervisorClient,
+    SupervisorInfo,
+    Workspace,
+    ping,
+    read_info,
+    supervisor_alive,
+)
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 60.0
@@ -127,5 +133,4 @@ def stop_supervisor(info: SupervisorInfo) -> bool:
 
 
 async def _shutdown(socket: Path) -> None:
-    async for _ in request(socket, {"op": "shutdown"}):
-        pass
+    await SupervisorClient(socket).shutdown()

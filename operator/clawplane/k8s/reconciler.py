@@ -50,9 +50,9 @@ from clawplane.reconcile.engine import Engine, InvalidFolderError, Patch, Planne
 from clawplane.reconcile.holding import AppliedSources, hold_back
 from clawplane.reconcile.modelproviders import local_reader
 from clawplane.reconcile.oversight import Oversight
-from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes import RuntimeSettings
 from clawplane.state import ObservedState, ResourceRecord, StateDB, store, utcnow
+from clawplane.workspace import Workspace
 
 log = logging.getLogger("clawplane.k8s")
 

@@ -23,11 +23,11 @@ from clawplane.approvals import held_actions, rules_of
 from clawplane.diagnostics import format_json
 from clawplane.planning import render_plan
 from clawplane.reconcile.engine import Engine, InvalidFolderError, Planned
-from clawplane.reconcile.workspace import Workspace
 from clawplane.secrets import scrub_tokens
 from clawplane.state import StateDB, store
 from clawplane.validation import ValidationResult, validate_paths, validate_texts
 from clawplane.validation.summary import summarize
+from clawplane.workspace import Workspace
 
 __all__ = [
     "MAX_ANSWER_BYTES",

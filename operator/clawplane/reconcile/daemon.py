@@ -2,7 +2,7 @@
 
 One supervisor per folder (a lock in the state directory keeps it single). It owns
 the hosted MCP runtimes and the loopback endpoint that exposes them, serves the
-control socket (``ping``, ``apply``, ``shutdown``), and on exit tears every runtime
+control socket (``workspace.protocol``), and on exit tears every runtime
 down and records them as stopped. Every process it spawns is recorded in the state
 database the moment it exists (``processes.StateLedger``), and carries this supervisor's
 mark in its environment. At start, before its control socket answers or it plans, it ends
@@ -41,7 +41,6 @@ from clawplane.planning import Plan
 from clawplane.reconcile import extensions
 from clawplane.reconcile.agentendpoint import serve_agent_endpoints
 from clawplane.reconcile.applier import ApplyContext, PlanRefusedError, apply_plan, check_plan
-from clawplane.reconcile.control import serve_control
 from clawplane.reconcile.endpoint import bind_endpoint
 from clawplane.reconcile.engine import Engine, InvalidFolderError
 from clawplane.reconcile.extensions import FileChanges, SupervisorContext, SupervisorService
@@ -61,13 +60,25 @@ from clawplane.reconcile.processes import (
     mark_runtimes_stopped,
     release_generation,
 )
-from clawplane.reconcile.supervisorfile import SupervisorInfo, write_info
-from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes import EventKind, PortInUseError, RequestGuard, RuntimeEvent, RuntimeSettings
 from clawplane.runtimes.childwatch import raise_descriptor_limit, watch_children_with_pidfds
 from clawplane.runtimes.process import use_ledger
 from clawplane.runtimes.proxy import is_loopback
 from clawplane.state import FolderLock, StateDB, StateError, store, tokens, utcnow
+from clawplane.workspace import (
+    Apply,
+    Ping,
+    ProtocolError,
+    Respond,
+    RotateTokens,
+    Runtimes,
+    Shutdown,
+    SupervisorInfo,
+    Workspace,
+    decode,
+    serve_control,
+    write_info,
+)
 
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 log = logging.getLogger(__name__)
@@ -130,70 +141,69 @@ class _Handler:
         self.loop = ReconcileLoop(ws, db, backend, self.engine, self.busy, oversight=oversight)
         self.watching = False
 
-    async def __call__(self, request: dict[str, Any], emit: Emit) -> dict[str, Any]:
-        op = request.get("op")
-        if op == "ping":
-            reply: dict[str, Any] = {
-                "ok": True,
-                "pid": os.getpid(),
-                "endpoint": self.endpoint(),
-                "watching": self.watching,
-                "cleaning": not self.cleaned.is_set(),
-                "degraded": self.loop.state.degraded,
-            }
-            if self.watching:
-                reply["loop"] = self.loop.state.to_dict()
-            return reply
-        if op == "runtimes":  # live phase, pid, restarts, error and stderr of every hosted server
-            return {"ok": True, "runtimes": live_reports(self.backend)}
-        if op == "shutdown":
-            return {"ok": True}  # the shutdown itself happens after this reply (see after_reply)
-        if op == "rotate-tokens":
-            from clawplane.reconcile.tokenops import rotate
+    async def __call__(self, message: dict[str, Any], emit: Emit) -> dict[str, Any]:
+        try:
+            request = decode(message)
+        except ProtocolError as exc:
+            return {"ok": False, "error": str(exc)}
+        match request:
+            case Ping():
+                return self._ping()
+            case Runtimes():  # live phase, pid, restarts, error and stderr of every hosted server
+                return {"ok": True, "runtimes": live_reports(self.backend)}
+            case Shutdown():
+                return {"ok": True}  # the shutdown itself happens after this reply (see after_reply)
+            case RotateTokens():
+                return await self._rotate(request)
+            case Respond():
+                return self._respond(request)
+            case Apply():
+                return await self._apply_alone(request, emit)
 
-            async with self.busy:
-                consumers = request.get("consumers")
-                result = rotate(self.engine, self.db, consumers if isinstance(consumers, list) else None)
-                self.backend.refresh_access(self.db)
-                return result.to_dict()
-        if op == "approvals-respond":
-            return self._respond(request)
-        if op == "apply":
-            if self.busy.locked():
-                return {
-                    "ok": False,
-                    "error": "another apply is running for this folder; try again when it ends",
-                }
-            async with self.busy:
-                if not self.cleaned.is_set():
-                    await emit({"event": "waiting", "message": "stopping what a previous supervisor left"})
-                    await self.cleaned.wait()
-                return await self._apply(request, emit)
-        return {"ok": False, "error": f"unknown operation {op!r}"}
+    def _ping(self) -> dict[str, Any]:
+        reply: dict[str, Any] = {
+            "ok": True,
+            "pid": os.getpid(),
+            "endpoint": self.endpoint(),
+            "watching": self.watching,
+            "cleaning": not self.cleaned.is_set(),
+            "degraded": self.loop.state.degraded,
+        }
+        if self.watching:
+            reply["loop"] = self.loop.state.to_dict()
+        return reply
+
+    async def _rotate(self, request: RotateTokens) -> dict[str, Any]:
+        from clawplane.reconcile.tokenops import rotate
+
+        async with self.busy:
+            result = rotate(self.engine, self.db, request.consumers)
+            self.backend.refresh_access(self.db)
+            return result.to_dict()
 
     def endpoint(self) -> str:
         return self.backend.endpoint.base_url if self.backend.endpoint else ""
 
-    def _respond(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _respond(self, request: Respond) -> dict[str, Any]:
         try:
-            done = self.oversight.respond(
-                str(request.get("id", "")),
-                str(request.get("decision", "")),
-                by=str(request.get("by") or "unknown"),
-                reason=str(request.get("reason") or ""),
-            )
+            done = self.oversight.respond(request.id, request.decision, by=request.by, reason=request.reason)
         except (ApprovalError, ValueError) as exc:
             return {"ok": False, "error": str(exc)}
         return {"ok": True, "approval": done.to_dict()}
 
-    async def _apply(self, request: dict[str, Any], emit: Emit) -> dict[str, Any]:
-        env = request.get("env") or {}
-        if not isinstance(env, dict) or not all(
-            isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in env.items()
-        ):
-            return {"ok": False, "error": "malformed apply request: env must map names to strings or null"}
+    async def _apply_alone(self, request: Apply, emit: Emit) -> dict[str, Any]:
+        """One apply at a time, after what a previous supervisor left was stopped."""
+        if self.busy.locked():
+            return {"ok": False, "error": "another apply is running for this folder; try again when it ends"}
+        async with self.busy:
+            if not self.cleaned.is_set():
+                await emit({"event": "waiting", "message": "stopping what a previous supervisor left"})
+                await self.cleaned.wait()
+            return await self._apply(request, emit)
+
+    async def _apply(self, request: Apply, emit: Emit) -> dict[str, Any]:
         # The plan was made with the values of the applying shell; so is the apply (memory only).
-        self.engine.resolver.supply(env)
+        self.engine.resolver.supply(request.env)
         try:
             self.loop.check_database()
             return await self._apply_plan(request, emit)
@@ -201,25 +211,22 @@ class _Handler:
             self.loop.state.degrade("state", str(exc))
             return {"ok": False, "error": str(exc)}
 
-    async def _apply_plan(self, request: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    async def _apply_plan(self, request: Apply, emit: Emit) -> dict[str, Any]:
         try:
-            plan = Plan.model_validate(request["plan"])
+            plan = Plan.model_validate(request.plan)
             planned = self.engine.plan(self.db)
         except InvalidFolderError as exc:
             return {"ok": False, "error": f"the folder does not validate ({exc}); nothing was changed"}
         # Someone waiting at `clawplane apply` wants each server Ready or a reason why not.
-        wait = bool(request.get("wait", True))
-        allow_mass_delete = bool(request.get("allow_mass_delete"))
+        wait, allow_mass_delete = request.wait, request.allow_mass_delete
         ctx = self._context(planned.desired, wait)
         try:
             check_plan(plan, ctx, allow_mass_delete=allow_mass_delete)
         except PlanRefusedError as exc:
             return {"ok": False, "refused": True, "error": str(exc)}
-        approver = request.get("approve_as")
         held = hold_back(
             self.engine, self.db, planned, self.oversight.approvals, self.oversight.sources,
-            requested_by=f"apply:{request.get('by') or 'unknown'}",
-            approve_as=str(approver) if approver else None,
+            requested_by=f"apply:{request.by}", approve_as=request.approve_as,
         )  # fmt: skip
         if held.decision.waiting:  # carry out the plan without what waits for an approval
             plan, ctx = held.planned.plan, self._context(held.planned.desired, wait)
@@ -374,9 +381,10 @@ async def _supervise(
     previous = claim_generation(db, generation)
     oversight = Oversight.open(db)
 
-    def after_reply(request: dict[str, Any]) -> None:
-        if request.get("op") == "shutdown":
-            shutdown.set()
+    def after_reply(message: dict[str, Any]) -> None:
+        with contextlib.suppress(ProtocolError):
+            if isinstance(decode(message), Shutdown):
+                shutdown.set()
 
     metrics = LoopMetrics()
     loop_ref: list[ReconcileLoop] = []

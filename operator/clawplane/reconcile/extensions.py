@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 from clawplane.reconcile.localbackend import LocalBackend
 from clawplane.reconcile.oversight import Oversight
-from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes.proxy import Route
 from clawplane.state import StateDB
+from clawplane.workspace import Workspace
 
 __all__ = ["FileChanges", "SupervisorContext", "SupervisorService", "provide", "provided"]
 

@@ -42,11 +42,10 @@ from clawplane.reconcile.logs import reconcile_context
 from clawplane.reconcile.metrics import LoopMetrics
 from clawplane.reconcile.modelproviders import resolver_reader
 from clawplane.reconcile.oversight import Oversight
-from clawplane.reconcile.supervisorfile import LOOP_STATUS_FILE, write_loop_status
-from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes import EventKind, RuntimeEvent
 from clawplane.secrets import redact_data
 from clawplane.state import StateDB, StateError, ToolRecord, store, utcnow
+from clawplane.workspace import LOOP_STATUS_FILE, Workspace, write_loop_status
 
 log = logging.getLogger("clawplane.reconcile")
 

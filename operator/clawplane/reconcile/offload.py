@@ -42,7 +42,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 
 from clawplane._utils.identity import ProcessIdentity, identify, send_signal
 from clawplane.reconcile.analysis import MAX_LISTING_BYTES, QueryError
-from clawplane.reconcile.workspace import Workspace
+from clawplane.workspace import Workspace
 
 __all__ = ["Answer", "BusyError", "QueryWorker", "RateLimits"]
 

@@ -28,8 +28,8 @@ from clawplane.reconcile.analysis import SKILL_VIEWS, QueryError, plan_document,
 from clawplane.reconcile.offload import Answer, BusyError, QueryWorker
 from clawplane.reconcile.oversight import Oversight
 from clawplane.reconcile.statusview import find_resource, folder_status
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import StateDB, StateError, store
+from clawplane.workspace import Workspace
 
 __all__ = [
     "SKILL_VIEWS",

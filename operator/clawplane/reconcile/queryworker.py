@@ -53,7 +53,7 @@ class _Answerer:
     """Opens the state database on the first question and answers each question."""
 
     def __init__(self, folder: Path, state_dir: Path, out_dir: Path) -> None:
-        from clawplane.reconcile.workspace import Workspace
+        from clawplane.workspace import Workspace
 
         self.ws = Workspace(folder, state_dir, out_dir)
         self._analysis: Any = None

@@ -22,8 +22,8 @@ from tests.support.quickstart import copy_quickstart
 
 from clawplane.reconcile.analysis import MAX_ANSWER_BYTES, QueryError
 from clawplane.reconcile.offload import BusyError, QueryWorker
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import StateDB
+from clawplane.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -105,7 +105,7 @@ import anyio, json, os, signal, sys
 from pathlib import Path
 from clawplane.reconcile.analysis import QueryError
 from clawplane.reconcile.offload import QueryWorker
-from clawplane.reconcile.workspace import Workspace
+from clawplane.workspace import Workspace
 
 async def main() -> None:
     worker = QueryWorker(Workspace.for_folder(Path(sys.argv[1])), time_limit=300.0)

@@ -11,9 +11,8 @@ import anyio
 from clawplane.events import Event, EventType
 from clawplane.reconcile.engine import Engine
 from clawplane.reconcile.loop import ReconcileLoop
-from clawplane.reconcile.supervisorfile import LOOP_STATUS_FILE
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import StateDB, prepare_state_dir
+from clawplane.workspace import LOOP_STATUS_FILE, Workspace
 
 
 def test_loop_json_names_the_pass_when_its_finished_event_arrives(tmp_path: Path) -> None:

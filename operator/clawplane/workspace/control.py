@@ -1,7 +1,7 @@
 """The supervisor's control protocol: newline-delimited JSON over a Unix socket.
 
-A client sends one request object (``{"op": "apply", ...}``, ``{"op": "ping"}``,
-``{"op": "shutdown"}``) and reads event objects until one has ``"final": true``.
+A client sends one request object (its schema is ``protocol.py``) and reads event objects
+until one has ``"final": true``.
 Replies never contain secret values: plans and statuses are redacted upstream, and every
 reply's values pass the process's redactor (``redact_data``: its keys, ``final`` among them,
 and its protocol words stay as they are, whatever value a secret has). An ``apply`` request

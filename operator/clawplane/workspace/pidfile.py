@@ -18,8 +18,8 @@ from typing import Any
 
 from clawplane._utils.identity import ProcessIdentity, alive, identify
 from clawplane._utils.safedir import UnsafePathError, open_dir
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import StateError, open_state_dir
+from clawplane.workspace.layout import Workspace
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,29 +209,6 @@ def lock_holders(path: Path) -> set[int] | None:
 
 
 LOOP_STATUS_FILE = "loop.json"
-
-
-def ping(ws: Workspace, *, timeout: float = 2.0) -> dict[str, Any] | None:
-    """The running supervisor's own answer (live loop state, degraded writes), or None."""
-    import anyio
-
-    from clawplane.reconcile.control import ControlError, request
-
-    info = read_info(ws)
-    if info is None or not info.running():
-        return None
-
-    async def ask() -> dict[str, Any] | None:
-        with anyio.fail_after(timeout):
-            async for event in request(Path(info.socket), {"op": "ping"}, timeout=timeout):
-                if event.get("final"):
-                    return event if event.get("ok") else None
-        return None
-
-    try:
-        return anyio.run(ask)
-    except (ControlError, TimeoutError, OSError):
-        return None
 
 
 def read_loop_status(ws: Workspace) -> dict[str, Any] | None:
