@@ -22,10 +22,10 @@ from clawplane.cli.common import (
     workspace,
 )
 from clawplane.cli.console import EXIT_INVALID, out
-from clawplane.cli.supervising import LoopArgs, start_detached, stop_started
 from clawplane.reconcile.applier import current_user
 from clawplane.state import FolderLock, StateDB, StateError
-from clawplane.workspace import ControlError, SupervisorClient, Workspace
+from clawplane.supervisor import LoopArgs, SupervisorStartError, start_detached, stop_supervisor
+from clawplane.workspace import ControlError, SupervisorClient, SupervisorInfo, Workspace
 
 if TYPE_CHECKING:
     from clawplane.planning import Plan
@@ -116,7 +116,11 @@ def _apply_locked(ws: Workspace, saved: Plan | None, options: _Options) -> None:
     # command started is stopped again unless the plan was handed to it: nothing keeps
     # running for an apply that was cancelled, refused or had nothing to do.
     db = open_state(ws)  # first: a corrupt database is moved aside here, with a message
-    info, started = start_detached(ws, loop=options.supervisor)
+    try:
+        info, started = start_detached(ws, loop=options.supervisor)
+    except SupervisorStartError as exc:
+        fail(str(exc))
+        return
     handed_over = False
     try:
         found = _plan_to_apply(ws, db, saved, options)
@@ -127,9 +131,16 @@ def _apply_locked(ws: Workspace, saved: Plan | None, options: _Options) -> None:
         ok = anyio.run(_send, SupervisorClient.of(info), plan, options, env)
     finally:
         if started and not handed_over:
-            stop_started(ws, info)
+            _stop_started(ws, info)
     if not ok:
         raise typer.Exit(EXIT_INVALID)
+
+
+def _stop_started(ws: Workspace, info: SupervisorInfo) -> None:
+    """Stop a supervisor this command started for nothing, with everything it runs."""
+    if not stop_supervisor(info):
+        out.print(f"warning: the supervisor (pid {info.pid}) did not stop; run `clawplane down {ws.folder}`",
+                  markup=False)  # fmt: skip
 
 
 def _check_out_dir(ws: Workspace) -> None:

@@ -103,7 +103,7 @@ def token_rotate(
             return
     else:
         from clawplane.reconcile.engine import Engine
-        from clawplane.reconcile.tokenops import rotate
+        from clawplane.supervisor import rotate
 
         answer = rotate(Engine(ws), db, chosen).to_dict()
     rotated: list[str] = list(answer.get("rotated") or [])

@@ -22,7 +22,7 @@ import anyio
 from watchfiles import Change, DefaultFilter, awatch
 
 from clawplane._utils.changefeed import ChangeFeed
-from clawplane.reconcile import inotify
+from clawplane.supervisor import inotify
 
 DEBOUNCE_MS = 200
 STEP_MS = 50

@@ -1,4 +1,9 @@
-"""Starting and stopping a folder's background supervisor, shared by `run`, `apply` and `down`."""
+"""A folder's background supervisor: start it detached and wait until it answers, stop it.
+
+Used by ``clawplane run --detach``, ``apply`` (which starts one when none runs) and ``down``.
+Nothing here prints: what goes wrong is a ``SupervisorStartError`` whose message says why and
+ends with the supervisor's last log lines.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +18,6 @@ from pathlib import Path
 import anyio
 
 from clawplane._utils.identity import send_signal
-from clawplane.cli.common import fail
-from clawplane.cli.console import out
 from clawplane.state import StateError, open_state_dir
 from clawplane.workspace import (
     ControlError,
@@ -28,6 +31,10 @@ from clawplane.workspace import (
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 60.0
+
+
+class SupervisorStartError(Exception):
+    """The supervisor could not be started, or did not answer in time (the message says why)."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,10 @@ def start_detached(
     """The folder's running supervisor, started in the background first if none runs.
 
     Returns its pidfile and whether this call started it (so the caller can stop it again).
+
+    Raises:
+        SupervisorStartError: It exited during start-up, never answered, or its log cannot be
+            opened safely.
     """
     info = read_info(ws)
     if info is not None and supervisor_alive(ws):
@@ -70,30 +81,34 @@ def start_detached(
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            fail(f"the supervisor exited during start-up (code {proc.returncode})" + _log_tail(ws, logged))
+            raise SupervisorStartError(
+                f"the supervisor exited during start-up (code {proc.returncode})" + _log_tail(ws, logged)
+            )
         info = read_info(ws)
         if info is not None and info.pid == proc.pid and ping(ws) is not None:
             return info, True
         time.sleep(0.1)  # waiting on another process's start-up; there is no event to await
     proc.terminate()  # it never answered: nothing may keep running that nobody can reach
-    fail(f"the supervisor did not answer within {START_TIMEOUT_S:.0f}s" + _log_tail(ws, logged))
-    raise AssertionError("unreachable")
+    raise SupervisorStartError(
+        f"the supervisor did not answer within {START_TIMEOUT_S:.0f}s" + _log_tail(ws, logged)
+    )
 
 
 def _open_log(ws: Workspace, flags: int) -> int:
     """The supervisor's log, opened through the state directory's descriptor, never through a link.
 
-    Exits with the cause and the fix when another user could aim it (a link, someone else's file
-    or folder).
+    Raises:
+        SupervisorStartError: Another user could aim it (a link, someone else's file or folder),
+            or the disk refused it; the message says which.
     """
     try:
         with open_state_dir(ws.state_dir) as folder:
             return folder.open_file(ws.log_file.name, flags)
     except StateError as exc:
-        fail(str(exc))
+        raise SupervisorStartError(str(exc)) from None
     except OSError as exc:
-        fail(f"cannot open the supervisor's log {ws.log_file}: {exc.strerror or exc}")
-    raise AssertionError("unreachable")
+        problem = exc.strerror or exc
+        raise SupervisorStartError(f"cannot open the supervisor's log {ws.log_file}: {problem}") from None
 
 
 def _log_tail(ws: Workspace, offset: int, lines: int = 10) -> str:
@@ -109,14 +124,6 @@ def _log_tail(ws: Workspace, offset: int, lines: int = 10) -> str:
     tail = [line for line in text.splitlines() if line.strip()][-lines:]
     shown = "".join(f"\n  {line}" for line in tail)
     return f"; its last log lines ({ws.log_file}):{shown}" if tail else f"; see {ws.log_file}"
-
-
-def stop_started(ws: Workspace, info: SupervisorInfo) -> None:
-    """Stop a supervisor this command started for nothing, with everything it runs."""
-    stop_supervisor(info)
-    if info.running():
-        out.print(f"warning: the supervisor (pid {info.pid}) did not stop; run `clawplane down {ws.folder}`",
-                  markup=False)  # fmt: skip
 
 
 def stop_supervisor(info: SupervisorInfo) -> bool:
