@@ -18,6 +18,7 @@ import httpx
 from clawplane.k8s.kubeapi import ApiError
 from clawplane.k8s.reconciler import NamespaceReconciler, PassResult
 from clawplane.reconcile.metrics import LoopMetrics
+from clawplane.reconcile.outcome import PassOutcome
 
 log = logging.getLogger("clawplane.k8s")
 
@@ -110,7 +111,8 @@ class Worker:
             result.statuses,
         )
         if self.metrics is not None:
-            self.metrics.reconciles.labels(result="applied" if result.ok else "failed").inc()
+            outcome = PassOutcome.APPLIED if result.ok else PassOutcome.FAILED
+            self.metrics.reconciles.labels(result=outcome).inc()
             self.metrics.duration.observe(result.seconds)
             if result.ok:
                 self.metrics.last_success.set(time.time())

@@ -49,6 +49,7 @@ from clawplane.reconcile.conditions import Cond
 from clawplane.reconcile.engine import Engine, InvalidFolderError, Patch, Planned
 from clawplane.reconcile.holding import AppliedSources, hold_back
 from clawplane.reconcile.modelproviders import local_reader
+from clawplane.reconcile.outcome import PassOutcome
 from clawplane.reconcile.oversight import Oversight
 from clawplane.runtimes import RuntimeSettings
 from clawplane.state import ObservedState, ResourceRecord, StateDB, store, utcnow
@@ -195,7 +196,8 @@ class NamespaceReconciler:
     def _published_pass(self, result: PassResult) -> None:
         """Record the pass for the dashboard (``last``) and tell the event queue."""
         self.passes += 1
-        outcome = "invalid" if result.diagnostics else "applied" if result.ok else "failed"
+        outcome = PassOutcome.APPLIED if result.ok else PassOutcome.FAILED
+        outcome = PassOutcome.INVALID if result.diagnostics else outcome
         held = sorted(k for k, v in result.results.items() if v.startswith("held: "))
         errors = {k: v for k, v in result.results.items() if v != "ok" and k not in held}
         was_valid = self.last.get("folderValid", True)
