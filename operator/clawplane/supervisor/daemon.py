@@ -70,7 +70,7 @@ from clawplane.workspace import (
 )
 
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
-log = logging.getLogger(__name__)
+log = logging.getLogger("clawplane.reconcile.daemon")  # the name log readers know it by
 
 
 @dataclass

@@ -22,7 +22,7 @@ from clawplane.validation import validate_paths
 
 __all__ = ["ENDPOINT_PORT_KEY", "EndpointChoice", "bind_endpoint", "declared_endpoint"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("clawplane.reconcile.endpoint")  # the name log readers know it by
 
 ENDPOINT_PORT_KEY = "endpoint_port"
 
