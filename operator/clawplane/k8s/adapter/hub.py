@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from clawplane.k8s.kubeapi import ApiError
-from clawplane.k8s.reconciler import NamespaceReconciler, PassResult
+from clawplane.k8s.adapter.reconciler import NamespaceReconciler, PassResult
+from clawplane.k8s.api.kubeapi import ApiError
 from clawplane.reconcile.metrics import LoopMetrics
 from clawplane.reconcile.outcome import PassOutcome
 

@@ -23,11 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from clawplane.k8s.childcache import ChildCache
-from clawplane.k8s.children import GROUP, MANAGED_BY, Owner, spec_hash
-from clawplane.k8s.events import EventRecorder
-from clawplane.k8s.kubeapi import CONFLICT_RETRIES, ApiError, Kind, KubeApi
-from clawplane.k8s.watches import OwnWrites
+from clawplane.k8s.api.kubeapi import CONFLICT_RETRIES, ApiError, Kind, KubeApi
+from clawplane.k8s.objects.childcache import ChildCache
+from clawplane.k8s.objects.children import GROUP, MANAGED_BY, Owner, spec_hash
+from clawplane.k8s.objects.events import EventRecorder
+from clawplane.k8s.objects.watches import OwnWrites
 
 log = logging.getLogger("clawplane.k8s")
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clawplane.k8s.children import (
+from clawplane.k8s.api.kubeapi import CONFIGMAPS
+from clawplane.k8s.objects.children import (
     AGENT_LABEL,
     GATEWAY_LABEL,
     TOKEN_KEY,
@@ -23,9 +24,8 @@ from clawplane.k8s.children import (
     dns_label,
     token_secret_name,
 )
-from clawplane.k8s.converge import ChildProblem, ChildWriter
-from clawplane.k8s.kubeapi import CONFIGMAPS
-from clawplane.k8s.skillfiles import (
+from clawplane.k8s.objects.converge import ChildProblem, ChildWriter
+from clawplane.k8s.objects.skillfiles import (
     SKILLS_LABEL,
     SkillFiles,
     skills_config_map,

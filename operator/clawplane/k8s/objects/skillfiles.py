@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clawplane.k8s.children import Owner, config_map, dns_label
+from clawplane.k8s.objects.children import Owner, config_map, dns_label
 from clawplane.skills import AgentSnapshot
 
 MAX_FILES = 64

@@ -26,8 +26,8 @@ from typing import Any
 
 import httpx
 
-from clawplane.k8s.children import GROUP, Owner
-from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
+from clawplane.k8s.api.kubeapi import ApiError, Kind, KubeApi
+from clawplane.k8s.objects.children import GROUP, Owner
 
 log = logging.getLogger("clawplane.k8s")
 

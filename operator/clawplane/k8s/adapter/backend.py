@@ -19,7 +19,8 @@ from pathlib import Path
 from secrets import token_urlsafe
 from typing import Any
 
-from clawplane.k8s.children import (
+from clawplane.k8s.api.kubeapi import DEPLOYMENTS, NETWORK_POLICIES, PODS, SECRETS, SERVICES, Kind, KubeApi
+from clawplane.k8s.objects.children import (
     CONFIG_HASH,
     SERVER_LABEL,
     TOKEN_KEY,
@@ -35,9 +36,8 @@ from clawplane.k8s.children import (
     service_url,
     token_secret_name,
 )
-from clawplane.k8s.converge import ChildProblem, ChildWriter
-from clawplane.k8s.kubeapi import DEPLOYMENTS, NETWORK_POLICIES, PODS, SECRETS, SERVICES, Kind, KubeApi
-from clawplane.k8s.secretrefs import SecretReader
+from clawplane.k8s.objects.converge import ChildProblem, ChildWriter
+from clawplane.k8s.objects.secretrefs import SecretReader
 from clawplane.models import McpServerSpec, Transport, ValueFrom
 from clawplane.reconcile.backend import RuntimeReport
 from clawplane.reconcile.localbackend import probe_once

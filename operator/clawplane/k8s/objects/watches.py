@@ -20,9 +20,7 @@ from typing import Any
 
 import httpx
 
-from clawplane.k8s.childcache import ChildCache
-from clawplane.k8s.children import MANAGED_BY, SERVER_LABEL
-from clawplane.k8s.kubeapi import (
+from clawplane.k8s.api.kubeapi import (
     CONFIGMAPS,
     DEPLOYMENTS,
     NETWORK_POLICIES,
@@ -33,6 +31,8 @@ from clawplane.k8s.kubeapi import (
     Kind,
     KubeApi,
 )
+from clawplane.k8s.objects.childcache import ChildCache
+from clawplane.k8s.objects.children import MANAGED_BY, SERVER_LABEL
 
 log = logging.getLogger("clawplane.k8s")
 

@@ -23,25 +23,25 @@ from clawplane.approvals import ApprovalQueue, mark_applied
 from clawplane.approvals.records import parse_time
 from clawplane.desired import DesiredState
 from clawplane.events import EventType
-from clawplane.k8s.approvals import answer_annotations, approval_conditions
-from clawplane.k8s.backend import KubeBackend
-from clawplane.k8s.childcache import ChildCache
-from clawplane.k8s.children import RESTART_ANNOTATION, Owner
-from clawplane.k8s.configmaps import (
+from clawplane.k8s.adapter.approvals import answer_annotations, approval_conditions
+from clawplane.k8s.adapter.backend import KubeBackend
+from clawplane.k8s.adapter.materialize import Materialized, Materializer, key_of
+from clawplane.k8s.adapter.statuses import build_status, status_patch, with_condition
+from clawplane.k8s.api.kubeapi import ApiError, Kind, KubeApi
+from clawplane.k8s.objects.childcache import ChildCache
+from clawplane.k8s.objects.children import RESTART_ANNOTATION, Owner
+from clawplane.k8s.objects.configmaps import (
     agent_config_map_name,
     gateway_auth_header,
     gateway_config_map_name,
     sync_config_maps,
     wanted_config_maps,
 )
-from clawplane.k8s.converge import ChildProblem, ChildWriter
-from clawplane.k8s.events import EventRecorder
-from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
-from clawplane.k8s.materialize import Materialized, Materializer, key_of
-from clawplane.k8s.secretrefs import Redaction, SecretReader, secret_refs
-from clawplane.k8s.skillfiles import SkillFiles, collect
-from clawplane.k8s.statuses import build_status, status_patch, with_condition
-from clawplane.k8s.watches import OwnWrites
+from clawplane.k8s.objects.converge import ChildProblem, ChildWriter
+from clawplane.k8s.objects.events import EventRecorder
+from clawplane.k8s.objects.secretrefs import Redaction, SecretReader, secret_refs
+from clawplane.k8s.objects.skillfiles import SkillFiles, collect
+from clawplane.k8s.objects.watches import OwnWrites
 from clawplane.models import API_GROUP, KINDS
 from clawplane.models.values import SecretValue, ValueFrom
 from clawplane.reconcile.applier import ApplyContext, apply_plan

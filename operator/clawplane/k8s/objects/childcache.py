@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from clawplane.k8s.kubeapi import Kind
+from clawplane.k8s.api.kubeapi import Kind
 
 JSON = dict[str, Any]
 ObjectKey = tuple[str, str]

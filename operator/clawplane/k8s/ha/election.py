@@ -28,7 +28,7 @@ from typing import Any
 
 import httpx
 
-from clawplane.k8s.kubeapi import LEASES, ApiError, KubeApi
+from clawplane.k8s.api.kubeapi import LEASES, ApiError, KubeApi
 
 log = logging.getLogger("clawplane.k8s")
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from clawplane.k8s.converge import ChildProblem
-from clawplane.k8s.materialize import Problem
+from clawplane.k8s.adapter.materialize import Problem
+from clawplane.k8s.objects.converge import ChildProblem
 from clawplane.reconcile.conditions import Cond, merge
 from clawplane.state import ResourceRecord, ToolRecord
 

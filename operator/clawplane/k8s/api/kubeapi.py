@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from clawplane import __version__
-from clawplane.k8s.kubeconfig import Connection
+from clawplane.k8s.api.kubeconfig import Connection
 
 CONFLICT_RETRIES = 5
 LIST_PAGE = 500

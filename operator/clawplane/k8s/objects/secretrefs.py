@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from clawplane.k8s.kubeapi import SECRETS, KubeApi
+from clawplane.k8s.api.kubeapi import SECRETS, KubeApi
 from clawplane.naming import REDACTED, is_sensitive_key
 
 _SALT = b"clawplane/v1/k8s-secret-digest"

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from clawplane.approvals import Approval, ApprovalError, ApprovalQueue, Decision, HoldDecision, Status
-from clawplane.k8s.materialize import key_of
+from clawplane.k8s.adapter.materialize import key_of
 from clawplane.reconcile.conditions import Cond
 
 __all__ = [
