@@ -15,7 +15,6 @@ tests drive it with OpenClaw's own roots.
 """
 
 from clawplane.skills.adapter import DEFAULT_AGENT_ID, INLINE_SKILLS_DIR, GatewaySkills, Placed
-from clawplane.skills.collation import collation_backend, locale_sort_key
 from clawplane.skills.engine import SkillsEngine, SkillsEvaluation, resolve_user_path
 from clawplane.skills.frontmatter import FrontmatterError, parse_skill_frontmatter
 from clawplane.skills.fscache import FsCache
@@ -62,10 +61,8 @@ __all__ = [
     "SkillsSettings",
     "Source",
     "Tier",
-    "collation_backend",
     "escape_xml",
     "format_full",
-    "locale_sort_key",
     "parse_manifest",
     "parse_skill_frontmatter",
     "prepare_prompt",

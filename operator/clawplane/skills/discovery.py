@@ -23,9 +23,8 @@ from dataclasses import dataclass
 
 from clawplane._utils.fastinit import fast_init
 from clawplane.diagnostics import Diagnostic
-from clawplane.naming import utf16_sort_key
+from clawplane.jscompat import locale_sort_key, utf16_sort_key
 from clawplane.skills import codes
-from clawplane.skills.collation import locale_sort_key
 from clawplane.skills.listing import MAX_GROUPED_DEPTH, ChildLister, new_budget, raw_limit
 from clawplane.skills.pathfacts import PathFacts, child_path, is_path_inside
 from clawplane.skills.types import Limits, SkillRoot, Source

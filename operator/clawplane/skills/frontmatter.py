@@ -18,9 +18,7 @@ from typing import Any
 
 from ruamel.yaml.nodes import MappingNode
 
-from clawplane.naming import js_trim
-from clawplane.naming.jsstring import JS_WHITESPACE
-from clawplane.skills.jsvalues import js_object_keys, js_string, json_stringify
+from clawplane.jscompat import JS_WHITESPACE, js_object_keys, js_string, js_trim, json_stringify
 from clawplane.skills.simpleblock import parse_simple_block
 from clawplane.skills.yamlcore import YamlIssue, compose_block
 from clawplane.skills.yamlindent import check_continuation_indent

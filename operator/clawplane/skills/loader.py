@@ -19,7 +19,7 @@ from typing import Any
 
 from clawplane._utils.fastinit import fast_init
 from clawplane.diagnostics import Diagnostic
-from clawplane.naming import js_trim
+from clawplane.jscompat import js_trim
 from clawplane.skills import codes
 from clawplane.skills.discovery import Candidate
 from clawplane.skills.frontmatter import FrontmatterError, parse_skill_frontmatter

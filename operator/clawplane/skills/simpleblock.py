@@ -29,8 +29,7 @@ import json
 import re
 from typing import Any
 
-from clawplane.naming import js_trim
-from clawplane.skills.jsvalues import js_string, json_stringify
+from clawplane.jscompat import js_string, js_trim, json_stringify
 from clawplane.skills.yamlvalues import resolve_plain
 
 __all__ = ["parse_simple_block"]

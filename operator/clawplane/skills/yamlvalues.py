@@ -14,7 +14,7 @@ from typing import Any
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from clawplane.skills.jsvalues import js_string, json_stringify
+from clawplane.jscompat import js_string, json_stringify
 from clawplane.skills.yamlcore import IMPLICIT_TAG, YamlIssue
 
 __all__ = ["node_to_js", "resolve_plain"]

@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[3] / "operator" / "clawplane"
-FACED = ["clawplane.workspace", "clawplane.supervisor"]
+FACED = ["clawplane.workspace", "clawplane.supervisor", "clawplane.jscompat"]
+# Importers allowed to reach past a face, and why.
+PAST_THE_FACE = {
+    # naming stays free of anything but the standard library (tests/unit/naming): it imports the
+    # two dependency-free modules of jscompat, not the package that also holds values and ICU.
+    ("clawplane.jscompat", "naming"),
+}
 
 
 @pytest.mark.parametrize("name", FACED)
@@ -34,7 +40,7 @@ def test_other_packages_import_the_face_not_the_rooms(name: str) -> None:
     own = PACKAGE / name.split(".", 1)[1]
     found = []
     for path in PACKAGE.rglob("*.py"):
-        if own in path.parents:
+        if own in path.parents or (name, path.relative_to(PACKAGE).parts[0]) in PAST_THE_FACE:
             continue
         for match in room.finditer(path.read_text(encoding="utf-8")):
             names = {n.strip() for n in match.group(2).split(",")}

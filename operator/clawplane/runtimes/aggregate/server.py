@@ -59,7 +59,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
 from clawplane import __version__
-from clawplane.naming import js_lower_key, name_tools
+from clawplane.jscompat import js_lower_key
+from clawplane.naming import name_tools
 from clawplane.runtimes.aggregate.asking import AskedCalls, Outcome, ResumeError
 from clawplane.runtimes.aggregate.backend import Backend, BackendError, OnRequest, open_backend
 from clawplane.runtimes.calls import utility_result

@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from clawplane._utils.compactjson import compact
-from clawplane.naming import js_trim
+from clawplane.jscompat.strings import js_trim
 
 __all__ = [
     "js_number",
