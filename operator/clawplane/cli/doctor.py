@@ -81,7 +81,7 @@ def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="Print findings as JSON.")] = False,
 ) -> None:
     """Find legacy keys, stale references, literal secrets, missing commands and name collisions."""
-    from clawplane.validation.doctor import doctor_paths
+    from clawplane.editing import doctor_paths
 
     report = doctor_paths(list(paths), fix=fix, known_skills=_known_skills(paths))
     schema = _openclaw_findings(list(paths))

@@ -21,10 +21,10 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from clawplane.diagnostics import Diagnostics
+from clawplane.editing.fixes import load_documents, rt_yaml
 from clawplane.loading.sources import discover_files
 from clawplane.models.base import API_VERSION
 from clawplane.naming import is_sensitive_key
-from clawplane.validation.fixes import load_documents, rt_yaml
 
 KIND = "McpServer"
 REDACTED = "<redacted>"

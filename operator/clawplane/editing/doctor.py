@@ -3,7 +3,7 @@
 Works on the raw round-trip YAML rather than on validated models, so it can look at
 (and repair) documents that do not validate yet. Every finding says where it is and,
 when it can be fixed mechanically, what the fix does. Fixes are text splices at the
-positions ruamel.yaml recorded (see ``validation.fixes``), applied only to offending
+positions ruamel.yaml recorded (see ``editing.fixes``), applied only to offending
 nodes; a second run over fixed files finds nothing to fix.
 
 ``plugins.allow`` entries are checked against the plugins OpenClaw bundles (shipped data,
@@ -20,19 +20,16 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml.error import YAMLError
-
 from clawplane._utils.atomicfile import atomic_write_bytes
 from clawplane.diagnostics import Diagnostics
+from clawplane.editing.findings import Doc, DoctorReport, Finding, is_map, is_seq, load_resources
+from clawplane.editing.fixes import Splice, apply_splices, load_documents, scalar_like
 from clawplane.loading.sources import discover_files
-from clawplane.loading.yamlparse import YamlProblem, parse_documents
 from clawplane.models.mcpserver import LEGACY_TYPE_ALIASES
 from clawplane.naming import assign_server_names, is_sensitive_key
-from clawplane.validation.fixes import BOM, Splice, Text, apply_splices, load_documents, scalar_like
 from clawplane.validation.legacy import (
     LEGACY_CODEX_KEYS,
     LEGACY_SERVER_KEYS,
@@ -43,96 +40,19 @@ from clawplane.validation.legacy import (
 from clawplane.validation.plugins import bundled_plugins
 
 
-@dataclass
-class Finding:
-    """One problem; ``fix`` describes the mechanical fix when there is one."""
-
-    file: str
-    line: int
-    column: int
-    severity: str  # error | warning | info
-    code: str
-    message: str
-    resource: str = ""
-    path: str = ""
-    fix: str | None = None
-    fixed: bool = False
-    splices: list[Splice] = field(default_factory=list, repr=False)
-    hint: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form (without the splices)."""
-        return {
-            "file": self.file,
-            "line": self.line,
-            "column": self.column,
-            "severity": self.severity,
-            "code": self.code,
-            "message": self.message,
-            "resource": self.resource,
-            "path": self.path,
-            "fix": self.fix,
-            "fixed": self.fixed,
-            "hint": self.hint,
-        }
-
-
-@dataclass
-class DoctorReport:
-    """All findings, and the files ``--fix`` rewrote."""
-
-    findings: list[Finding] = field(default_factory=list)
-    written: list[str] = field(default_factory=list)
-
-    @property
-    def remaining(self) -> list[Finding]:
-        """Findings not fixed."""
-        return [f for f in self.findings if not f.fixed]
-
-    @property
-    def has_errors(self) -> bool:
-        """True when an error finding was not fixed."""
-        return any(f.severity == "error" for f in self.remaining)
-
-
-@dataclass
-class _Doc:
-    file: Path
-    text: Text
-    data: Any
-    kind: str
-    name: str
-
-    @property
-    def key(self) -> str:
-        return f"{self.kind}/{self.name}"
-
-    def spec(self) -> Any:
-        spec = self.data.get("spec")
-        return spec if _is_map(spec) else None
-
-
-def _is_map(value: Any) -> bool:
-    return hasattr(value, "lc") and isinstance(value, dict)
-
-
-def _is_seq(value: Any) -> bool:
-    return hasattr(value, "lc") and isinstance(value, list)
-
-
 def _flow(node: Any) -> bool:
     return bool(node.fa.flow_style())
 
 
 def _load_paths(plugins: Any) -> bool:
     """Whether a ``plugins`` block loads plugins from paths (``load.paths`` not empty)."""
-    load: Any = plugins.get("load") if _is_map(plugins) else None
-    paths: Any = load.get("paths") if _is_map(load) else None
-    return _is_seq(paths) and len(paths) > 0
+    load: Any = plugins.get("load") if is_map(plugins) else None
+    paths: Any = load.get("paths") if is_map(load) else None
+    return is_seq(paths) and len(paths) > 0
 
 
 class _Checker:
-    def __init__(self, docs: list[_Doc], known_skills: set[str] | None = None) -> None:
+    def __init__(self, docs: list[Doc], known_skills: set[str] | None = None) -> None:
         self.docs = docs
         self.known_skills = known_skills
         self.findings: list[Finding] = []
@@ -141,7 +61,7 @@ class _Checker:
 
     def add(
         self,
-        doc: _Doc,
+        doc: Doc,
         pos: tuple[int, int],
         severity: str,
         code: str,
@@ -168,7 +88,7 @@ class _Checker:
     # ---- edits -------------------------------------------------------------------------
 
     @staticmethod
-    def rename(doc: _Doc, node: Any, old: str, new: str, value: Any = None) -> list[Splice] | None:
+    def rename(doc: Doc, node: Any, old: str, new: str, value: Any = None) -> list[Splice] | None:
         t = doc.text
         kl, kc = node.lc.key(old)
         start = t.offset(kl, kc)
@@ -187,9 +107,9 @@ class _Checker:
         return splices
 
     @staticmethod
-    def delete(doc: _Doc, node: Any, key: str) -> list[Splice] | None:
+    def delete(doc: Doc, node: Any, key: str) -> list[Splice] | None:
         """Remove a ``key: scalar`` line of a block mapping."""
-        if _flow(node) or _is_map(node[key]) or _is_seq(node[key]):
+        if _flow(node) or is_map(node[key]) or is_seq(node[key]):
             return None
         t = doc.text
         kl, kc = node.lc.key(key)
@@ -202,9 +122,9 @@ class _Checker:
         return [Splice(line_start, min(end + 1, len(t.text)), "")]
 
     @staticmethod
-    def replace_value(doc: _Doc, node: Any, index: Any, value: Any) -> list[Splice] | None:
+    def replace_value(doc: Doc, node: Any, index: Any, value: Any) -> list[Splice] | None:
         t = doc.text
-        line, col = node.lc.item(index) if _is_seq(node) else node.lc.value(index)
+        line, col = node.lc.item(index) if is_seq(node) else node.lc.value(index)
         start = t.offset(line, col)
         end = t.scalar_end(start, flow=_flow(node))
         if end is None:
@@ -223,11 +143,11 @@ class _Checker:
                 self.server_runtime(doc, spec)
                 self.secrets(doc, spec, ("env", "headers"))
                 codex = spec.get("codex")
-                if _is_map(codex) and _is_seq(codex.get("agents")):
+                if is_map(codex) and is_seq(codex.get("agents")):
                     self.refs(doc, codex["agents"], "Agent", self.agents, "spec.codex.agents")
             elif doc.kind == "Agent":
                 servers = spec.get("mcpServers")
-                if _is_seq(servers):
+                if is_seq(servers):
                     self.refs(doc, servers, "McpServer", self.servers, "spec.mcpServers")
                 self.skills(doc, spec.get("skills"), "spec.skills")
             elif doc.kind == "Channel":
@@ -236,16 +156,16 @@ class _Checker:
                 self.secrets(doc, spec, ("credentials",))
             elif doc.kind == "Gateway":
                 agents = spec.get("agents")
-                if _is_map(agents) and isinstance(agents.get("defaultAgent"), str):
+                if is_map(agents) and isinstance(agents.get("defaultAgent"), str):
                     self.ref(doc, agents, "defaultAgent", "Agent", self.agents, "spec.agents.defaultAgent")
-                defaults: Any = agents.get("defaults") if _is_map(agents) else None
-                if _is_map(defaults):
+                defaults: Any = agents.get("defaults") if is_map(agents) else None
+                if is_map(defaults):
                     self.skills(doc, defaults.get("skills"), "spec.agents.defaults.skills")
                 self.plugins(doc, spec)
         self.collisions()
         return self.findings
 
-    def legacy(self, doc: _Doc, spec: Any) -> None:
+    def legacy(self, doc: Doc, spec: Any) -> None:
         present = set(spec.keys())
         if "disabled" in spec:
             value = spec["disabled"]
@@ -294,7 +214,7 @@ class _Checker:
                 )  # fmt: skip
             present.add(new)
         codex = spec.get("codex")
-        if _is_map(codex):
+        if is_map(codex):
             for old, new in LEGACY_CODEX_KEYS.items():
                 if old not in codex:
                     continue
@@ -323,7 +243,7 @@ class _Checker:
                     self.rename(doc, spec, "type", "transport", mapped.value),
                 )  # fmt: skip
 
-    def unknown_type(self, doc: _Doc, spec: Any, legacy_type: str, present: set[str]) -> None:
+    def unknown_type(self, doc: Doc, spec: Any, legacy_type: str, present: set[str]) -> None:
         """A ``type`` OpenClaw ignores: drop it, or make the transport it infers explicit."""
         pos = spec.lc.key("type")
         message = unknown_type_message(legacy_type, spec)
@@ -337,7 +257,7 @@ class _Checker:
             fix, splices = None, None
         self.add(doc, pos, "warning", "mcp.unknown-type", message, "spec.type", fix, splices)
 
-    def server_runtime(self, doc: _Doc, spec: Any) -> None:
+    def server_runtime(self, doc: Doc, spec: Any) -> None:
         if spec.get("enabled") is False or spec.get("disabled") is True:
             return
         base = doc.file.resolve().parent
@@ -362,13 +282,13 @@ class _Checker:
                     f"working directory does not exist: {cwd}", f"spec.{key}",
                 )  # fmt: skip
 
-    def secrets(self, doc: _Doc, spec: Any, maps: tuple[str, ...]) -> None:
+    def secrets(self, doc: Doc, spec: Any, maps: tuple[str, ...]) -> None:
         for name in maps:
             values = spec.get(name)
-            if not _is_map(values):
+            if not is_map(values):
                 continue
             for key, value in values.items():
-                if _is_map(value) or not isinstance(key, str) or not is_sensitive_key(key):
+                if is_map(value) or not isinstance(key, str) or not is_sensitive_key(key):
                     continue
                 text = str(value)
                 if text.strip() and not text.startswith("$"):
@@ -377,17 +297,17 @@ class _Checker:
                         f"{name}.{key} holds a literal secret value", f"spec.{name}.{key}",
                     )  # fmt: skip
 
-    def refs(self, doc: _Doc, seq: Any, kind: str, known: list[str], path: str) -> None:
+    def refs(self, doc: Doc, seq: Any, kind: str, known: list[str], path: str) -> None:
         for i, value in enumerate(seq):
             if isinstance(value, str):
                 self.ref(doc, seq, i, kind, known, f"{path}[{i}]")
 
-    def ref(self, doc: _Doc, node: Any, index: Any, kind: str, known: list[str], path: str) -> None:
+    def ref(self, doc: Doc, node: Any, index: Any, kind: str, known: list[str], path: str) -> None:
         name = node[index]
         fold = kind == "Agent"  # agent ids compare case-insensitively
         if (name.lower() in {k.lower() for k in known}) if fold else name in known:
             return
-        pos = node.lc.item(index) if _is_seq(node) else node.lc.value(index)
+        pos = node.lc.item(index) if is_seq(node) else node.lc.value(index)
         close = sorted(difflib.get_close_matches(name, known, n=2, cutoff=0.6))
         message = f"{kind} {name!r} is not declared"
         if len(close) == 1:
@@ -399,9 +319,9 @@ class _Checker:
             hint = f" (candidates: {', '.join(close)})" if close else ""
             self.add(doc, pos, "error", "ref.unresolved", message + hint, path)
 
-    def skills(self, doc: _Doc, seq: Any, path: str) -> None:
+    def skills(self, doc: Doc, seq: Any, path: str) -> None:
         """Allowlist entries that name no discovered skill (matched by name, as OpenClaw does)."""
-        if self.known_skills is None or not _is_seq(seq):
+        if self.known_skills is None or not is_seq(seq):
             return
         known = sorted(self.known_skills)
         for i, value in enumerate(seq):
@@ -410,19 +330,19 @@ class _Checker:
             message = f"skill {value.strip()!r} is not found in any skill root or inline Skill"
             self.unknown_item(doc, seq, i, known, "warning", "skills.unknown", message, f"{path}[{i}]")
 
-    def plugins(self, doc: _Doc, spec: Any) -> None:
+    def plugins(self, doc: Doc, spec: Any) -> None:
         """``plugins.allow`` entries that name no bundled plugin (exact ids, as OpenClaw matches them)."""
         config = spec.get("config")
         blocks = [(spec.get("plugins"), "spec.plugins")]
-        if _is_map(config):
+        if is_map(config):
             blocks.append((config.get("plugins"), "spec.config.plugins"))
         # Plugins loaded from paths bring ids no catalog knows: report softly, never rewrite.
         opaque = any(_load_paths(node) for node, _ in blocks)
         catalog = bundled_plugins()
         known = sorted(catalog.ids)
         for node, base in blocks:
-            seq: Any = node.get("allow") if _is_map(node) else None
-            if not _is_seq(seq):
+            seq: Any = node.get("allow") if is_map(node) else None
+            if not is_seq(seq):
                 continue
             for i, value in enumerate(seq):
                 if not isinstance(value, str) or value in catalog.ids:
@@ -440,7 +360,7 @@ class _Checker:
 
     def unknown_item(
         self,
-        doc: _Doc,
+        doc: Doc,
         seq: Any,
         i: int,
         known: list[str],
@@ -477,54 +397,6 @@ class _Checker:
                 )  # fmt: skip
 
 
-def _bom_finding(path: Path) -> Finding:
-    """A leading UTF-8 byte order mark; the fix drops exactly those three bytes."""
-    return Finding(
-        str(path), 1, 1, "warning", "doctor.bom", "file starts with a UTF-8 byte order mark",
-        fix="remove the byte order mark", splices=[Splice(0, len(BOM), "")],
-    )  # fmt: skip
-
-
-def _yaml_finding(path: Path, raw: str) -> Finding:
-    """The loader's own account of a YAML problem (position, code, hint), not ruamel's text."""
-    try:
-        parse_documents(raw)
-    except YamlProblem as problem:
-        return Finding(str(path), max(problem.line, 1), max(problem.column, 1), "error", problem.code,
-                       problem.message, hint=problem.hint)  # fmt: skip
-    return Finding(str(path), 1, 1, "error", "yaml.syntax", "invalid YAML", hint="run `clawplane validate`")
-
-
-def _load(path: Path, report: DoctorReport) -> tuple[str, list[_Doc]] | None:
-    try:
-        raw = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        message = f"cannot read: {exc.strerror}"
-        report.findings.append(Finding(str(path), 1, 1, "error", "file.unreadable", message))
-        return None
-    except UnicodeDecodeError as exc:
-        message = f"not UTF-8 text (byte {exc.start}); save the file as UTF-8"
-        report.findings.append(Finding(str(path), 1, 1, "error", "file.encoding", message))
-        return None
-    try:
-        data = load_documents(raw)
-    except YAMLError:
-        report.findings.append(_yaml_finding(path, raw))
-        return None
-    text = Text(raw)
-    if raw.startswith(BOM):
-        report.findings.append(_bom_finding(path))
-    docs = []
-    for item in data:
-        if not _is_map(item) or not isinstance(item.get("kind"), str):
-            continue
-        meta = item.get("metadata")
-        name = meta.get("name") if _is_map(meta) else None
-        if isinstance(name, str):
-            docs.append(_Doc(path, text, item, item["kind"], name))
-    return raw, docs
-
-
 def doctor_paths(
     paths: list[str | os.PathLike[str]], *, fix: bool = False, known_skills: set[str] | None = None
 ) -> DoctorReport:
@@ -542,9 +414,9 @@ def doctor_paths(
                     d.severity.value, d.code, d.message)
         )  # fmt: skip
     texts: dict[Path, str] = {}
-    docs: list[_Doc] = []
+    docs: list[Doc] = []
     for path in files:
-        loaded = _load(path, report)
+        loaded = load_resources(path, report)
         if loaded is not None:
             texts[path] = loaded[0]
             docs.extend(loaded[1])
