@@ -1,7 +1,7 @@
 """``clawplane import``: an existing openclaw.json → Gateway, McpServer, ModelProvider, Agent, Channel.
 
 Every key lands under ``spec`` of the resource that stands for its object, by its OpenClaw
-name (``clawplane.interop.openclaw_keys``): ``mcp.servers.<name>`` → an McpServer,
+name (``clawplane.interop.openclaw.keys``): ``mcp.servers.<name>`` → an McpServer,
 ``agents.entries.<id>`` → an Agent, ``channels.<type>`` → a Channel, ``models.providers.<id>``
 → a ModelProvider, every other section (``gateway``, ``hooks``, ``tools``, ``plugins``,
 ``agents.defaults``, ``mcp.apps``, ``channels.defaults``, ``bindings`` no Channel expresses, …)
@@ -13,12 +13,12 @@ verbatim: keys this OpenClaw does not know (listed in ``spec.configUnchecked``),
 that mix text with ``${VAR}``, values clawplane's types refuse. Values that cannot be
 carried either way are left out and reported with their file:line; one bad entry never
 costs the rest of its resource. ``models`` and ``session`` are typed throughout
-(``interop.openclaw_models``), so nothing of them is ever carried raw.
+(``interop.openclaw.models``), so nothing of them is ever carried raw.
 
 The skill tiers OpenClaw finds implicitly (managed, personal, bundled, each agent's
 workshop and default workspace) become explicit Gateway ``skills.roots`` and
 ``agents.stateDir``, computed from the environment the import runs in
-(``clawplane.interop.openclaw_env``), so the imported folder sees the same skills.
+(``clawplane.interop.openclaw.env``), so the imported folder sees the same skills.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from clawplane.interop.jsonload import load_json5
-from clawplane.interop.openclaw_env import OpenClawEnv
-from clawplane.interop.openclaw_keys import Home, KeyImporter
-from clawplane.interop.openclaw_models import import_models, import_session
-from clawplane.interop.openclaw_roots import import_roots
-from clawplane.interop.openclaw_sections import import_agents, import_channels, prepare_skills
-from clawplane.interop.openclaw_servers import import_server
+from clawplane.interop.openclaw.env import OpenClawEnv
+from clawplane.interop.openclaw.keys import Home, KeyImporter
+from clawplane.interop.openclaw.models import import_models, import_session
+from clawplane.interop.openclaw.roots import import_roots
+from clawplane.interop.openclaw.sections import import_agents, import_channels, prepare_skills
+from clawplane.interop.openclaw.servers import import_server
 from clawplane.interop.positions import Positions, json5_positions
 from clawplane.interop.report import ConfigPath, ImportReport
 from clawplane.interop.result import ImportResult, resource_docs, resource_name
@@ -90,7 +90,7 @@ class _Split:
     """An openclaw.json taken apart: the Gateway's sections (still to walk) and the other resources."""
 
     sections: dict[str, Any] = field(default_factory=dict)
-    """Sections the Gateway declares by name, prepared for ``openclaw_keys``."""
+    """Sections the Gateway declares by name, prepared for ``openclaw.keys``."""
     typed: dict[str, Any] = field(default_factory=dict)
     """The Gateway's fully typed sections (``models``, ``session``), already imported."""
     default_agent: str | None = None

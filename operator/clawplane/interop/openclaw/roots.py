@@ -1,6 +1,6 @@
 """The skill tiers OpenClaw uses implicitly, written out as Gateway ``skills.roots`` and ``agents.stateDir``.
 
-See ``clawplane.interop.openclaw_env`` for where each folder comes from. Written per import:
+See ``clawplane.interop.openclaw.env`` for where each folder comes from. Written per import:
 ``roots.managed`` (``<config dir>/skills``), ``roots.personal`` (only while the state dir is
 the default one), ``roots.bundled`` (or a warning naming what to set), ``agents.stateDir``
 (each agent's default agent dir, so its workshop tier, and default workspace), an Agent
@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from clawplane.interop.openclaw_env import OpenClawEnv
+from clawplane.interop.openclaw.env import OpenClawEnv
 from clawplane.interop.report import ConfigPath, ImportReport
 
 _IMPLICIT_AGENT = "main"

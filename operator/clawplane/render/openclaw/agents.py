@@ -13,7 +13,7 @@ from clawplane.models.openparts import OpenPart
 from clawplane.models.values import ValueFrom
 from clawplane.naming import TOOL_NAME_SEPARATOR, assign_server_names
 from clawplane.render.finalize import finalize
-from clawplane.render.openclaw_keys import KeyRenderer
+from clawplane.render.openclaw.keys import KeyRenderer
 from clawplane.render.paths import absolute_path, base_dir_of
 from clawplane.render.secretvalues import SecretRenderer, Verbatim
 from clawplane.schema.openclaw import ANY, Node, child, node_at

@@ -17,8 +17,8 @@ from clawplane.models import Channel
 from clawplane.models.channel import DmPolicy, GroupPolicy
 from clawplane.models.values import literal_text
 from clawplane.naming.channelfields import REJECTED_CHANNELS
-from clawplane.render.openclaw_agents import agent_id
-from clawplane.render.openclaw_keys import KeyRenderer
+from clawplane.render.openclaw.agents import agent_id
+from clawplane.render.openclaw.keys import KeyRenderer
 from clawplane.render.paths import base_dir_of
 from clawplane.render.secretvalues import SecretRenderer
 from clawplane.schema.openclaw import ANY, Node, admits_string, child, declared_keys, node_at, types_of

@@ -3,7 +3,7 @@
 The launch and connection (command, args, env, cwd, url, headers, transport) are imported by
 hand: clawplane runs or probes the server with them, so a value it cannot use is a reported
 loss, never a raw copy. Every other key (timeouts, TLS, ``auth``/``oauth``, tool filter,
-Codex projection, keys this OpenClaw does not know) goes through ``openclaw_keys``.
+Codex projection, keys this OpenClaw does not know) goes through ``openclaw.keys``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from clawplane.interop.openclaw_keys import Home, KeyImporter
+from clawplane.interop.openclaw.keys import Home, KeyImporter
 from clawplane.interop.report import ConfigPath, ImportReport
 from clawplane.interop.values import import_secret, import_string
 from clawplane.models.mcpserver import LEGACY_TYPE_ALIASES, McpServerSpec, Transport

@@ -10,8 +10,8 @@ from clawplane.models import Gateway
 from clawplane.models.gateway import SkillEntry
 from clawplane.models.session import SessionConfig
 from clawplane.models.values import literal_text
-from clawplane.render.openclaw_agents import render_tool_policy
-from clawplane.render.openclaw_keys import KeyRenderer
+from clawplane.render.openclaw.agents import render_tool_policy
+from clawplane.render.openclaw.keys import KeyRenderer
 from clawplane.render.paths import absolute_path
 from clawplane.render.secretvalues import SecretRenderer
 from clawplane.schema.openclaw import node_at

@@ -22,12 +22,12 @@ from clawplane.diagnostics import Diagnostic
 from clawplane.models import Agent, Channel, Gateway, McpServer, ModelProvider
 from clawplane.render.finalize import finalize
 from clawplane.render.merge import merge_raw_config
-from clawplane.render.openclaw_agents import AgentEntries, default_agent, render_agents
-from clawplane.render.openclaw_channels import render_channels
-from clawplane.render.openclaw_check import RenderedChecks, check_rendered
-from clawplane.render.openclaw_gateway import render_gateway
-from clawplane.render.openclaw_models import render_models
-from clawplane.render.openclaw_servers import ServerEntries, render_servers
+from clawplane.render.openclaw.agents import AgentEntries, default_agent, render_agents
+from clawplane.render.openclaw.channels import render_channels
+from clawplane.render.openclaw.check import RenderedChecks, check_rendered
+from clawplane.render.openclaw.gateway import render_gateway
+from clawplane.render.openclaw.models import render_models
+from clawplane.render.openclaw.servers import ServerEntries, render_servers
 from clawplane.render.paths import base_dir_of
 from clawplane.render.secretvalues import SecretRenderer
 

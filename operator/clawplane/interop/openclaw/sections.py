@@ -1,11 +1,11 @@
 """OpenClaw's ``skills``, ``agents``, ``channels`` and ``bindings``: what needs more than keys by name.
 
-Most of a section lands under the Gateway's ``spec`` by its own name (``openclaw_keys``);
+Most of a section lands under the Gateway's ``spec`` by its own name (``openclaw.keys``);
 these sections also hold other resources (``agents.entries`` → Agents, ``channels.<type>``
 → Channels), ids clawplane writes elsewhere (the system agent, channel-wide route
 bindings), or paths and skill names OpenClaw reads in its own way (trimmed names, ``~``
 under ``OPENCLAW_HOME``). The functions here prepare those parts; every value still goes
-through ``openclaw_keys`` afterwards.
+through ``openclaw.keys`` afterwards.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from clawplane.interop.openclaw_env import OpenClawEnv
-from clawplane.interop.openclaw_keys import Home, KeyImporter
-from clawplane.interop.openclaw_roots import openclaw_path
+from clawplane.interop.openclaw.env import OpenClawEnv
+from clawplane.interop.openclaw.keys import Home, KeyImporter
+from clawplane.interop.openclaw.roots import openclaw_path
 from clawplane.interop.report import ConfigPath, ImportReport
 from clawplane.models.agent import AgentSpec
 from clawplane.models.channel import CHANNEL_TYPES, ChannelSpec

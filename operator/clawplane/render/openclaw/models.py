@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from clawplane.diagnostics import Diagnostic
 from clawplane.models import Gateway, ModelProvider
 from clawplane.models.values import admits_reference, literal_text
-from clawplane.render.openclaw_keys import KeyRenderer
+from clawplane.render.openclaw.keys import KeyRenderer
 from clawplane.render.paths import absolute_path, base_dir_of
 from clawplane.render.secretvalues import SecretRenderer
 from clawplane.schema.openclaw import node_at
