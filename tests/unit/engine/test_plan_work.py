@@ -14,7 +14,7 @@ import pytest
 
 from clawplane.planning import planner
 from clawplane.reconcile.engine import Engine
-from clawplane.render import openclaw_servers
+from clawplane.render.openclaw import servers as openclaw_servers
 from clawplane.skills import gating
 from clawplane.state import StateDB
 from clawplane.workspace import Workspace

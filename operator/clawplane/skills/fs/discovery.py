@@ -25,8 +25,8 @@ from clawplane._utils.fastinit import fast_init
 from clawplane.diagnostics import Diagnostic
 from clawplane.jscompat import locale_sort_key, utf16_sort_key
 from clawplane.skills import codes
-from clawplane.skills.listing import MAX_GROUPED_DEPTH, ChildLister, new_budget, raw_limit
-from clawplane.skills.pathfacts import PathFacts, child_path, is_path_inside
+from clawplane.skills.fs.listing import MAX_GROUPED_DEPTH, ChildLister, new_budget, raw_limit
+from clawplane.skills.fs.pathfacts import PathFacts, child_path, is_path_inside
 from clawplane.skills.types import Limits, SkillRoot, Source
 
 __all__ = ["MAX_EXTRA_GROUPED_DEPTH", "MAX_GROUPED_DEPTH", "Candidate", "Discovery", "discover"]

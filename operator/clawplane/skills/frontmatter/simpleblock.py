@@ -30,7 +30,7 @@ import re
 from typing import Any
 
 from clawplane.jscompat import js_string, js_trim, json_stringify
-from clawplane.skills.yamlvalues import resolve_plain
+from clawplane.skills.frontmatter.yamlvalues import resolve_plain
 
 __all__ = ["parse_simple_block"]
 

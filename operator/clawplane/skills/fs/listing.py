@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.skills import codes
-from clawplane.skills.fscache import DirEntry
-from clawplane.skills.pathfacts import PathFacts, child_path
+from clawplane.skills.fs.fscache import DirEntry
+from clawplane.skills.fs.pathfacts import PathFacts, child_path
 
 __all__ = ["MAX_GROUPED_DEPTH", "Budget", "ChildLister", "Listing", "new_budget", "raw_limit"]
 

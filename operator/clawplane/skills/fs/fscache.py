@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from clawplane._utils.changefeed import ChangeFeed
-from clawplane.skills.fscover import Cover, Dep, StatKey, cover_reads, stat_key
+from clawplane.skills.fs.fscover import Cover, Dep, StatKey, cover_reads, stat_key
 
 __all__ = ["DirEntry", "FsCache", "FsView", "Kind", "StatKey", "stat_key"]
 

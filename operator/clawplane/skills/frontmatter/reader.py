@@ -19,10 +19,10 @@ from typing import Any
 from ruamel.yaml.nodes import MappingNode
 
 from clawplane.jscompat import JS_WHITESPACE, js_object_keys, js_string, js_trim, json_stringify
-from clawplane.skills.simpleblock import parse_simple_block
-from clawplane.skills.yamlcore import YamlIssue, compose_block
-from clawplane.skills.yamlindent import check_continuation_indent
-from clawplane.skills.yamlvalues import node_to_js
+from clawplane.skills.frontmatter.simpleblock import parse_simple_block
+from clawplane.skills.frontmatter.yamlcore import YamlIssue, compose_block
+from clawplane.skills.frontmatter.yamlindent import check_continuation_indent
+from clawplane.skills.frontmatter.yamlvalues import node_to_js
 
 __all__ = ["FrontmatterError", "extract_block", "normalize_content", "parse_skill_frontmatter"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat as stat_mod
 
-from clawplane.skills.fscache import FsView, Kind
+from clawplane.skills.fs.fscache import FsView, Kind
 
 __all__ = ["PathFacts", "is_path_inside"]
 

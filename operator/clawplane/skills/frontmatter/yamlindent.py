@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from clawplane.skills.yamlcore import YamlIssue
+from clawplane.skills.frontmatter.yamlcore import YamlIssue
 
 __all__ = ["check_continuation_indent"]
 

@@ -15,7 +15,7 @@ from typing import Any
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from clawplane.jscompat import js_string, json_stringify
-from clawplane.skills.yamlcore import IMPLICIT_TAG, YamlIssue
+from clawplane.skills.frontmatter.yamlcore import IMPLICIT_TAG, YamlIssue
 
 __all__ = ["node_to_js", "resolve_plain"]
 
