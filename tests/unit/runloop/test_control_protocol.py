@@ -59,10 +59,10 @@ def test_an_apply_whose_env_is_not_names_to_strings_is_refused() -> None:
 def test_no_module_but_the_schema_spells_an_operation() -> None:
     """``{"op": …}`` literals of the control protocol live in ``workspace/protocol.py`` only.
 
-    The query worker's own stdin protocol (``reconcile/offload.py``, ``queryworker.py``) and
+    The query worker's own stdin protocol (``reconcile/queries/offload.py``, ``queryworker.py``) and
     admission selectors are other protocols that happen to use the same key.
     """
-    others = {"workspace/protocol.py", "reconcile/offload.py", "reconcile/queryworker.py"}
+    others = {"workspace/protocol.py", "reconcile/queries/offload.py", "reconcile/queries/queryworker.py"}
     found = [
         str(path.relative_to(PACKAGE))
         for path in PACKAGE.rglob("*.py")

@@ -1,4 +1,4 @@
-"""The process that answers a folder's costly questions: ``python -m clawplane.reconcile.queryworker``.
+"""The process that answers a folder's costly questions: ``python -m`` this module.
 
 Started by ``offload.QueryWorker`` with the folder's paths and the parent's pid; it reads one
 question per line on stdin (``{"op": …, "args": {…}}``) and answers each on its own copy of
@@ -40,7 +40,7 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m clawplane.reconcile.queryworker")
+    p = argparse.ArgumentParser(prog="python -m clawplane.reconcile.queries.queryworker")
     p.add_argument("folder", type=Path)
     p.add_argument("--state-dir", type=Path, required=True)
     p.add_argument("--out-dir", type=Path, required=True)
@@ -59,7 +59,7 @@ class _Answerer:
         self._analysis: Any = None
 
     def __call__(self, line: bytes) -> tuple[str, str]:
-        from clawplane.reconcile.analysis import FolderAnalysis, QueryError, answer_text
+        from clawplane.reconcile.queries.analysis import FolderAnalysis, QueryError, answer_text
         from clawplane.state import StateDB, StateError
 
         try:

@@ -41,7 +41,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from clawplane._utils.identity import ProcessIdentity, identify, send_signal
-from clawplane.reconcile.analysis import MAX_LISTING_BYTES, QueryError
+from clawplane.reconcile.queries.analysis import MAX_LISTING_BYTES, QueryError
 from clawplane.workspace import Workspace
 
 __all__ = ["Answer", "BusyError", "QueryWorker", "RateLimits"]
@@ -248,7 +248,7 @@ class QueryWorker:
             return self._process, self._reader
         await self._stop("")
         argv = [
-            sys.executable, "-m", "clawplane.reconcile.queryworker", str(self.ws.folder),
+            sys.executable, "-m", "clawplane.reconcile.queries.queryworker", str(self.ws.folder),
             "--state-dir", str(self.ws.state_dir), "--out-dir", str(self.ws.out_dir),
             "--parent", str(os.getpid()), "--idle", f"{self.idle_s:g}",
         ]  # fmt: skip

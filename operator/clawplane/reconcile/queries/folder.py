@@ -24,9 +24,9 @@ from typing import Any
 
 from clawplane.approvals import Approval, ApprovalError
 from clawplane.events import MAX_PAGE, MAX_WAIT_MS
-from clawplane.reconcile.analysis import SKILL_VIEWS, QueryError, plan_document, scrubbed
-from clawplane.reconcile.offload import Answer, BusyError, QueryWorker
 from clawplane.reconcile.oversight import Oversight
+from clawplane.reconcile.queries.analysis import SKILL_VIEWS, QueryError, plan_document, scrubbed
+from clawplane.reconcile.queries.offload import Answer, BusyError, QueryWorker
 from clawplane.reconcile.statusview import find_resource, folder_status
 from clawplane.state import StateDB, StateError, store
 from clawplane.workspace import Workspace
