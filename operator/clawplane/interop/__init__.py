@@ -8,8 +8,12 @@ diagnostics (each with its file:line from ``positions``); ``yamlwrite`` the YAML
 clawplane's loader and YAML 1.1 readers read back unchanged.
 """
 
-from clawplane.interop.openclaw.config import import_openclaw_config, load_openclaw_file, load_openclaw_text
-from clawplane.interop.openclaw.env import OpenClawEnv
+from clawplane.interop.openclaw import (
+    OpenClawEnv,
+    import_openclaw_config,
+    load_openclaw_file,
+    load_openclaw_text,
+)
 from clawplane.interop.result import ImportResult
 
 __all__ = [

@@ -11,9 +11,16 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[3] / "operator" / "clawplane"
+# Packages whose faces are kept deliberate here. runtimes/, state/ and models/ are left to the
+# work under way there; naming/ and loading/ still have importers reaching past their faces.
 FACED = [
-    "clawplane.workspace", "clawplane.supervisor", "clawplane.jscompat", "clawplane.editing", "clawplane.reconcile.queries",
-]
+    "clawplane.approvals", "clawplane.desired", "clawplane.editing", "clawplane.events", "clawplane.interop",
+    "clawplane.interop.openclaw", "clawplane.jscompat", "clawplane.planning", "clawplane.providers",
+    "clawplane.reconcile.queries", "clawplane.render", "clawplane.render.clients", "clawplane.render.openclaw",
+    "clawplane.schema.openclaw", "clawplane.secrets", "clawplane.skills", "clawplane.skills.frontmatter",
+    "clawplane.supervisor", "clawplane.ui", "clawplane.validation", "clawplane.validation.openclaw",
+    "clawplane.workspace",
+]  # fmt: skip
 # Importers allowed to reach past a face, and why.
 PAST_THE_FACE = {
     # naming stays free of anything but the standard library (tests/unit/naming): it imports the
@@ -31,7 +38,7 @@ def test_exported_members(name: str) -> None:
         value = getattr(package, member)
         if inspect.isclass(value) or inspect.isfunction(value):  # aliases and constants have no home
             home = value.__module__
-            assert home.startswith(name + "."), f"{name}.{member} is defined in {home}, outside the package"
+            assert home == name or home.startswith(name + "."), f"{name}.{member} is defined in {home}, outside the package"
 
 
 @pytest.mark.parametrize("name", FACED)

@@ -6,5 +6,6 @@ the skill roots OpenClaw implies (``roots``) and the environment it reads (``env
 """
 
 from clawplane.interop.openclaw.config import import_openclaw_config, load_openclaw_file, load_openclaw_text
+from clawplane.interop.openclaw.env import OpenClawEnv
 
-__all__ = ["import_openclaw_config", "load_openclaw_file", "load_openclaw_text"]
+__all__ = ["OpenClawEnv", "import_openclaw_config", "load_openclaw_file", "load_openclaw_text"]

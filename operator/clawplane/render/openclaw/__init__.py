@@ -6,6 +6,9 @@ providers (``models``), keys declared by name (``keys``); ``check`` holds the re
 against OpenClaw's config schema before it is written.
 """
 
+from clawplane.render.openclaw.agents import AgentEntries
+from clawplane.render.openclaw.check import RenderedChecks
 from clawplane.render.openclaw.config import RenderedConfig, render_openclaw_config
+from clawplane.render.openclaw.servers import ServerEntries
 
-__all__ = ["RenderedConfig", "render_openclaw_config"]
+__all__ = ["AgentEntries", "RenderedChecks", "RenderedConfig", "ServerEntries", "render_openclaw_config"]
