@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from clawplane.reconcile.applier import write_outputs
 from clawplane.reconcile.engine import Engine, InvalidFolderError
+from clawplane.reconcile.writing import write_outputs
 from clawplane.state import StateDB, tokens
 
 __all__ = ["RotateResult", "rotate"]
