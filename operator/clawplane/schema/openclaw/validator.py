@@ -14,13 +14,19 @@ required (zod fills it in), and string lengths count UTF-16 code units (JavaScri
 
 from __future__ import annotations
 
-import math
 import re
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlsplit
+
+from clawplane.jscompat import utf16_len
+from clawplane.schema.openclaw.values import (
+    TYPE_TESTS,
+    equal,
+    is_uri,
+    never_type,
+)
 
 Node = dict[str, Any]
 PathT = tuple[str | int, ...]
@@ -54,92 +60,7 @@ class Failure:
 Check = Callable[[Any, PathT, list[Failure]], bool]
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True or value is False:
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
-def _is_type(value: Any, kind: str) -> bool:
-    actual = _json_type(value)
-    if actual == kind:
-        return True
-    if kind == "number":
-        return actual == "integer"
-    if kind == "integer":
-        return actual == "number" and math.isfinite(value) and float(value).is_integer()
-    return False
-
-
-def _is_integer(value: Any) -> bool:
-    if isinstance(value, int):
-        return value is not True and value is not False
-    return isinstance(value, float) and math.isfinite(value) and value.is_integer()
-
-
-_TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "boolean": lambda v: v is True or v is False,
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list | tuple),
-    "integer": _is_integer,
-    "number": lambda v: isinstance(v, int | float) and v is not True and v is not False,
-    "null": lambda v: v is None,
-}
-"""JSON Schema's types, tested the way ``_is_type`` decides them (one function per type, for speed)."""
-
-
-def _never_type(value: Any) -> bool:
-    return False
-
-
-def _equal(a: Any, b: Any) -> bool:
-    """JSON equality: 1 == 1.0, but true is not 1 and "1" is not 1."""
-    if type(a) is str or type(b) is str:
-        return type(a) is type(b) and a == b
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    numbers = (isinstance(a, int | float), isinstance(b, int | float))
-    if any(numbers):
-        return all(numbers) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(_equal(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and bool(a == b)
-
-
-def utf16_length(text: str) -> int:
-    """JavaScript's ``length`` of a string: UTF-16 code units."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
-def _is_uri(value: str) -> bool:
-    # zod's url(): WHATWG URL parsing: a scheme, and a host for the special schemes.
-    if not re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", value) or any(c.isspace() for c in value.strip()):
-        return False
-    try:
-        parts = urlsplit(value.strip())
-    except ValueError:
-        return False
-    return parts.scheme.lower() not in ("http", "https", "ws", "wss", "ftp") or bool(parts.netloc)
-
-
-_FORMATS: dict[str, Callable[[str], bool]] = {"uri": _is_uri}
+_FORMATS: dict[str, Callable[[str], bool]] = {"uri": is_uri}
 """Formats checked here; the others OpenClaw's schema names come with a ``pattern`` that checks them."""
 
 _compiled: dict[int, tuple[Node, Check]] = {}
@@ -203,7 +124,7 @@ def _compile(node: Node) -> Check:
     checks: list[Check] = []
     kind = node.get("type")
     if kind is not None:
-        tests = [_TYPE_TESTS.get(k, _never_type) for k in ([kind] if isinstance(kind, str) else kind)]
+        tests = [TYPE_TESTS.get(k, never_type) for k in ([kind] if isinstance(kind, str) else kind)]
         single = tests[0] if len(tests) == 1 else None
 
         def check_type(value: Any, path: PathT, out: list[Failure]) -> bool:
@@ -217,7 +138,7 @@ def _compile(node: Node) -> Check:
         const = node["const"]
 
         def check_const(value: Any, path: PathT, out: list[Failure]) -> bool:
-            if _equal(value, const):
+            if equal(value, const):
                 return True
             out.append(Failure("const", const, value, path, node))
             return False
@@ -227,7 +148,7 @@ def _compile(node: Node) -> Check:
         options = node["enum"]
 
         def check_enum(value: Any, path: PathT, out: list[Failure]) -> bool:
-            if any(_equal(value, o) for o in options):
+            if any(equal(value, o) for o in options):
                 return True
             out.append(Failure("enum", options, value, path, node))
             return False
@@ -289,7 +210,7 @@ def _strings(node: Node) -> list[Check]:
         def check_length(value: Any, path: PathT, out: list[Failure]) -> bool:
             if not isinstance(value, str):
                 return True
-            size = utf16_length(value)
+            size = utf16_len(value)
             if isinstance(low, int) and size < low:
                 out.append(Failure("minLength", low, value, path, node))
                 return False
@@ -456,7 +377,7 @@ def _arrays(node: Node) -> list[Check]:
             if not isinstance(value, list | tuple):
                 return True
             for i, a in enumerate(value):
-                if any(_equal(a, b) for b in value[i + 1 :]):
+                if any(equal(a, b) for b in value[i + 1 :]):
                     out.append(Failure("uniqueItems", True, value, path, node))
                     return False
             return True
@@ -530,4 +451,4 @@ def _union(node: Node, keyword: str, options: list[Check]) -> Check:
     return check_union
 
 
-__all__ = ["KEYWORDS", "Failure", "compiled", "failures", "utf16_length"]
+__all__ = ["KEYWORDS", "Failure", "compiled", "failures"]
