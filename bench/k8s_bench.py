@@ -40,14 +40,14 @@ sys.path.insert(0, str(ROOT))
 from tests.k8s.emulator import EmulatorThread  # noqa: E402
 from tests.k8s.operator_run import install_crds  # noqa: E402
 
-from clawplane.k8s.children import (  # noqa: E402
+from clawplane.k8s.main import default_ingress  # noqa: E402
+from clawplane.k8s.objects.children import (  # noqa: E402
     Owner,
     server_deployment,
     server_network_policy,
     server_service,
     server_token_secret,
 )
-from clawplane.k8s.main import default_ingress  # noqa: E402
 from clawplane.models import McpServerSpec  # noqa: E402
 
 NS = "bench"

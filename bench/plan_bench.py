@@ -26,9 +26,9 @@ from aging import wait_out_racy_window
 from ruamel.yaml import YAML
 
 from clawplane.reconcile.engine import Engine
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import StateDB
 from clawplane.validation.cache import RACY_WINDOW_NS
+from clawplane.workspace import Workspace
 
 SERVERS, AGENTS, SKILLS, FILES = 1000, 200, 2000, 100
 HEAD = "apiVersion: clawplane.dev/v1alpha1\n"

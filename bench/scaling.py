@@ -117,10 +117,10 @@ def cli(*args: str, timeout: float = 1800) -> tuple[float, subprocess.CompletedP
 def measure_size(root: Path, size: int) -> dict[str, float]:
     """validate, plan, skills and apply at one size."""
     from clawplane.reconcile.engine import Engine
-    from clawplane.reconcile.workspace import Workspace
     from clawplane.skills import Host, SkillRoot, SkillsEngine, Source
     from clawplane.state import StateDB
     from clawplane.validation import validate_paths
+    from clawplane.workspace import Workspace
 
     generate(root, size)
     runs = 3 if size <= 1000 else 1
@@ -150,8 +150,7 @@ def measure_size(root: Path, size: int) -> dict[str, float]:
 
 
 def supervisor_pid(root: Path) -> int:
-    from clawplane.reconcile.supervisorfile import read_info
-    from clawplane.reconcile.workspace import Workspace
+    from clawplane.workspace import Workspace, read_info
 
     info = read_info(Workspace.for_folder(root))
     assert info is not None, "no supervisor pidfile"

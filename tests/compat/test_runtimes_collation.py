@@ -1,4 +1,4 @@
-"""``clawplane.runtimes.collation.locale_key`` against Node's ``localeCompare`` (ICU root).
+"""``clawplane.jscompat.locale_sort_key`` against Node's ``localeCompare`` (ICU root).
 
 OpenClaw sorts catalog entries with ``localeCompare`` before naming them, so the order
 decides which colliding tool gets a ``-2`` suffix.
@@ -13,7 +13,7 @@ import subprocess
 import pytest
 from tests.oracles import locate
 
-from clawplane.runtimes.collation import locale_key
+from clawplane.jscompat import locale_sort_key
 
 NAMES = [
     "b", "A", "a", "_x", "-y", "1", "aa", "a-b", "a_b", "aB", "ab", "Ab", "a.b", "a b", "é", "e", "f",
@@ -46,4 +46,4 @@ def test_locale_key_orders_like_node_locale_compare() -> None:
         timeout=60,
         check=True,
     )
-    assert sorted(NAMES, key=locale_key) == json.loads(proc.stdout)
+    assert sorted(NAMES, key=locale_sort_key) == json.loads(proc.stdout)

@@ -18,8 +18,8 @@ from typing import Any
 from tests.compat.conftest import require_oracle
 from tests.oracles import locate
 
-from clawplane.naming import utf16_len
-from clawplane.skills import PromptSkill, locale_sort_key, prepare_prompt
+from clawplane.jscompat import locale_sort_key, utf16_len
+from clawplane.skills import PromptSkill, prepare_prompt
 
 _SCRIPT = r"""
 import fs from "node:fs";

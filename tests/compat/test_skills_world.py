@@ -27,14 +27,7 @@ from tests.oracles import locate
 
 from clawplane.diagnostics import Diagnostic
 from clawplane.models import Agent, Gateway, Skill
-from clawplane.skills import (
-    AgentSnapshot,
-    GatewaySkills,
-    Host,
-    Placed,
-    SkillsEngine,
-    SkillsInputs,
-)
+from clawplane.skills import AgentSnapshot, GatewaySkills, Host, Placed, SkillsEngine, SkillsInputs
 from clawplane.skills.report import check_document, list_document
 
 API = "clawplane.dev/v1alpha1"

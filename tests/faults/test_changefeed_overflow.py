@@ -13,8 +13,8 @@ import pytest
 
 from clawplane._utils.changefeed import open_feed
 from clawplane.reconcile.engine import Engine
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import StateDB
+from clawplane.workspace import Workspace
 
 LIMIT_FILE = Path("/proc/sys/fs/inotify/max_queued_events")
 HEAD = "apiVersion: clawplane.dev/v1alpha1\n"

@@ -31,7 +31,7 @@ from tests.fixtures.providers.quickstart import KEY_ENV, fake_quickstart_provide
 from tests.integration.engine.conftest import Cli, processes_under
 from tests.support.quickstart import copy_quickstart
 
-from clawplane.k8s.materialize import Materializer
+from clawplane.k8s.adapter.materialize import Materializer
 
 VICTIM_TEXT = "root's own file: nobody else may change it\n"
 

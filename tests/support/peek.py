@@ -16,8 +16,8 @@ from typing import Any
 import anyio
 
 from clawplane.reconcile.statusview import folder_status
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import StateError
+from clawplane.workspace import Workspace
 
 
 def status_text(folder: Path) -> str | None:

@@ -22,11 +22,10 @@ from clawplane.cli.common import (
     workspace,
 )
 from clawplane.cli.console import EXIT_INVALID, out
-from clawplane.cli.supervising import LoopArgs, start_detached, stop_started
 from clawplane.reconcile.applier import current_user
-from clawplane.reconcile.control import ControlError, request
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import FolderLock, StateDB, StateError
+from clawplane.supervisor import LoopArgs, SupervisorStartError, start_detached, stop_supervisor
+from clawplane.workspace import ControlError, SupervisorClient, SupervisorInfo, Workspace
 
 if TYPE_CHECKING:
     from clawplane.planning import Plan
@@ -117,7 +116,11 @@ def _apply_locked(ws: Workspace, saved: Plan | None, options: _Options) -> None:
     # command started is stopped again unless the plan was handed to it: nothing keeps
     # running for an apply that was cancelled, refused or had nothing to do.
     db = open_state(ws)  # first: a corrupt database is moved aside here, with a message
-    info, started = start_detached(ws, loop=options.supervisor)
+    try:
+        info, started = start_detached(ws, loop=options.supervisor)
+    except SupervisorStartError as exc:
+        fail(str(exc))
+        return
     handed_over = False
     try:
         found = _plan_to_apply(ws, db, saved, options)
@@ -125,12 +128,19 @@ def _apply_locked(ws: Workspace, saved: Plan | None, options: _Options) -> None:
             return
         plan, env = found
         handed_over = True
-        ok = anyio.run(_send, Path(info.socket), plan, options, env)
+        ok = anyio.run(_send, SupervisorClient.of(info), plan, options, env)
     finally:
         if started and not handed_over:
-            stop_started(ws, info)
+            _stop_started(ws, info)
     if not ok:
         raise typer.Exit(EXIT_INVALID)
+
+
+def _stop_started(ws: Workspace, info: SupervisorInfo) -> None:
+    """Stop a supervisor this command started for nothing, with everything it runs."""
+    if not stop_supervisor(info):
+        out.print(f"warning: the supervisor (pid {info.pid}) did not stop; run `clawplane down {ws.folder}`",
+                  markup=False)  # fmt: skip
 
 
 def _check_out_dir(ws: Workspace) -> None:
@@ -201,25 +211,20 @@ def _confirm(yes: bool) -> None:
         raise typer.Exit(EXIT_INVALID)
 
 
-async def _send(socket: Path, plan: Plan, options: _Options, env: dict[str, str | None]) -> bool:
-    message = {
-        "op": "apply",
-        "plan": plan.model_dump(mode="json"),
-        "allow_mass_delete": options.allow_mass_delete,
-        "wait": options.wait,
-        "by": f"cli:{current_user()}",
-        "approve_as": f"cli:{current_user()}" if options.approve else None,
-        "env": env,
-    }
-    final: dict[str, Any] = {}
+async def _send(client: SupervisorClient, plan: Plan, options: _Options, env: dict[str, str | None]) -> bool:
     shown = {c.key for c in plan.actionable}
+
+    def show(event: dict[str, Any]) -> None:
+        if event.get("key", "") in shown or "path" in event:
+            _progress(event)  # unchanged resources only get their status refreshed
+
     try:
         with anyio.fail_after(APPLY_TIMEOUT_S):
-            async for event in request(socket, message):
-                if event.get("final"):
-                    final = event
-                elif event.get("key", "") in shown or "path" in event:
-                    _progress(event)  # unchanged resources only get their status refreshed
+            final = await client.apply(
+                plan, env=env, wait=options.wait, allow_mass_delete=options.allow_mass_delete,
+                by=f"cli:{current_user()}", approve_as=f"cli:{current_user()}" if options.approve else None,
+                on_event=show,
+            )  # fmt: skip
     except (ControlError, TimeoutError) as exc:
         out.print(f"error: lost the supervisor during apply: {exc}", markup=False)
         return False

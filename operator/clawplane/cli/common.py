@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from clawplane.cli.console import EXIT_INVALID, EXIT_USAGE, err, out, print_diagnostic
-from clawplane.reconcile.workspace import Workspace
+from clawplane.workspace import Workspace
 
 if TYPE_CHECKING:  # the engine is imported lazily: `validate` must start fast
     from clawplane.reconcile.engine import InvalidFolderError

@@ -132,7 +132,7 @@ def _side(value: str, path: Path, tmp: Path, name: str) -> Side:
 
 def _prompts(side: Side, desired: DesiredState, tmp: Path) -> dict[str, int]:
     from clawplane.planning.prompts import prompt_chars
-    from clawplane.reconcile.workspace import Workspace
+    from clawplane.workspace import Workspace
 
     state = tmp / f"state-{side.which}"  # never the real state dir: diff writes nothing there
     real_state = Workspace.for_folder(side.real_folder).state_dir

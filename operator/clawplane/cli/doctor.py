@@ -54,10 +54,10 @@ def _openclaw_findings(paths: list[Path]) -> list[dict[str, Any]]:
 
 def _render_problems(paths: list[Path]) -> list[dict[str, Any]]:
     """What the rendered configs of each folder would leave out (``render.*``), as plan shows it."""
-    from clawplane.reconcile.applier import is_render_problem, problem_doc
     from clawplane.reconcile.engine import Engine, InvalidFolderError
-    from clawplane.reconcile.workspace import Workspace
+    from clawplane.reconcile.writing import is_render_problem, problem_doc
     from clawplane.state import ObservedState
+    from clawplane.workspace import Workspace
 
     problems: list[dict[str, Any]] = []
     for folder in (p for p in paths if p.is_dir()):
@@ -81,7 +81,7 @@ def doctor(
     as_json: Annotated[bool, typer.Option("--json", help="Print findings as JSON.")] = False,
 ) -> None:
     """Find legacy keys, stale references, literal secrets, missing commands and name collisions."""
-    from clawplane.validation.doctor import doctor_paths
+    from clawplane.editing import doctor_paths
 
     report = doctor_paths(list(paths), fix=fix, known_skills=_known_skills(paths))
     schema = _openclaw_findings(list(paths))

@@ -28,7 +28,7 @@ def _print_json(value: Any) -> None:
 
 
 def _servers(path: Path) -> dict[str, Any]:
-    from clawplane.validation.mcpedit import find_servers
+    from clawplane.editing import find_servers
 
     if not path.exists():
         err.print(f"{path} does not exist.", markup=False)
@@ -41,7 +41,7 @@ def mcp_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print {name: server} as JSON.")] = False,
 ) -> None:
     """List the declared MCP servers (like `openclaw mcp list`)."""
-    from clawplane.validation.mcpedit import redact
+    from clawplane.editing import redact
 
     servers = _servers(path)
     if as_json:
@@ -60,7 +60,7 @@ def mcp_show(
     as_json: Annotated[bool, typer.Option("--json", help="Print the server object as JSON.")] = False,
 ) -> None:
     """Show one declared MCP server (like `openclaw mcp show NAME`)."""
-    from clawplane.validation.mcpedit import redact
+    from clawplane.editing import redact
 
     servers = _servers(path)
     doc = servers.get(name)
@@ -163,7 +163,7 @@ def mcp_set(
     ] = None,
 ) -> None:
     """Add or replace an MCP server (like `openclaw mcp set NAME JSON`)."""
-    from clawplane.validation.mcpedit import canonicalize, set_server_text
+    from clawplane.editing import canonicalize, set_server_text
 
     try:
         raw = json.loads(config)
@@ -188,7 +188,7 @@ def mcp_unset(
     name: Annotated[str, typer.Argument(help="Server name.")],
 ) -> None:
     """Remove an MCP server document (like `openclaw mcp unset NAME`)."""
-    from clawplane.validation.mcpedit import has_documents, remove_server_text
+    from clawplane.editing import has_documents, remove_server_text
 
     existing = _servers(path).get(name)
     text = existing.file.read_text(encoding="utf-8") if existing is not None else ""
@@ -236,7 +236,7 @@ def mcp_tools(
     clear: Annotated[bool, typer.Option("--clear", help="Clear this server's MCP tool filter.")] = False,
 ) -> None:
     """Update a server's tool include/exclude filter (like `openclaw mcp tools NAME`)."""
-    from clawplane.validation.mcpedit import set_server_text, to_plain
+    from clawplane.editing import set_server_text, to_plain
 
     if include is None and exclude is None and not clear:
         err.print("Specify --include, --exclude, or --clear.", markup=False)

@@ -21,15 +21,15 @@ from clawplane.cli.common import (
     workspace,
 )
 from clawplane.cli.console import EXIT_USAGE, out
-from clawplane.cli.supervising import (
+from clawplane.state import FolderLock, StateError
+from clawplane.supervisor import (
     STOP_TIMEOUT_S,
     LoopArgs,
+    SupervisorStartError,
     start_detached,
     stop_supervisor,
 )
-from clawplane.reconcile.supervisorfile import SupervisorInfo, ping, read_info, remove_info, supervisor_alive
-from clawplane.reconcile.workspace import Workspace
-from clawplane.state import FolderLock, StateError
+from clawplane.workspace import SupervisorInfo, Workspace, ping, read_info, remove_info, supervisor_alive
 
 
 def run(
@@ -77,9 +77,9 @@ def run(
     ] = 15.0,
 ) -> None:
     """Run the folder's supervisor: hosted MCP servers, their endpoint, and the GitOps loop."""
-    from clawplane.reconcile.daemon import SupervisorOptions, run_supervisor
     from clawplane.reconcile.logs import LOG_FORMATS, configure_logging
     from clawplane.runtimes import RuntimeSettings
+    from clawplane.supervisor import SupervisorOptions, run_supervisor
     from clawplane.ui import dashboard
 
     if log_format not in LOG_FORMATS:
@@ -91,7 +91,11 @@ def run(
     )
     running = _already_running(ws, folder, watch=watch, detach=detach)
     if detach:
-        info = running or start_detached(ws, host=host, port=port, loop=loop)[0]
+        try:
+            info = running or start_detached(ws, host=host, port=port, loop=loop)[0]
+        except SupervisorStartError as exc:
+            fail(str(exc))
+            return
         state = "already running" if running else "running"
         mode = "watching the folder" if watch else "carrying out `clawplane apply` only"
         out.print(f"supervisor {state} (pid {info.pid}, {mode}); endpoint {info.endpoint}", markup=False)
@@ -172,7 +176,7 @@ def down(folder: FolderArg, state_dir: StateDirOpt = None, out_dir: OutDirOpt = 
         if info is not None:  # the pidfile of one that died without cleaning up
             remove_info(ws)
     if (ws.state_dir / "state.db").exists():
-        from clawplane.reconcile.processes import cleanup_stale_runtimes
+        from clawplane.supervisor import cleanup_stale_runtimes
 
         try:
             # Holding the supervisor's lock proves no supervisor owns what is recorded.

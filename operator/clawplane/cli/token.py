@@ -9,7 +9,6 @@ configs that carry them, and from then on the old ones get 401.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
@@ -17,10 +16,9 @@ import typer
 
 from clawplane.cli.common import FolderArg, OutDirOpt, StateDirOpt, fail, workspace
 from clawplane.cli.console import out
-from clawplane.reconcile.control import ControlError, request
-from clawplane.reconcile.supervisorfile import supervisor_alive
 from clawplane.state import StateDB, StateError
 from clawplane.state.tokens import load_tokens
+from clawplane.workspace import ControlError, SupervisorClient, supervisor_alive
 
 token_app = typer.Typer(help="The hosted endpoint's bearer tokens (one per consumer).", no_args_is_help=True)
 
@@ -105,7 +103,7 @@ def token_rotate(
             return
     else:
         from clawplane.reconcile.engine import Engine
-        from clawplane.reconcile.tokenops import rotate
+        from clawplane.supervisor import rotate
 
         answer = rotate(Engine(ws), db, chosen).to_dict()
     rotated: list[str] = list(answer.get("rotated") or [])
@@ -119,11 +117,7 @@ def token_rotate(
 
 
 async def _ask(socket_path: str, consumers: list[str] | None) -> dict[str, Any]:
-    final: dict[str, Any] = {}
-    ask = {"op": "rotate-tokens", "consumers": consumers}
-    async for message in request(Path(socket_path), ask, timeout=60):
-        if message.get("final"):
-            final = message
+    final = await SupervisorClient(socket_path, timeout=60).rotate_tokens(consumers)
     if not final.get("ok"):
         raise ControlError(str(final.get("error") or "no answer"))
     return final

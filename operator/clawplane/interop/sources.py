@@ -14,8 +14,7 @@ from pathlib import Path
 from clawplane.interop.clients import FORMATS, import_client_config
 from clawplane.interop.codex import import_codex_config
 from clawplane.interop.jsonload import load_json5
-from clawplane.interop.openclaw import import_openclaw_config, load_openclaw_text
-from clawplane.interop.openclaw_env import OpenClawEnv
+from clawplane.interop.openclaw import OpenClawEnv, import_openclaw_config, load_openclaw_text
 from clawplane.interop.registry import import_server_json
 from clawplane.interop.result import ImportResult
 

@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 
 from clawplane.approvals import Approval
-from clawplane.k8s.hub import Worker
+from clawplane.k8s.adapter.hub import Worker
 from clawplane.k8s.metricsauth import FileToken
 from clawplane.reconcile.engine import InvalidFolderError
 from clawplane.reconcile.queries import QueryError, plan_document

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from clawplane import __version__
 from clawplane.k8s.admission.settings import Target, WebhookOptions
-from clawplane.k8s.election import DEFAULT_LEASE_NAME, ElectionError, ElectionSettings
+from clawplane.k8s.ha.election import DEFAULT_LEASE_NAME, ElectionError, ElectionSettings
 
 DEFAULT_IMAGE = f"ghcr.io/clawplane/clawplane:{__version__}"
 GATEWAY_PODS: dict[str, object] = {

@@ -18,16 +18,16 @@ from typing import Any
 
 import kopf
 
-from clawplane.k8s.approvals import APPROVE_ANNOTATION, REJECT_ANNOTATION
-from clawplane.k8s.childcache import ChildCache
-from clawplane.k8s.children import RESTART_ANNOTATION
+from clawplane.k8s.adapter.approvals import APPROVE_ANNOTATION, REJECT_ANNOTATION
+from clawplane.k8s.adapter.hub import Hub
+from clawplane.k8s.adapter.reconciler import CRD_KINDS, ClusterSettings, NamespaceReconciler
+from clawplane.k8s.api.kubeapi import KubeApi
+from clawplane.k8s.api.kubeconfig import Connection, load_connection
 from clawplane.k8s.dashboard import DashboardOptions, serve_dashboard
-from clawplane.k8s.hub import Hub
-from clawplane.k8s.kubeapi import KubeApi
-from clawplane.k8s.kubeconfig import Connection, load_connection
-from clawplane.k8s.reconciler import CRD_KINDS, ClusterSettings, NamespaceReconciler
-from clawplane.k8s.shards import NamespaceSelection
-from clawplane.k8s.watches import OwnWrites, Watches
+from clawplane.k8s.ha.shards import NamespaceSelection
+from clawplane.k8s.objects.childcache import ChildCache
+from clawplane.k8s.objects.children import RESTART_ANNOTATION
+from clawplane.k8s.objects.watches import OwnWrites, Watches
 from clawplane.reconcile.metrics import LoopMetrics
 
 FINALIZER = "clawplane.dev/finalizer"

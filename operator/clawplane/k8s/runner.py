@@ -25,15 +25,15 @@ import kopf
 from prometheus_client import Gauge
 
 from clawplane._utils.private import make_private_dirs
+from clawplane.k8s.adapter.reconciler import CRD_KINDS, DEFAULT_SKILLS_MOUNT_PATH, ClusterSettings
 from clawplane.k8s.admission.settings import WebhookOptions
+from clawplane.k8s.api.kubeapi import ApiError, KubeApi
+from clawplane.k8s.api.kubeconfig import Connection, KubeConfigError, load_connection
 from clawplane.k8s.dashboard import GENERATED_UI_TOKEN_FILE, DashboardOptions, dashboard_tokens
-from clawplane.k8s.election import ElectionSettings, LeaderElector
-from clawplane.k8s.kubeapi import ApiError, KubeApi
-from clawplane.k8s.kubeconfig import Connection, KubeConfigError, load_connection
+from clawplane.k8s.ha.election import ElectionSettings, LeaderElector
+from clawplane.k8s.ha.shards import NAMESPACES
 from clawplane.k8s.metricsauth import FileToken, MetricsAuthError, generated_token_file, metrics_guard
 from clawplane.k8s.operator import OperatorConfig, build_registry
-from clawplane.k8s.reconciler import CRD_KINDS, DEFAULT_SKILLS_MOUNT_PATH, ClusterSettings
-from clawplane.k8s.shards import NAMESPACES
 from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
 
 if TYPE_CHECKING:

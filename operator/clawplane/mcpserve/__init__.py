@@ -2,7 +2,7 @@
 
 - ``clawplane mcp serve PATH`` (``main``/``stdio``) serves one folder over stdio;
 - the folder supervisor serves the same server at ``/mcp/_clawplane`` (``endpoint``), given
-  to it by the entry point (``clawplane.entry``) through ``reconcile.extensions``;
+  to it by the entry point (``clawplane.entry``) through ``supervisor.extensions``;
 - ``server`` is the SDK low-level ``Server`` (both protocol eras) over ``reconcile.queries``,
   ``tools`` the tool table with schemas and scopes.
 """

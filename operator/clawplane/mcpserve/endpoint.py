@@ -16,9 +16,9 @@ import anyio
 from clawplane.mcpserve.folder import supervisor_server
 from clawplane.mcpserve.tools import READ
 from clawplane.reconcile.agentendpoint import endpoint_limits
-from clawplane.reconcile.extensions import SupervisorContext, provide
 from clawplane.runtimes.proxy import Principal, Route
 from clawplane.runtimes.proxy.sdkroute import serve_sdk_server
+from clawplane.supervisor import SupervisorContext, provide
 
 __all__ = ["CONTROL_PATH", "control_endpoint", "provide_endpoint"]
 

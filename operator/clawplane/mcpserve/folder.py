@@ -8,8 +8,8 @@ from clawplane.mcpserve.tools import APPROVE, READ, Caller
 from clawplane.reconcile.answers import respond
 from clawplane.reconcile.oversight import Oversight
 from clawplane.reconcile.queries import FolderQueries
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import StateDB
+from clawplane.workspace import Workspace
 
 __all__ = ["local_server", "supervisor_server"]
 

@@ -36,8 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     import anyio
 
     from clawplane.mcpserve.stdio import serve_stdio
-    from clawplane.reconcile.workspace import Workspace
     from clawplane.state import StateError
+    from clawplane.workspace import Workspace
 
     ws = Workspace.for_folder(args.folder, state_dir=args.state_dir, out_dir=args.out_dir)
     try:

@@ -44,8 +44,7 @@ from mcp.shared.exceptions import MCPError
 from clawplane import __version__
 from clawplane.events import MAX_PAGE, MAX_WAIT_MS, Event
 from clawplane.mcpserve.tools import READ, TOOLS, Caller, ToolDef
-from clawplane.reconcile.analysis import MAX_DOCUMENTS
-from clawplane.reconcile.queries import Answer, BusyError, FolderQueries, QueryError
+from clawplane.reconcile.queries import MAX_DOCUMENTS, Answer, BusyError, FolderQueries, QueryError
 from clawplane.runtimes import Principal
 from clawplane.runtimes.proxy import PRINCIPAL_SCOPE_KEY
 

@@ -12,9 +12,9 @@ from mcp.server.stdio import stdio_server
 
 from clawplane.mcpserve.folder import local_server
 from clawplane.reconcile.applier import current_user
-from clawplane.reconcile.watch import watch_folder
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import StateDB
+from clawplane.supervisor import watch_folder
+from clawplane.workspace import Workspace
 
 __all__ = ["serve_stdio"]
 

@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clawplane.events import MAX_PAGE, MAX_WAIT_MS
-from clawplane.reconcile.analysis import MAX_DOCUMENTS
-from clawplane.reconcile.queries import SKILL_VIEWS, Answer, FolderQueries
+from clawplane.reconcile.queries import MAX_DOCUMENTS, SKILL_VIEWS, Answer, FolderQueries
 
 __all__ = ["APPROVE", "READ", "TOOLS", "Caller", "ToolDef"]
 

@@ -5,9 +5,9 @@ filters (``toolfilter``), the env-var blocklist for stdio servers
 (``envpolicy``), literal-secret detection (``sensitive``), ``${VAR}`` substitution
 in config strings (``envsubst``), the fields each channel's config accepts
 (``channelfields``: shared by the renderer and the importer), Codex's tool approval
-modes (``toolapproval``), OpenClaw's tool policy for MCP tools (``toolpolicy``), and the UTF-16 and
-JavaScript string helpers they rest on (``utf16``, ``jsstring``). No I/O and
-no imports outside the standard library.
+modes (``toolapproval``) and OpenClaw's tool policy for MCP tools (``toolpolicy``); the UTF-16 and
+JavaScript string rules they rest on are ``clawplane.jscompat``'s (``strings``, ``utf16``).
+No I/O, and nothing imported beyond the standard library and those two modules.
 """
 
 from clawplane.naming.envpolicy import (
@@ -16,7 +16,6 @@ from clawplane.naming.envpolicy import (
     MCP_EXPLICIT_CREDENTIAL_KEYS,
     is_blocked_env_name,
 )
-from clawplane.naming.jsstring import js_lower_key, js_trim
 from clawplane.naming.sensitive import (
     REDACTED,
     SENSITIVE_HEADER_NAMES,
@@ -46,7 +45,6 @@ from clawplane.naming.tools import (
     max_tool_chars,
     name_tools,
 )
-from clawplane.naming.utf16 import utf16_cut, utf16_len, utf16_sort_key
 
 __all__ = [
     "APPROVAL_MODES",
@@ -72,8 +70,6 @@ __all__ = [
     "is_reserved_server_name",
     "is_sensitive_key",
     "is_tool_allowed",
-    "js_lower_key",
-    "js_trim",
     "layers_for",
     "looks_like_literal_secret",
     "max_tool_chars",
@@ -84,7 +80,4 @@ __all__ = [
     "redact_url_userinfo",
     "rule_for",
     "sanitize_fragment",
-    "utf16_cut",
-    "utf16_len",
-    "utf16_sort_key",
 ]

@@ -12,7 +12,7 @@ warning and starts the server without it.
 
 from __future__ import annotations
 
-from clawplane.naming.jsstring import js_trim
+from clawplane.jscompat.strings import js_trim
 
 __all__ = [
     "BLOCKED_ENV_NAMES",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from clawplane.naming.jsstring import js_lower_key, js_trim
+from clawplane.jscompat.strings import js_lower_key, js_trim
 
 __all__ = [
     "REDACTED",

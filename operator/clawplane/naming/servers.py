@@ -4,7 +4,7 @@ Follows OpenClaw 2026.9.6 (``src/agents/agent-bundle-mcp-names.ts``). A server
 key such as ``"my server"`` becomes the prefix ``my-server`` of every tool the
 server exposes (``my-server__read_file``). Names are assigned in declaration
 order over the full configured set, so the same config always yields the same
-names. All lengths are UTF-16 code units (see :mod:`clawplane.naming.utf16`).
+names. All lengths are UTF-16 code units (see :mod:`clawplane.jscompat.utf16`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import functools
 import string
 from collections.abc import Sequence
 
-from clawplane.naming.jsstring import js_lower_key, js_trim
-from clawplane.naming.utf16 import utf16_cut, utf16_len
+from clawplane.jscompat.strings import js_lower_key, js_trim
+from clawplane.jscompat.utf16 import utf16_cut, utf16_len
 
 __all__ = [
     "ENDPOINT_SERVER_NAMES",

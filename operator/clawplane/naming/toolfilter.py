@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from clawplane.naming.jsstring import js_trim
-from clawplane.naming.utf16 import utf16_sort_key
+from clawplane.jscompat.strings import js_trim
+from clawplane.jscompat.utf16 import utf16_sort_key
 
 __all__ = ["glob_matches", "is_tool_allowed", "normalize_filter_list"]
 

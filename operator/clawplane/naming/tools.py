@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
-from clawplane.naming.jsstring import js_lower_key
+from clawplane.jscompat.strings import js_lower_key
+from clawplane.jscompat.utf16 import utf16_cut, utf16_len
 from clawplane.naming.servers import TOOL_NAME_MAX_TOTAL, TOOL_NAME_SEPARATOR, sanitize_fragment
-from clawplane.naming.utf16 import utf16_cut, utf16_len
 
 __all__ = [
     "TOOL_NAME_FALLBACK",

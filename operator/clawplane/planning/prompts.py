@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from clawplane.desired import DesiredState
+from clawplane.jscompat import locale_sort_key, utf16_len
 from clawplane.models import Agent, Gateway, Skill
-from clawplane.naming import utf16_len
 from clawplane.skills import (
     AgentSnapshot,
     GatewaySkills,
@@ -25,7 +25,6 @@ from clawplane.skills import (
     Placed,
     PromptSkill,
     SkillsEngine,
-    locale_sort_key,
     prepare_prompt,
 )
 from clawplane.skills.prompt import compact_home_paths

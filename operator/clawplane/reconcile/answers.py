@@ -7,14 +7,10 @@ the next pass (``clawplane run`` or ``clawplane apply``) takes it up.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from clawplane.approvals import Approval, ApprovalError, ApprovalQueue, Decision
 from clawplane.events import EventQueue
-from clawplane.reconcile.control import ControlError, request
-from clawplane.reconcile.supervisorfile import read_info, supervisor_alive
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import StateDB
+from clawplane.workspace import ControlError, SupervisorClient, Workspace, read_info, supervisor_alive
 
 __all__ = ["respond"]
 
@@ -31,17 +27,15 @@ async def respond(
     """
     info = read_info(ws)
     if info is not None and supervisor_alive(ws):
-        message = {"op": "approvals-respond", "id": approval_id, "decision": str(Decision(decision)),
-                   "by": by, "reason": reason}  # fmt: skip
         try:
-            async for event in request(Path(info.socket), message, timeout=_TIMEOUT_S):
-                if event.get("final"):
-                    if not event.get("ok"):
-                        raise ApprovalError(str(event.get("error") or "the supervisor refused the answer"))
-                    found = ApprovalQueue(db).get(approval_id)
-                    if found is None:
-                        raise ApprovalError(f"approval request {approval_id!r} is gone")
-                    return found
+            client = SupervisorClient.of(info, timeout=_TIMEOUT_S)
+            event = await client.respond(approval_id, str(Decision(decision)), by=by, reason=reason)
+            if not event.get("ok"):
+                raise ApprovalError(str(event.get("error") or "the supervisor refused the answer"))
+            found = ApprovalQueue(db).get(approval_id)
+            if found is None:
+                raise ApprovalError(f"approval request {approval_id!r} is gone")
+            return found
         except ControlError:
             pass  # the supervisor is going away: write the answer where it will find it
     return ApprovalQueue(db, EventQueue(db)).respond(approval_id, decision, by=by, reason=reason)

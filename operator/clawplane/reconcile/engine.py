@@ -18,13 +18,12 @@ from clawplane.desired import Compiler, DesiredState, RuntimeMode
 from clawplane.desired.state import DigestMemo
 from clawplane.diagnostics import Diagnostic, Diagnostics
 from clawplane.planning import Plan, PlanMemo, RenderProblem, make_plan
-from clawplane.reconcile.applier import content_digest, is_render_problem, problem_doc
 from clawplane.reconcile.outputs import OutputRenderer
-from clawplane.reconcile.supervisorfile import read_info, supervisor_alive
-from clawplane.reconcile.workspace import Workspace
+from clawplane.reconcile.writing import content_digest, is_render_problem, problem_doc
 from clawplane.secrets import SecretResolver
 from clawplane.state import ObservedState, StateDB, store, utcnow
 from clawplane.validation import ValidationCache, ValidationResult, validate_paths
+from clawplane.workspace import Workspace, read_info, supervisor_alive
 
 PLANNED_ENDPOINT = "http://127.0.0.1:0"
 """Stands in for the supervisor's endpoint in a plan made while none runs."""

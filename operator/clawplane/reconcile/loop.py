@@ -41,12 +41,12 @@ from clawplane.reconcile.localbackend import LocalBackend
 from clawplane.reconcile.logs import reconcile_context
 from clawplane.reconcile.metrics import LoopMetrics
 from clawplane.reconcile.modelproviders import resolver_reader
+from clawplane.reconcile.outcome import PassOutcome
 from clawplane.reconcile.oversight import Oversight
-from clawplane.reconcile.supervisorfile import LOOP_STATUS_FILE, write_loop_status
-from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes import EventKind, RuntimeEvent
 from clawplane.secrets import redact_data
 from clawplane.state import StateDB, StateError, ToolRecord, store, utcnow
+from clawplane.workspace import LOOP_STATUS_FILE, Workspace, write_loop_status
 
 log = logging.getLogger("clawplane.reconcile")
 
@@ -77,7 +77,7 @@ class LoopState:
     diagnostics: list[str] = field(default_factory=list)
     reconciles: int = 0
     last_id: str | None = None
-    last_result: str | None = None
+    last_result: PassOutcome | None = None
     last_reason: str | None = None
     last_at: str | None = None
     last_success_at: str | None = None
@@ -206,8 +206,8 @@ class ReconcileLoop:
         finally:
             self.state.watching = False
 
-    async def reconcile(self, reason: str) -> str:
-        """One pass: sync runtimes, plan, apply. Returns the result label."""
+    async def reconcile(self, reason: str) -> PassOutcome:
+        """One pass: sync runtimes, plan, apply; what it came to."""
         rid = f"{self._prefix}-{next(self._ids):04d}"
         with reconcile_context(rid):
             async with self.lock:
@@ -226,10 +226,10 @@ class ReconcileLoop:
                     self.state.degrade("state", None)
                 except StateError as exc:  # the disk refused a write: keep running, say so, retry
                     self.state.degrade("state", str(exc))
-                    result = "degraded"
+                    result = PassOutcome.DEGRADED
                 except Exception:  # the loop must survive anything a pass does
                     log.exception("reconcile failed")
-                    result = "error"
+                    result = PassOutcome.ERROR
                 elapsed = time.monotonic() - started
                 self.state.degrade("events", events.failure)
                 # Recorded before "pass finished" goes out: a reader woken by that event (the
@@ -238,7 +238,7 @@ class ReconcileLoop:
                     self._record(rid, reason, result, elapsed)
                 except Exception:  # metrics or status must not end the loop either
                     log.exception("recording the reconcile failed")
-                if not (quiet and result == "unchanged"):
+                if not (quiet and result is PassOutcome.UNCHANGED):
                     events.publish(EventType.PASS_FINISHED, "", id=rid, reason=reason, result=result,
                                    seconds=round(elapsed, 3))  # fmt: skip
             self.state.degrade("events", events.failure)
@@ -269,7 +269,7 @@ class ReconcileLoop:
         if self.on_reopen is not None:
             self.on_reopen()
 
-    async def _pass(self, reason: str) -> str:
+    async def _pass(self, reason: str) -> PassOutcome:
         log.info("reconcile started (%s)", reason)
         self.sync_runtimes()
         try:
@@ -282,7 +282,7 @@ class ReconcileLoop:
                 log.error("  %s", line)
             errors = self.state.diagnostics
             self.oversight.events.publish(EventType.DIAGNOSTICS, "", valid=False, errors=errors)
-            return "invalid"
+            return PassOutcome.INVALID
         if self.state.folder_valid is False:
             log.info("the folder validates again")
             self.oversight.events.publish(EventType.DIAGNOSTICS, "", valid=True, errors=[])
@@ -297,7 +297,7 @@ class ReconcileLoop:
                 wait,
             )
             self.trigger_in("settle", wait)
-            return "settling"
+            return PassOutcome.SETTLING
         ctx = self._context(planned.desired)
         if self._refresh_server_status(ctx):
             planned = self.engine.plan(self.db)
@@ -314,7 +314,7 @@ class ReconcileLoop:
             oversight.sources.remember(planned.validation)
             self.state.refused = None
             log.info("in sync; nothing to do")
-            return "unchanged"
+            return PassOutcome.UNCHANGED
         if plan.mass_delete:
             deleted = [c.key for c in plan.changes if c.action.value == "delete"]
             self.state.refused = (
@@ -322,7 +322,7 @@ class ReconcileLoop:
                 "automatically — check the folder, then run `clawplane apply --allow-mass-delete`"
             )
             log.warning("%s", self.state.refused)
-            return "refused"
+            return PassOutcome.REFUSED
         self.state.refused = None
         for change in plan.actionable:
             why = "; ".join(r.message for r in change.reasons)
@@ -339,7 +339,7 @@ class ReconcileLoop:
         except PlanRefusedError as exc:  # the world moved between plan and apply: go round again
             log.warning("plan refused (%s); retrying", exc)
             self.trigger("retry")
-            return "retry"
+            return PassOutcome.RETRY
         self.state.errors = {k: v for k, v in result.results.items() if v != "ok"}
         oversight.sources.remember(planned.validation)
         released = {h.change.key for h in held.decision.released}
@@ -354,7 +354,7 @@ class ReconcileLoop:
             len(result.written),
             len(result.removed),
         )
-        return "applied" if result.ok else "failed"
+        return PassOutcome.APPLIED if result.ok else PassOutcome.FAILED
 
     def _note_held(self, decision: HoldDecision) -> None:
         request = decision.request
@@ -438,21 +438,20 @@ class ReconcileLoop:
                 changed = True
         return changed
 
-    def _record(self, rid: str, reason: str, result: str, elapsed: float) -> None:
+    def _record(self, rid: str, reason: str, result: PassOutcome, elapsed: float) -> None:
         st = self.state
         st.reconciles += 1
         st.last_id, st.last_result, st.last_reason, st.last_at = rid, result, reason, utcnow()
-        ok = result in ("applied", "unchanged")
-        if ok:
+        if result.ok:
             st.last_success_at = st.last_at
             st.ready = True
         if self.metrics is not None:
             m = self.metrics
             m.reconciles.labels(result=result).inc()
             m.duration.observe(elapsed)
-            if result in ("error", "failed", "invalid"):
+            if result.is_error:
                 m.errors.inc()
-            if ok:
+            if result.ok:
                 m.last_success.set(time.time())
             m.folder_valid.set(1 if st.folder_valid else 0)
             m.set_degraded(st.degraded)

@@ -22,7 +22,6 @@ from clawplane.models import Agent, Gateway, McpServer, Skill
 from clawplane.naming import ToolPolicyLayer
 from clawplane.reconcile.agentcatalog import agent_layers, catalog_rows, filter_catalog, recorded_surfaces
 from clawplane.reconcile.jsontext import IndentedJson
-from clawplane.reconcile.workspace import Workspace
 from clawplane.render import (
     AgentEntries,
     RenderedChecks,
@@ -36,6 +35,7 @@ from clawplane.runtimes.catalog import merge_catalog
 from clawplane.skills import INLINE_SKILLS_DIR, AgentSnapshot, GatewaySkills, Host, Placed, SkillsEngine
 from clawplane.state import ObservedState
 from clawplane.state.tokens import OPENCLAW, agent_access, agent_consumer, codex_consumer
+from clawplane.workspace import Workspace
 
 AuthHeader = Callable[[str, str], str | None]
 """(consumer, hosted server) → the ``Authorization`` header value its config sends."""

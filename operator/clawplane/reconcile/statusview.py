@@ -9,23 +9,25 @@ document also says whether a supervisor runs, what its loop last did and the las
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
-import anyio
 import psutil
 
 from clawplane.planning.models import listed_models, model_refs, model_warnings
-from clawplane.reconcile.control import ControlError, request
-from clawplane.reconcile.supervisorfile import (
+from clawplane.runtimes.childwatch import DESCRIPTORS_PER_SERVER
+from clawplane.state import ObservedState, RuntimeRecord, StateDB, store
+from clawplane.workspace import (
+    Ping,
+    Request,
+    Runtimes,
+    SupervisorClient,
     SupervisorInfo,
+    Workspace,
+    answer,
     read_info,
     read_loop_status,
     supervisor_alive,
 )
-from clawplane.reconcile.workspace import Workspace
-from clawplane.runtimes.childwatch import DESCRIPTORS_PER_SERVER
-from clawplane.state import ObservedState, RuntimeRecord, StateDB, store
 
 __all__ = ["RENDER_PROBLEMS_KEY", "find_resource", "folder_status", "status_document"]
 
@@ -62,7 +64,7 @@ async def folder_status(ws: Workspace) -> dict[str, Any]:
     if not alive and info is not None:
         doc["supervisor"]["lastPid"] = info.pid  # a pidfile left behind: it did not shut down cleanly
     # The supervisor's own answer is live even when its disk refuses writes; loop.json may lag.
-    answer = await _ask(info, "ping") if alive and info is not None else None
+    answer = await _ask(info, Ping()) if alive and info is not None else None
     doc["loop"] = (answer or {}).get("loop") or (read_loop_status(ws) if alive else None)
     doc["degraded"] = (answer or {}).get("degraded") or {}
     doc["lastApply"] = (
@@ -74,21 +76,14 @@ async def folder_status(ws: Workspace) -> dict[str, Any]:
     return doc
 
 
-async def _ask(info: SupervisorInfo, op: str) -> dict[str, Any] | None:
-    """The running supervisor's final answer to ``op``, or None if it does not answer."""
-    try:
-        with anyio.fail_after(2):
-            async for event in request(Path(info.socket), {"op": op}, timeout=2):
-                if event.get("final"):
-                    return event if event.get("ok") else None
-    except (ControlError, TimeoutError, OSError):
-        return None
-    return None
+async def _ask(info: SupervisorInfo, message: Request) -> dict[str, Any] | None:
+    """The running supervisor's final answer to ``message``, or None if it does not answer."""
+    return await answer(SupervisorClient.of(info, timeout=2), message, timeout=2)
 
 
 async def _live_runtimes(info: SupervisorInfo) -> dict[str, dict[str, Any]] | None:
     """The running supervisor's live reports by server name, or None if it does not answer."""
-    answer = await _ask(info, "runtimes")
+    answer = await _ask(info, Runtimes())
     found = (answer or {}).get("runtimes")
     return found if isinstance(found, dict) else None
 

@@ -7,10 +7,13 @@ go the other way (an existing config → resource YAML), live in ``clawplane.int
 
 from clawplane.render.codex import RenderedText, projected_into, render_codex_config
 from clawplane.render.files import write_if_changed
-from clawplane.render.openclaw import RenderedConfig, render_openclaw_config
-from clawplane.render.openclaw_agents import AgentEntries
-from clawplane.render.openclaw_check import RenderedChecks
-from clawplane.render.openclaw_servers import ServerEntries
+from clawplane.render.openclaw import (
+    AgentEntries,
+    RenderedChecks,
+    RenderedConfig,
+    ServerEntries,
+    render_openclaw_config,
+)
 
 __all__ = [
     "AgentEntries",

@@ -23,9 +23,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from clawplane.jscompat import js_lower_key, js_trim, locale_sort_key, utf16_cut, utf16_len
 from clawplane.models.mcpserver import ToolFilter
-from clawplane.naming import is_tool_allowed, js_lower_key, js_trim, name_tools, utf16_cut, utf16_len
-from clawplane.runtimes.collation import locale_key
+from clawplane.naming import is_tool_allowed, name_tools
 
 __all__ = [
     "ServerTools",
@@ -246,7 +246,8 @@ _UTILITIES: tuple[tuple[ToolKind, str, dict[str, Any]], ...] = (
 
 def _tool_rows(servers: Sequence[ServerTools]) -> list[tuple[ServerTools, ToolSpec]]:
     rows = [(s, t) for s in servers for t in s.tools if not t.app_only]
-    rows.sort(key=lambda r: (locale_key(r[0].safe_server), locale_key(r[1].name), locale_key(r[0].server)))
+    key = locale_sort_key
+    rows.sort(key=lambda r: (key(r[0].safe_server), key(r[1].name), key(r[0].server)))
     return rows
 
 
@@ -282,9 +283,9 @@ def merge_catalog(servers: Sequence[ServerTools], *, reserved: Iterable[str] = (
                 )
             )
         start = end
-    for server in sorted(servers, key=lambda s: locale_key(s.server)):
+    for server in sorted(servers, key=lambda s: locale_sort_key(s.server)):
         entries.extend(_utility_entries(server, taken))
-    entries.sort(key=lambda e: locale_key(e.name))
+    entries.sort(key=lambda e: locale_sort_key(e.name))
     return entries
 
 

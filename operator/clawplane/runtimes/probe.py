@@ -24,8 +24,9 @@ from urllib.parse import urlsplit
 
 import anyio
 
+from clawplane.jscompat import utf16_sort_key
 from clawplane.models import McpServerSpec
-from clawplane.naming import assign_server_names, utf16_sort_key
+from clawplane.naming import assign_server_names
 from clawplane.runtimes.catalog import ServerTools, ToolEntry, ToolKind
 from clawplane.runtimes.errors import McpRuntimeError
 from clawplane.runtimes.settings import RuntimeSettings

@@ -15,10 +15,9 @@ tests drive it with OpenClaw's own roots.
 """
 
 from clawplane.skills.adapter import DEFAULT_AGENT_ID, INLINE_SKILLS_DIR, GatewaySkills, Placed
-from clawplane.skills.collation import collation_backend, locale_sort_key
 from clawplane.skills.engine import SkillsEngine, SkillsEvaluation, resolve_user_path
 from clawplane.skills.frontmatter import FrontmatterError, parse_skill_frontmatter
-from clawplane.skills.fscache import FsCache
+from clawplane.skills.fs.fscache import FsCache
 from clawplane.skills.gating import Requirement
 from clawplane.skills.inline import render_skill_md
 from clawplane.skills.manifest import Invocation, Manifest, parse_manifest
@@ -62,10 +61,8 @@ __all__ = [
     "SkillsSettings",
     "Source",
     "Tier",
-    "collation_backend",
     "escape_xml",
     "format_full",
-    "locale_sort_key",
     "parse_manifest",
     "parse_skill_frontmatter",
     "prepare_prompt",

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 
 from clawplane._utils.gcpause import gc_paused
 from clawplane.diagnostics import Diagnostic
-from clawplane.naming import js_trim, utf16_len
-from clawplane.skills.collation import locale_sort_key
-from clawplane.skills.fscache import FsCache
+from clawplane.jscompat import js_trim, locale_sort_key, utf16_len
+from clawplane.skills.fs.fscache import FsCache
 from clawplane.skills.gating import Gate
 from clawplane.skills.prompt import DEFAULT_MAX_SKILLS_PROMPT_CHARS, prepare_prompt
 from clawplane.skills.roots import RootLoad, load_root

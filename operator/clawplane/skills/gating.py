@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clawplane._utils.fastinit import fast_init
-from clawplane.naming import js_trim
+from clawplane.jscompat import js_trim
 from clawplane.skills.types import EntrySettings, Host, SkillRecord, SkillsSettings
 
 __all__ = ["CONFIG_DEFAULTS", "Gate", "Requirement", "SkillGating"]

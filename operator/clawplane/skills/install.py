@@ -15,9 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from clawplane._utils.fastinit import fast_init
-from clawplane.naming import js_trim
-from clawplane.naming.jsstring import JS_WHITESPACE
-from clawplane.skills.jsvalues import normalize_string_list
+from clawplane.jscompat import JS_WHITESPACE, js_trim, normalize_string_list
 
 __all__ = ["INSTALL_KINDS", "InstallSpec", "parse_install_spec", "valid_npm_spec"]
 

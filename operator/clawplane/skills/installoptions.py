@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clawplane._utils.fastinit import fast_init
-from clawplane.naming import js_trim
+from clawplane.jscompat import js_trim
 from clawplane.skills.install import InstallSpec
 
 __all__ = ["InstallOption", "install_options"]

@@ -19,12 +19,12 @@ from typing import Any
 
 from clawplane._utils.fastinit import fast_init
 from clawplane.diagnostics import Diagnostic
-from clawplane.naming import js_trim
+from clawplane.jscompat import js_trim
 from clawplane.skills import codes
-from clawplane.skills.discovery import Candidate
 from clawplane.skills.frontmatter import FrontmatterError, parse_skill_frontmatter
+from clawplane.skills.fs.discovery import Candidate
+from clawplane.skills.fs.pathfacts import PathFacts, child_path, is_path_inside
 from clawplane.skills.manifest import Invocation, Manifest, parse_invocation, parse_manifest
-from clawplane.skills.pathfacts import PathFacts, child_path, is_path_inside
 from clawplane.skills.types import SkillRecord, Source
 
 __all__ = ["load_candidate"]

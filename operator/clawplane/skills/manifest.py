@@ -16,9 +16,8 @@ from typing import Any
 import json5
 
 from clawplane._utils.fastinit import fast_init
-from clawplane.naming import js_trim
+from clawplane.jscompat import js_trim, normalize_string_list
 from clawplane.skills.install import InstallSpec, parse_install_spec
-from clawplane.skills.jsvalues import normalize_string_list
 
 __all__ = [
     "Invocation",

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from clawplane.diagnostics import Diagnostic
+from clawplane.jscompat import locale_sort_key
 from clawplane.skills import codes
-from clawplane.skills.collation import locale_sort_key
 from clawplane.skills.prompt import compact_home_path
 from clawplane.skills.types import TIER_ORDER, SkillRecord, SkillRoot, Tier
 

@@ -29,8 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clawplane.naming import js_trim, utf16_cut, utf16_len
-from clawplane.naming.jsstring import JS_WHITESPACE
+from clawplane.jscompat import JS_WHITESPACE, js_trim, utf16_cut, utf16_len
 
 __all__ = [
     "DEFAULT_MAX_SKILLS_IN_PROMPT",

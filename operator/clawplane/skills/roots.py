@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.skills import codes
-from clawplane.skills.discovery import Discovery, discover
-from clawplane.skills.fscache import FsCache
+from clawplane.skills.fs.discovery import Discovery, discover
+from clawplane.skills.fs.fscache import FsCache
+from clawplane.skills.fs.pathfacts import PathFacts
 from clawplane.skills.loader import load_candidate
-from clawplane.skills.pathfacts import PathFacts
 from clawplane.skills.types import Limits, SkillRecord, SkillRoot
 
 __all__ = ["RootLoad", "load_root"]

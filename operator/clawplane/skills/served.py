@@ -31,10 +31,10 @@ from clawplane.skills.frontmatter import (
     normalize_content,
     parse_skill_frontmatter,
 )
-from clawplane.skills.pathfacts import is_path_inside
+from clawplane.skills.frontmatter.yamlcore import YamlIssue, compose_block
+from clawplane.skills.frontmatter.yamlvalues import node_to_js
+from clawplane.skills.fs.pathfacts import is_path_inside
 from clawplane.skills.snapshot import AgentSnapshot, SkillStatus
-from clawplane.skills.yamlcore import YamlIssue, compose_block
-from clawplane.skills.yamlvalues import node_to_js
 
 __all__ = [
     "MAX_FILES_PER_SKILL",

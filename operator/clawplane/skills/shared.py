@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clawplane.diagnostics import Diagnostic
-from clawplane.naming import js_trim
+from clawplane.jscompat import js_trim
 from clawplane.skills.gating import Gate, SkillGating
 from clawplane.skills.installoptions import install_options
 from clawplane.skills.merge import merge_records

@@ -24,10 +24,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from clawplane.approvals import ApprovalError, Decision
 from clawplane.events import Event
-from clawplane.reconcile.daemon import PagesContext
 from clawplane.runtimes.proxy import RequestGuard
 from clawplane.runtimes.proxy.guard import reply
 from clawplane.secrets import redact_data
+from clawplane.supervisor import PagesContext
 from clawplane.ui import views
 from clawplane.ui.sessions import COOKIE, TTL_S, Session, Sessions
 from clawplane.ui.source import LocalSource, Source

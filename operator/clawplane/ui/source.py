@@ -15,14 +15,13 @@ from typing import Any
 import anyio
 
 from clawplane.approvals import Approval
-from clawplane.reconcile.daemon import PagesContext, live_reports
 from clawplane.reconcile.oversight import Oversight
 from clawplane.reconcile.queries import FolderQueries
 from clawplane.reconcile.statusview import status_document
-from clawplane.reconcile.supervisorfile import read_loop_status
-from clawplane.reconcile.workspace import Workspace
 from clawplane.runtimes.proxy import TokenTable
 from clawplane.state import StateDB, store
+from clawplane.supervisor import PagesContext, live_reports
+from clawplane.workspace import Workspace, read_loop_status
 
 __all__ = ["LocalSource", "Source"]
 

@@ -25,12 +25,12 @@ from tests.k8s.real.apiserver import RealCluster
 from tests.k8s.real.client import Kube
 from tests.oracles.runners import OracleRunner
 
+from clawplane.k8s.adapter.reconciler import CRD_KINDS
 from clawplane.k8s.admission.certs import TlsMaterial, expires, issue
 from clawplane.k8s.admission.server import WebhookService
 from clawplane.k8s.admission.settings import Target, WebhookOptions
 from clawplane.k8s.admission.store import _encode
-from clawplane.k8s.kubeconfig import load_connection
-from clawplane.k8s.reconciler import CRD_KINDS
+from clawplane.k8s.api.kubeconfig import load_connection
 
 API = "clawplane.dev/v1alpha1"
 WEBHOOKS = ("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration")

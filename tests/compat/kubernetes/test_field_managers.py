@@ -19,7 +19,7 @@ from tests.k8s.operator_run import OperatorRun, wait_for
 from tests.k8s.real.client import Kube
 from tests.oracles.runners import OracleRunner
 
-from clawplane.k8s.kubeapi import FIELD_MANAGER
+from clawplane.k8s.api.kubeapi import FIELD_MANAGER
 
 ROOT = Path(__file__).resolve().parents[3]
 SERVER_PY = ROOT / "tests" / "fixtures" / "servers" / "normal_server.py"

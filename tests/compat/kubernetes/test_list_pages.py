@@ -17,8 +17,8 @@ from tests.k8s.real import audit
 from tests.k8s.real.apiserver import RealCluster
 from tests.k8s.real.client import Kube
 
-from clawplane.k8s.kubeapi import CONFIGMAPS, LIST_PAGE, KubeApi
-from clawplane.k8s.kubeconfig import load_connection
+from clawplane.k8s.api.kubeapi import CONFIGMAPS, LIST_PAGE, KubeApi
+from clawplane.k8s.api.kubeconfig import load_connection
 
 COUNT = 2_000
 pytestmark = pytest.mark.compat

@@ -27,10 +27,10 @@ from tests.k8s.real.apiserver import RealCluster
 from tests.k8s.real.client import ApiError, Kube
 from tests.k8s.real.kubelet import RealKubelet
 
+from clawplane.k8s.adapter.reconciler import CRD_KINDS
 from clawplane.k8s.admission.server import WebhookService
 from clawplane.k8s.admission.settings import Target, WebhookOptions
-from clawplane.k8s.kubeconfig import load_connection
-from clawplane.k8s.reconciler import CRD_KINDS
+from clawplane.k8s.api.kubeconfig import load_connection
 
 ROOT = Path(__file__).resolve().parents[3]
 SERVER_PY = ROOT / "tests" / "fixtures" / "servers" / "normal_server.py"

@@ -1,6 +1,6 @@
 """The operator's watches on the real API server: bookmarks move the resume point, 410 Gone relists.
 
-``watch_forever`` (clawplane.k8s.watches) lists, then watches from the list's version and resumes
+``watch_forever`` (clawplane.k8s.objects.watches) lists, then watches from the list's version and resumes
 each watch the server ends from the last version it saw. Bookmarks (which the API server's watch
 cache sends shortly before a watch's timeout once its version has moved) advance that version while
 nothing watched changes; the audit log shows the next watch starting there. A version etcd has
@@ -28,9 +28,9 @@ from tests.k8s.real import audit
 from tests.k8s.real.apiserver import RealCluster
 from tests.oracles import locate
 
-from clawplane.k8s.kubeapi import CONFIGMAPS, KubeApi
-from clawplane.k8s.kubeconfig import load_connection
-from clawplane.k8s.watches import watch_forever
+from clawplane.k8s.api.kubeapi import CONFIGMAPS, KubeApi
+from clawplane.k8s.api.kubeconfig import load_connection
+from clawplane.k8s.objects.watches import watch_forever
 
 pytestmark = pytest.mark.compat
 WATCH_TIMEOUT_S = 4

@@ -34,7 +34,7 @@ from tests.fixtures.servers.helpers import (
 
 from clawplane.approvals import Approval, ApprovalKind, ApprovalQueue, Decision, Status, ToolCallApprovals
 from clawplane.events import EventQueue
-from clawplane.k8s.children import Owner, server_deployment
+from clawplane.k8s.objects.children import Owner, server_deployment
 from clawplane.models.mcpserver import ToolApproval
 from clawplane.runtimes import Phase, Supervisor
 from clawplane.state import StateDB

@@ -20,8 +20,8 @@ from ruamel.yaml import YAML
 from tests.k8s.helmutil import one, render
 
 from clawplane.desired.state import DesiredResource, RuntimeMode
-from clawplane.k8s.materialize import Problem
-from clawplane.k8s.statuses import build_status
+from clawplane.k8s.adapter.materialize import Problem
+from clawplane.k8s.adapter.statuses import build_status
 from clawplane.models import KINDS
 from clawplane.providers import DiscoveredModel, ProbeResult
 from clawplane.reconcile.applier import _conditions

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from tests.k8s.emulator import EmulatorThread
 
-from clawplane.k8s.election import ElectionError, ElectionSettings, LeaderElector
-from clawplane.k8s.kubeapi import CONFIGMAPS, ApiError, KubeApi
-from clawplane.k8s.kubeconfig import load_connection
+from clawplane.k8s.api.kubeapi import CONFIGMAPS, ApiError, KubeApi
+from clawplane.k8s.api.kubeconfig import load_connection
+from clawplane.k8s.ha.election import ElectionError, ElectionSettings, LeaderElector
 
 
 class Clock:

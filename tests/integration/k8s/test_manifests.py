@@ -290,7 +290,7 @@ def test_the_operator_deployment_is_not_one_of_its_own_children() -> None:
 
 def test_server_pods_run_clawplane_bridge_in_this_image() -> None:
     """The operator's server Deployments must work with the image's ENTRYPOINT ["clawplane"]."""
-    from clawplane.k8s.children import Owner, server_deployment
+    from clawplane.k8s.objects.children import Owner, server_deployment
     from clawplane.models import McpServerSpec
 
     spec = McpServerSpec.model_validate({"transport": "stdio", "command": "uvx", "args": ["mcp-server-time"]})

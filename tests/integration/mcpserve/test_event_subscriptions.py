@@ -21,8 +21,8 @@ from tests.integration.mcpserve.conftest import quickstart_cli
 from clawplane.events import EventQueue
 from clawplane.mcpserve.folder import local_server
 from clawplane.mcpserve.server import EVENT_META_KEY, EVENTS
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import StateDB
+from clawplane.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 

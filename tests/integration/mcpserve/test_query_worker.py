@@ -1,7 +1,7 @@
 """The query worker: costly questions in a real child process, with a time limit and a bounded queue.
 
 A copy of the quickstart with a fresh state database; ``QueryWorker`` starts
-``python -m clawplane.reconcile.queryworker`` for it. A question past the time limit is stopped
+``python -m clawplane.reconcile.queries.queryworker`` for it. A question past the time limit is stopped
 (its worker killed) and answered with a clean error, and the next question gets a fresh worker;
 so does a question whose asker goes away, and one whose worker dies under it. A full queue
 refuses at once with a time to retry after. Large answers come back cut to the bound, saying
@@ -20,10 +20,10 @@ import psutil
 import pytest
 from tests.support.quickstart import copy_quickstart
 
-from clawplane.reconcile.analysis import MAX_ANSWER_BYTES, QueryError
-from clawplane.reconcile.offload import BusyError, QueryWorker
-from clawplane.reconcile.workspace import Workspace
+from clawplane.reconcile.queries.analysis import MAX_ANSWER_BYTES, QueryError
+from clawplane.reconcile.queries.offload import BusyError, QueryWorker
 from clawplane.state import StateDB
+from clawplane.workspace import Workspace
 
 pytestmark = pytest.mark.anyio
 
@@ -103,9 +103,9 @@ async def test_a_question_whose_asker_goes_away_is_stopped(ws: Workspace) -> Non
 _DIES = """
 import anyio, json, os, signal, sys
 from pathlib import Path
-from clawplane.reconcile.analysis import QueryError
-from clawplane.reconcile.offload import QueryWorker
-from clawplane.reconcile.workspace import Workspace
+from clawplane.reconcile.queries.analysis import QueryError
+from clawplane.reconcile.queries.offload import QueryWorker
+from clawplane.workspace import Workspace
 
 async def main() -> None:
     worker = QueryWorker(Workspace.for_folder(Path(sys.argv[1])), time_limit=300.0)

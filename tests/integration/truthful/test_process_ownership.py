@@ -12,7 +12,7 @@ from tests.integration.engine.conftest import ROOT
 from tests.integration.runloop.conftest import wait_for
 from tests.integration.truthful.conftest import Folder
 
-from clawplane.reconcile.control import request
+from clawplane.workspace.control import request
 
 
 def _nothing_runs(folder: Folder) -> None:

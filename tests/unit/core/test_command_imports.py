@@ -45,7 +45,7 @@ def _heavy_after(statement: str) -> list[str]:
         # `apply` asks which plan actions a Gateway's rules hold; the tool-call gate is the proxy's
         "import clawplane.cli.apply, clawplane.cli.approvals; from clawplane.approvals import held_actions",
         # `down` ends what a dead supervisor left without loading the supervisor
-        "from clawplane.reconcile.processes import cleanup_stale_runtimes",
+        "from clawplane.supervisor.processes import cleanup_stale_runtimes",
         "import clawplane.reconcile.agentcatalog, clawplane.runtimes.catalog",
         "from clawplane.runtimes import RuntimeSettings, ToolEntry, Phase",
     ],

@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from clawplane.cli.app import app
-from clawplane.validation.doctor import doctor_paths
+from clawplane.editing.doctor import doctor_paths
 
 runner = CliRunner()
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from clawplane.cli.app import app
-from clawplane.validation.mcpedit import (
+from clawplane.editing.mcpedit import (
     canonicalize,
     redact,
     remove_server_text,

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from clawplane.reconcile.engine import Engine, Planned
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import StateDB
+from clawplane.workspace import Workspace
 
 HEAD = "apiVersion: clawplane.dev/v1alpha1\n"
 

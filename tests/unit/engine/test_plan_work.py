@@ -14,10 +14,10 @@ import pytest
 
 from clawplane.planning import planner
 from clawplane.reconcile.engine import Engine
-from clawplane.reconcile.workspace import Workspace
-from clawplane.render import openclaw_servers
+from clawplane.render.openclaw import servers as openclaw_servers
 from clawplane.skills import gating
 from clawplane.state import StateDB
+from clawplane.workspace import Workspace
 
 HEAD = "apiVersion: clawplane.dev/v1alpha1\n"
 SKILLS, AGENTS, SERVERS = 15, 40, 30

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from clawplane.reconcile.offload import BusyError, RateLimits
+from clawplane.reconcile.queries.offload import BusyError, RateLimits
 
 
 class Clock:

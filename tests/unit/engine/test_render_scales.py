@@ -15,8 +15,8 @@ import pytest
 
 from clawplane.desired.state import DesiredState
 from clawplane.reconcile.engine import Engine
-from clawplane.reconcile.workspace import Workspace
 from clawplane.state import StateDB
+from clawplane.workspace import Workspace
 
 HEAD = "apiVersion: clawplane.dev/v1alpha1\n"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clawplane.interop.openclaw_env import OpenClawEnv
+from clawplane.interop.openclaw.env import OpenClawEnv
 
 
 def _env(tmp_path: Path, config: str, **environ: str) -> OpenClawEnv:

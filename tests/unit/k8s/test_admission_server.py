@@ -13,10 +13,10 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 
+from clawplane.k8s.adapter.reconciler import CRD_KINDS
 from clawplane.k8s.admission.server import Webhook, _hostname
 from clawplane.k8s.admission.settings import Target, WebhookOptions
-from clawplane.k8s.kubeapi import ApiError
-from clawplane.k8s.reconciler import CRD_KINDS
+from clawplane.k8s.api.kubeapi import ApiError
 
 API = "clawplane.dev/v1alpha1"
 

@@ -7,7 +7,7 @@ import re
 import pytest
 from tests.k8s.helmutil import kube_problems
 
-from clawplane.k8s.children import (
+from clawplane.k8s.objects.children import (
     CONFIG_HASH,
     Owner,
     UnsupportedInClusterError,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from clawplane.k8s.children import Owner
-from clawplane.k8s.configmaps import (
+from clawplane.k8s.objects.children import Owner
+from clawplane.k8s.objects.configmaps import (
     MAX_DATA_BYTES,
     agent_config_map_name,
     gateway_auth_header,

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from clawplane.k8s.hub import Worker
-from clawplane.k8s.kubeapi import ApiError
+from clawplane.k8s.adapter.hub import Worker
+from clawplane.k8s.api.kubeapi import ApiError
 
 
 class _Failing:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from clawplane.k8s.kubeconfig import KubeConfigError, load_connection
+from clawplane.k8s.api.kubeconfig import KubeConfigError, load_connection
 
 KUBECONFIG = """apiVersion: v1
 kind: Config

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from clawplane.k8s.materialize import Materializer
+from clawplane.k8s.adapter.materialize import Materializer
 
 
 def cr(kind: str, name: str, spec: dict[str, Any], generation: int = 1) -> dict[str, Any]:

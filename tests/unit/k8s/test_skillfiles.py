@@ -7,8 +7,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from clawplane.k8s.children import Owner
-from clawplane.k8s.skillfiles import MAX_FILE_BYTES, collect, skills_config_map, volume_json
+from clawplane.k8s.objects.children import Owner
+from clawplane.k8s.objects.skillfiles import MAX_FILE_BYTES, collect, skills_config_map, volume_json
 
 
 def snapshot(*skills: tuple[str, Path, bool]) -> Any:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from clawplane.k8s.materialize import Problem
-from clawplane.k8s.statuses import build_status, status_patch, with_condition
+from clawplane.k8s.adapter.materialize import Problem
+from clawplane.k8s.adapter.statuses import build_status, status_patch, with_condition
 from clawplane.reconcile.conditions import Cond
 from clawplane.state import ResourceRecord, ToolRecord
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from clawplane import __version__
-from clawplane.k8s.election import ElectionSettings
-from clawplane.k8s.kubeapi import FIELD_MANAGER, user_agent
+from clawplane.k8s.api.kubeapi import FIELD_MANAGER, user_agent
+from clawplane.k8s.ha.election import ElectionSettings
 from clawplane.k8s.runner import RunOptions, agent_of
 
 BASE = {"namespaces": (), "state_dir": Path("state"), "bridge_image": "img"}

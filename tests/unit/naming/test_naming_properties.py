@@ -6,15 +6,8 @@ import string
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clawplane.naming import (
-    assign_server_names,
-    assign_tool_names,
-    glob_matches,
-    js_trim,
-    sanitize_fragment,
-    utf16_cut,
-    utf16_len,
-)
+from clawplane.jscompat import js_trim, utf16_cut, utf16_len
+from clawplane.naming import assign_server_names, assign_tool_names, glob_matches, sanitize_fragment
 
 SAFE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]*\Z")
 names = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=80) | st.sampled_from(

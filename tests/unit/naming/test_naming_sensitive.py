@@ -2,12 +2,7 @@
 
 import pytest
 
-from clawplane.naming import (
-    REDACTED,
-    is_sensitive_key,
-    looks_like_literal_secret,
-    redact_url_userinfo,
-)
+from clawplane.naming import REDACTED, is_sensitive_key, looks_like_literal_secret, redact_url_userinfo
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """UTF-16 length/cut helpers and JavaScript trim behave like their JavaScript originals."""
 
-from clawplane.naming import js_lower_key, js_trim, utf16_cut, utf16_len, utf16_sort_key
+from clawplane.jscompat import js_lower_key, js_trim, utf16_cut, utf16_len, utf16_sort_key
 
 
 def test_utf16_len_counts_an_emoji_as_two_units() -> None:

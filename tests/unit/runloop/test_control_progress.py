@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 
-from clawplane.reconcile.control import request, serve_control
+from clawplane.workspace.control import request, serve_control
 
 EVENTS = 40
 PAYLOAD = "x" * 65536  # a few of these fill the socket buffer, so sends wait for the reader

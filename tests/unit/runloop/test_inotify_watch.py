@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from clawplane._utils.changefeed import open_feed
-from clawplane.reconcile import inotify, watch
+from clawplane.supervisor import inotify, watch
 
 pytestmark = pytest.mark.skipif(not inotify.available(), reason="inotify is Linux only")
 

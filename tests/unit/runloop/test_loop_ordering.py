@@ -11,9 +11,9 @@ import anyio
 from clawplane.events import Event, EventType
 from clawplane.reconcile.engine import Engine
 from clawplane.reconcile.loop import ReconcileLoop
-from clawplane.reconcile.supervisorfile import LOOP_STATUS_FILE
-from clawplane.reconcile.workspace import Workspace
+from clawplane.reconcile.outcome import PassOutcome
 from clawplane.state import StateDB, prepare_state_dir
+from clawplane.workspace import LOOP_STATUS_FILE, Workspace
 
 
 def test_loop_json_names_the_pass_when_its_finished_event_arrives(tmp_path: Path) -> None:
@@ -24,8 +24,8 @@ def test_loop_json_names_the_pass_when_its_finished_event_arrives(tmp_path: Path
     db = StateDB.open(ws.state_dir)
     loop = ReconcileLoop(ws, db, cast(Any, None), Engine(ws), anyio.Lock())
 
-    async def fake_pass(reason: str) -> str:
-        return "applied"
+    async def fake_pass(reason: str) -> PassOutcome:
+        return PassOutcome.APPLIED
 
     loop._pass = fake_pass  # type: ignore[method-assign]  # the pass itself is not under test
     seen: list[tuple[str, Any]] = []

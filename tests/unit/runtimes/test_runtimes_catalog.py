@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from clawplane.jscompat import locale_sort_key
 from clawplane.models.mcpserver import ToolFilter
 from clawplane.runtimes.catalog import (
     ServerTools,
@@ -12,7 +13,6 @@ from clawplane.runtimes.catalog import (
     merge_catalog,
     sanitize_metadata_text,
 )
-from clawplane.runtimes.collation import locale_key
 
 
 def tool(name: str, **extra: Any) -> dict[str, Any]:
@@ -59,7 +59,7 @@ def test_merged_names_sort_collide_and_respect_reserved_names() -> None:
     b = server("beta", "beta", ["read"])
     catalog = merge_catalog([b, a], reserved=["BETA__read"])
     names = [e.name for e in catalog]
-    assert names == sorted(names, key=locale_key)
+    assert names == sorted(names, key=locale_sort_key)
     by_tool = {(e.server, e.tool): e.name for e in catalog}
     assert by_tool[("alpha", "read_file")] == "alpha__read_file"
     assert by_tool[("alpha", "Read_File")] == "alpha__Read_File-2"

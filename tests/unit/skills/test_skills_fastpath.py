@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from tests.support.frontmatter_docs import nested_docs, simple_docs
 
-from clawplane.skills import FrontmatterError, frontmatter, parse_manifest, parse_skill_frontmatter
-from clawplane.skills.simpleblock import parse_simple_block
+from clawplane.skills import FrontmatterError, parse_manifest, parse_skill_frontmatter
+from clawplane.skills.frontmatter import reader as frontmatter
+from clawplane.skills.frontmatter.simpleblock import parse_simple_block
 
 
 def _read(doc: str) -> tuple[str, Any]:

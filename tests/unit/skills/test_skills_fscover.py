@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from clawplane._utils.changefeed import ChangeFeed
-from clawplane.skills.fscover import Dep, cover_reads, stat_key
+from clawplane.skills.fs.fscover import Dep, cover_reads, stat_key
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/sys/fs/inotify"), reason="Linux inotify")
 

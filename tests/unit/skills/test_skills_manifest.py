@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from clawplane.skills import locale_sort_key, parse_manifest
-from clawplane.skills.collation import _builtin_key
+from clawplane.jscompat import js_number, js_string, json_stringify, locale_sort_key, normalize_string_list
+from clawplane.jscompat.collation import _builtin_key
+from clawplane.skills import parse_manifest
 from clawplane.skills.install import parse_install_spec, valid_npm_spec
 from clawplane.skills.installoptions import install_options
-from clawplane.skills.jsvalues import js_number, js_string, json_stringify, normalize_string_list
 from clawplane.skills.manifest import parse_bool, parse_invocation
 
 

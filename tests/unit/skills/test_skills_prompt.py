@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from tests.unit.skills.skilltree import Run, Tree
 
-from clawplane.naming import utf16_len
-from clawplane.skills import PromptSkill, Source, escape_xml, format_full, locale_sort_key, prepare_prompt
+from clawplane.jscompat import locale_sort_key, utf16_len
+from clawplane.skills import PromptSkill, Source, escape_xml, format_full, prepare_prompt
 from clawplane.skills.prompt import compact_home_paths, format_compact, truncate_description
 
 ALPHA = PromptSkill("alpha", "Does alpha things.", "/ws/skills/alpha/SKILL.md")

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
+from clawplane.k8s.api.kubeapi import ApiError, Kind, KubeApi
 
 log = logging.getLogger("clawplane.k8s.admission")
 

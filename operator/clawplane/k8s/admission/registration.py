@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from clawplane.k8s.admission.settings import Target
-from clawplane.k8s.kubeapi import Kind, KubeApi
+from clawplane.k8s.api.kubeapi import Kind, KubeApi
 from clawplane.models import KINDS
 
 WEBHOOKS = Kind(

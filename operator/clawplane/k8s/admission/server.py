@@ -36,8 +36,8 @@ from clawplane.k8s.admission.registration import configuration, register
 from clawplane.k8s.admission.settings import PATH, WebhookOptions
 from clawplane.k8s.admission.store import current_material
 from clawplane.k8s.admission.verdict import PREFIX, Baseline, Verdict, review_with
-from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
-from clawplane.k8s.kubeconfig import Connection
+from clawplane.k8s.api.kubeapi import ApiError, Kind, KubeApi
+from clawplane.k8s.api.kubeconfig import Connection
 
 log = logging.getLogger("clawplane.k8s.admission")
 

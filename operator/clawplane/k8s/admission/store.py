@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from clawplane.k8s.admission.certs import TlsMaterial, renewed
-from clawplane.k8s.kubeapi import SECRETS, ApiError, KubeApi
+from clawplane.k8s.api.kubeapi import SECRETS, ApiError, KubeApi
 
 _KEYS = {
     "ca_cert": "ca.crt",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clawplane.diagnostics import Diagnostic, Diagnostics, Severity
-from clawplane.k8s.materialize import document, key_of, relative_path
+from clawplane.k8s.adapter.materialize import document, key_of, relative_path
 from clawplane.models import KINDS
 from clawplane.validation import ValidationResult, validate_texts
 

@@ -18,7 +18,8 @@ import mcp_types as types
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from clawplane.naming import js_lower_key, name_tools
+from clawplane.jscompat import js_lower_key
+from clawplane.naming import name_tools
 from clawplane.runtimes.aggregate import skills as skills_ext
 from clawplane.runtimes.aggregate.backend import BackendError
 from clawplane.runtimes.aggregate.forwarding import Forwarding

@@ -1,0 +1,1 @@
+"""High availability: leader election (a Lease) and sharding namespaces across replicas."""
