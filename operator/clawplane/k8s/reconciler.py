@@ -38,6 +38,7 @@ from clawplane.k8s.converge import ChildProblem, ChildWriter
 from clawplane.k8s.events import EventRecorder
 from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
 from clawplane.k8s.materialize import Materialized, Materializer, key_of
+from clawplane.k8s.oauthsecrets import SecretCredentials, oauth_secret_name, oauth_servers
 from clawplane.k8s.secretrefs import Redaction, SecretReader, secret_refs
 from clawplane.k8s.skillfiles import SkillFiles, collect
 from clawplane.k8s.statuses import build_status, status_patch, with_condition
@@ -164,7 +165,7 @@ class NamespaceReconciler:
             namespace,
             settings.bridge_image,
             self.writer,
-            settings=settings.runtime,
+            settings=replace(settings.runtime, credentials=SecretCredentials(api, namespace)),
             routes=settings.routes,
             ingress_from=list(settings.bridge_ingress_from),
         )
@@ -225,6 +226,8 @@ class NamespaceReconciler:
         materialized = self.materializer.sync(live)
         secret_problems = await self._digests(live, secrets, materialized.in_effect)
         self.referenced_secrets = {name for cr in live for name, _ in secret_refs(cr.get("spec") or {})}
+        # A login Secret appearing (``clawplane login --kubernetes``) wakes the namespace too.
+        self.referenced_secrets |= {oauth_secret_name(n) for n in oauth_servers(live)}
         self.writer.redact = Redaction(secrets, live)
         self._set_owners(crs)  # a resource being deleted owns its children until a pass removes them
         await self.backend.begin_pass()
@@ -491,7 +494,8 @@ def _unsettled(live: list[dict[str, Any]], observed: ObservedState) -> bool:
     """Some server or provider is not ready yet, so a later pass must look again even without an event."""
     return any(
         (rec := observed.resources.get(key_of(cr))) is not None
-        and rec.phase not in ("Ready", "Disabled", "NotProbed")
+        # An OAuth server waiting on a login is settled: the login Secret's event wakes the namespace.
+        and rec.phase not in ("Ready", "Disabled", "NotProbed", "LoginRequired", "ToolsUnknown")
         for cr in live
         if cr["kind"] in ("McpServer", "ModelProvider")
     )
