@@ -24,6 +24,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+
 from clawplane.k8s.children import MANAGED_BY, Owner, dns_label
 from clawplane.k8s.kubeapi import SECRETS, ApiError, KubeApi
 from clawplane.runtimes.oauth.rows import CredentialRows
@@ -34,6 +36,7 @@ __all__ = ["SecretCredentials", "SecretRows", "oauth_secret_name"]
 log = logging.getLogger(__name__)
 COMPONENT = {"app.kubernetes.io/component": "oauth-login"}
 SERVER_ANNOTATION = "clawplane.dev/mcpserver"
+WRITE_BACK_SECONDS = 10.0
 
 
 def oauth_secret_name(server: str) -> str:
@@ -165,10 +168,14 @@ class SecretCredentials:
         try:
             yield rows
         finally:
-            try:
-                await rows.flush()
-            except ApiError as exc:
-                log.warning("%s: cannot write Secret %s back: %s", self.namespace, rows.name, exc.reason)
+            # The session usually ends by cancellation (the probe stops it): shielded, bounded.
+            with anyio.move_on_after(WRITE_BACK_SECONDS, shield=True) as scope:
+                try:
+                    await rows.flush()
+                except ApiError as exc:
+                    log.warning("%s: cannot write Secret %s back: %s", self.namespace, rows.name, exc.reason)
+            if scope.cancelled_caught:
+                log.warning("%s: writing Secret %s back timed out", self.namespace, rows.name)
 
     def login_command(self, server: str) -> str:
         """``clawplane login --kubernetes NAMESPACE SERVER``."""
