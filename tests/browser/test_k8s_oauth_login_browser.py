@@ -32,9 +32,8 @@ from tests.browser.test_oauth_login_browser import (
     CHROMIUM,
     TTL,
     WAIT_S,
-    _log_in_with_chromium,
-    _read_url,
     _wait_inactive,
+    login_in_chromium,
 )
 from tests.compat.conftest import require_oracle
 from tests.compat.kubernetes.conftest import admin, real_cluster  # noqa: F401  (the fixtures)
@@ -107,21 +106,11 @@ def test_a_cluster_login_is_used_refreshed_and_revoked(
         assert f"run `clawplane login --kubernetes {ns} notes`" in ready["message"], ready
 
         # 2. The login, through the provider's pages in Chromium; the operator discovers the tools.
-        login = subprocess.Popen(
-            [sys.executable, "-m", "clawplane", "login", "--kubernetes", ns, "notes", "--no-browser",
-             "--timeout", str(int(WAIT_S)), "--kubeconfig", str(kubeconfig)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT, env={**os.environ, "NO_COLOR": "1"},
-        )  # fmt: skip
-        try:
-            auth_url, printed = _read_url(login)
-            page_text = _log_in_with_chromium(auth_url)
-            rest = login.communicate(timeout=WAIT_S)[0].decode()
-        finally:
-            if login.poll() is None:
-                login.kill()
-                login.wait(10)
-        outputs.append(printed + rest + page_text)
-        assert login.returncode == 0, printed + rest
+        code, _, printed, rest = login_in_chromium(
+            "login", "--kubernetes", ns, "notes", "--kubeconfig", kubeconfig
+        )
+        outputs.append(printed + rest)
+        assert code == 0, printed + rest
         assert "logged in to notes: 2 tools" in rest and f"Secret {ns}/{SECRET}" in rest, rest
         first = _tokens(admin, ns)
         assert first is not None and issuer.introspect(first[0])["active"] is True
