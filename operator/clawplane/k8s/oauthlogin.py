@@ -32,7 +32,7 @@ from clawplane.runtimes.oauth.login import revoke
 from clawplane.runtimes.oauth.loopback import NotLoopbackError
 from clawplane.runtimes.oauth.storage import CredentialStorage
 
-__all__ = ["main"]
+__all__ = ["login_parser", "logout_parser", "main"]
 
 MCPSERVERS = Kind(GROUP, "v1alpha1", "mcpservers", "McpServer")
 CONNECT_SECONDS = 30.0
@@ -58,6 +58,16 @@ def _parser(command: str) -> argparse.ArgumentParser:
         p.add_argument("--timeout", type=float, default=300.0, help="Seconds to wait for the browser.")
         p.add_argument("--no-browser", action="store_true", help="Only print the URL to open.")
     return p
+
+
+def login_parser() -> argparse.ArgumentParser:
+    """The ``clawplane login --kubernetes`` argument parser."""
+    return _parser("login")
+
+
+def logout_parser() -> argparse.ArgumentParser:
+    """The ``clawplane logout --kubernetes`` argument parser."""
+    return _parser("logout")
 
 
 async def _resolved(api: KubeApi, namespace: str, spec: McpServerSpec) -> McpServerSpec:
