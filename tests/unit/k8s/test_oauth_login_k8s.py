@@ -6,36 +6,22 @@ The Secret itself, the write-back and the whole login are tested on the real API
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.integration.test_cli import cli
 
 from clawplane.k8s.oauthsecrets import oauth_secret_name, oauth_servers
 from clawplane.k8s.reconciler import _unsettled
 from clawplane.state.records import ObservedState, ResourceRecord
-
-ROOT = Path(__file__).resolve().parents[3]
-
-
-def _clawplane(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "clawplane", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize("command", ["login", "logout"])
 def test_a_missing_kubeconfig_is_a_clear_error(command: str, tmp_path: Path) -> None:
     """The cause and the fix, exit 1, no traceback."""
     missing = tmp_path / "nope.kubeconfig"
-    proc = _clawplane(command, "--kubernetes", "demo", "notes", "--kubeconfig", str(missing))
+    proc = cli(command, "--kubernetes", "demo", "notes", "--kubeconfig", str(missing))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert f"error: no kubeconfig at {missing}" in proc.stderr
     assert "Traceback" not in proc.stderr
