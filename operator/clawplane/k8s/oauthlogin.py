@@ -14,7 +14,6 @@ import sys
 import time
 import webbrowser
 from pathlib import Path
-from typing import Any
 
 import anyio
 from pydantic import ValidationError
@@ -22,9 +21,9 @@ from pydantic import ValidationError
 from clawplane.k8s.children import GROUP, Owner
 from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
 from clawplane.k8s.kubeconfig import KubeConfigError, load_connection
-from clawplane.k8s.oauthsecrets import SecretRows
+from clawplane.k8s.oauthsecrets import SecretRows, with_header_secrets, with_oauth_secrets
 from clawplane.k8s.secretrefs import SecretReader
-from clawplane.models import McpServerSpec, ValueFrom
+from clawplane.models import McpServerSpec
 from clawplane.runtimes.errors import StartError
 from clawplane.runtimes.launch import Launch, prepare_launch
 from clawplane.runtimes.oauth.login import login as run_login
@@ -70,25 +69,6 @@ def logout_parser() -> argparse.ArgumentParser:
     return _parser("logout")
 
 
-async def _resolved(api: KubeApi, namespace: str, spec: McpServerSpec) -> McpServerSpec:
-    """``spec`` with its header and OAuth client ``secretKeyRef`` values read from the namespace."""
-    reader = SecretReader(api, namespace)
-
-    async def value(v: Any) -> Any:
-        ref = v.value_from.secret_key_ref if isinstance(v, ValueFrom) else None
-        return await reader.value(ref.name, ref.key) if ref is not None else v
-
-    headers = {k: await value(v) for k, v in spec.headers.items()}
-    update: dict[str, Any] = {"headers": headers}
-    if spec.oauth is not None:
-        oauth = {
-            "client_id": await value(spec.oauth.client_id),
-            "client_secret": await value(spec.oauth.client_secret),
-        }
-        update["oauth"] = spec.oauth.model_copy(update=oauth)
-    return spec.model_copy(update=update)
-
-
 async def _server(api: KubeApi, namespace: str, name: str) -> tuple[Launch, Owner]:
     cr = await api.get(MCPSERVERS, namespace, name)
     if cr is None:
@@ -105,7 +85,9 @@ async def _server(api: KubeApi, namespace: str, name: str) -> tuple[Launch, Owne
             f'McpServer "{name}" is not a remote server with `auth: oauth`: there is nothing to log in to'
         )
     try:
-        launch = prepare_launch(name, await _resolved(api, namespace, spec), base_dir=Path.cwd())
+        reader = SecretReader(api, namespace)
+        resolved = await with_oauth_secrets(reader, await with_header_secrets(reader, spec))
+        launch = prepare_launch(name, resolved, base_dir=Path.cwd())
     except (LookupError, StartError) as exc:
         raise LoginFailed(str(exc)) from None
     return launch, Owner("McpServer", name, cr["metadata"]["uid"])

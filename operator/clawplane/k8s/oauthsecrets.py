@@ -28,10 +28,19 @@ import anyio
 
 from clawplane.k8s.children import MANAGED_BY, Owner, dns_label
 from clawplane.k8s.kubeapi import SECRETS, ApiError, KubeApi
+from clawplane.k8s.secretrefs import SecretReader
+from clawplane.models import McpServerSpec, ValueFrom
 from clawplane.runtimes.oauth.rows import CredentialRows
 from clawplane.state.oauth import Credential
 
-__all__ = ["SecretCredentials", "SecretRows", "oauth_secret_name"]
+__all__ = [
+    "SecretCredentials",
+    "SecretRows",
+    "oauth_secret_name",
+    "oauth_servers",
+    "with_header_secrets",
+    "with_oauth_secrets",
+]
 
 log = logging.getLogger(__name__)
 COMPONENT = {"app.kubernetes.io/component": "oauth-login"}
@@ -189,3 +198,25 @@ def oauth_servers(live: list[dict[str, Any]]) -> list[str]:
         for cr in live
         if cr.get("kind") == "McpServer" and (cr.get("spec") or {}).get("auth") == "oauth"
     ]
+
+
+async def _value(reader: SecretReader, value: Any) -> Any:
+    ref = value.value_from.secret_key_ref if isinstance(value, ValueFrom) else None
+    return await reader.value(ref.name, ref.key) if ref is not None else value
+
+
+async def with_header_secrets(reader: SecretReader, spec: McpServerSpec) -> McpServerSpec:
+    """``spec`` with its headers' ``secretKeyRef`` values read (raises ``LookupError`` for a missing one)."""
+    headers = {k: await _value(reader, v) for k, v in spec.headers.items()}
+    return spec.model_copy(update={"headers": headers})
+
+
+async def with_oauth_secrets(reader: SecretReader, spec: McpServerSpec) -> McpServerSpec:
+    """``spec`` with its pre-registered OAuth client's ``secretKeyRef`` values (id, secret) read."""
+    if spec.oauth is None:
+        return spec
+    client = {
+        "client_id": await _value(reader, spec.oauth.client_id),
+        "client_secret": await _value(reader, spec.oauth.client_secret),
+    }
+    return spec.model_copy(update={"oauth": spec.oauth.model_copy(update=client)})

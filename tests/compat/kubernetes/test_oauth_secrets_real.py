@@ -21,7 +21,15 @@ from tests.k8s.real.client import Kube
 from clawplane.k8s.children import Owner
 from clawplane.k8s.kubeapi import KubeApi
 from clawplane.k8s.kubeconfig import load_connection
-from clawplane.k8s.oauthsecrets import SecretCredentials, SecretRows, oauth_secret_name
+from clawplane.k8s.oauthsecrets import (
+    SecretCredentials,
+    SecretRows,
+    oauth_secret_name,
+    with_header_secrets,
+    with_oauth_secrets,
+)
+from clawplane.k8s.secretrefs import SecretReader
+from clawplane.models import McpServerSpec
 from clawplane.runtimes.oauth.storage import CredentialStorage
 
 URL = "https://mcp.example/mcp"
@@ -157,3 +165,36 @@ def test_the_write_back_never_replaces_a_newer_login_nor_undoes_a_logout(
     assert source_outcomes == [False, False]
     final = _data(admin, namespace)
     assert final is None
+
+
+def test_a_preregistered_clients_secret_is_read_from_the_namespace(
+    real_cluster: RealCluster, admin: Kube, namespace: str, tmp_path: Path
+) -> None:
+    """What login and the operator's probe resolve: header and OAuth client ``secretKeyRef``s."""
+    admin.apply({
+        "apiVersion": "v1", "kind": "Secret", "metadata": {"name": "notes-client", "namespace": namespace},
+        "stringData": {"id": "cid-1", "secret": "client-secret-1", "key": "k-1"},
+    })  # fmt: skip
+    ref = {"valueFrom": {"secretKeyRef": {"name": "notes-client", "key": "secret"}}}
+    spec = McpServerSpec.model_validate({
+        "url": URL, "transport": "streamable-http", "auth": "oauth",
+        "headers": {"X-Key": {"valueFrom": {"secretKeyRef": {"name": "notes-client", "key": "key"}}}},
+        "oauth": {"clientId": {"valueFrom": {"secretKeyRef": {"name": "notes-client", "key": "id"}}}, "clientSecret": ref},
+    })  # fmt: skip
+    gone = {"valueFrom": {"secretKeyRef": {"name": "gone", "key": "k"}}}
+    missing = McpServerSpec.model_validate({"url": URL, "auth": "oauth", "oauth": {"clientSecret": gone}})
+
+    async def main() -> None:
+        api = _api(real_cluster, tmp_path)
+        try:
+            reader = SecretReader(api, namespace)
+            resolved = await with_oauth_secrets(reader, await with_header_secrets(reader, spec))
+            assert resolved.headers == {"X-Key": "k-1"}
+            assert resolved.oauth is not None
+            assert (resolved.oauth.client_id, resolved.oauth.client_secret) == ("cid-1", "client-secret-1")
+            with pytest.raises(LookupError, match="gone"):
+                await with_oauth_secrets(reader, missing)
+        finally:
+            await api.aclose()
+
+    anyio.run(main)
