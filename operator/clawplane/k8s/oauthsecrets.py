@@ -36,6 +36,7 @@ from clawplane.state.oauth import Credential
 __all__ = [
     "SecretCredentials",
     "SecretRows",
+    "login_secret_names",
     "oauth_secret_name",
     "oauth_servers",
     "with_header_secrets",
@@ -198,6 +199,15 @@ def oauth_servers(live: list[dict[str, Any]]) -> list[str]:
         for cr in live
         if cr.get("kind") == "McpServer" and (cr.get("spec") or {}).get("auth") == "oauth"
     ]
+
+
+def login_secret_names(live: list[dict[str, Any]]) -> set[str]:
+    """The login Secrets of the ``auth: oauth`` McpServers among ``live``: their events wake the namespace.
+
+    An OAuth server waiting on a login is settled (``LoginRequired`` is not retried on a timer);
+    the Secret ``clawplane login --kubernetes`` writes is what starts the next pass.
+    """
+    return {oauth_secret_name(name) for name in oauth_servers(live)}
 
 
 async def _value(reader: SecretReader, value: Any) -> Any:

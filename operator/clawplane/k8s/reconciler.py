@@ -38,7 +38,7 @@ from clawplane.k8s.converge import ChildProblem, ChildWriter
 from clawplane.k8s.events import EventRecorder
 from clawplane.k8s.kubeapi import ApiError, Kind, KubeApi
 from clawplane.k8s.materialize import Materialized, Materializer, key_of
-from clawplane.k8s.oauthsecrets import SecretCredentials, oauth_secret_name, oauth_servers
+from clawplane.k8s.oauthsecrets import SecretCredentials, login_secret_names
 from clawplane.k8s.secretrefs import Redaction, SecretReader, secret_refs
 from clawplane.k8s.skillfiles import SkillFiles, collect
 from clawplane.k8s.statuses import build_status, status_patch, with_condition
@@ -226,8 +226,7 @@ class NamespaceReconciler:
         materialized = self.materializer.sync(live)
         secret_problems = await self._digests(live, secrets, materialized.in_effect)
         self.referenced_secrets = {name for cr in live for name, _ in secret_refs(cr.get("spec") or {})}
-        # A login Secret appearing (``clawplane login --kubernetes``) wakes the namespace too.
-        self.referenced_secrets |= {oauth_secret_name(n) for n in oauth_servers(live)}
+        self.referenced_secrets |= login_secret_names(live)  # `login --kubernetes` wakes the namespace
         self.writer.redact = Redaction(secrets, live)
         self._set_owners(crs)  # a resource being deleted owns its children until a pass removes them
         await self.backend.begin_pass()
@@ -491,10 +490,9 @@ def _held_generation(cr: dict[str, Any]) -> int | None:
 
 
 def _unsettled(live: list[dict[str, Any]], observed: ObservedState) -> bool:
-    """Some server or provider is not ready yet, so a later pass must look again even without an event."""
+    """A server or provider is not ready (nor waiting on a login): a later pass must look again unprompted."""
     return any(
         (rec := observed.resources.get(key_of(cr))) is not None
-        # An OAuth server waiting on a login is settled: the login Secret's event wakes the namespace.
         and rec.phase not in ("Ready", "Disabled", "NotProbed", "LoginRequired", "ToolsUnknown")
         for cr in live
         if cr["kind"] in ("McpServer", "ModelProvider")

@@ -11,14 +11,23 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 from clawplane.runtimes.launch import Launch
 from clawplane.runtimes.oauth.interaction import NoInteraction
 from clawplane.runtimes.oauth.provider import ServerOAuth, preregistered_client
-from clawplane.runtimes.oauth.rows import CredentialSource
+from clawplane.runtimes.oauth.rows import CredentialSource, StateDirCredentials
 from clawplane.runtimes.oauth.storage import CredentialStorage
 
-__all__ = ["session_auth"]
+if TYPE_CHECKING:
+    from clawplane.runtimes.settings import RuntimeSettings
+
+__all__ = ["credential_source", "session_auth"]
+
+
+def credential_source(settings: RuntimeSettings) -> CredentialSource:
+    """Where sessions under ``settings`` find logins: the given source, else the folder's state directory."""
+    return settings.credentials or StateDirCredentials(settings.state_dir, settings.folder)
 
 
 @contextlib.asynccontextmanager
