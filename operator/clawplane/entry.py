@@ -1,5 +1,6 @@
-"""The ``clawplane`` executable: ``clawplane k8s …`` runs the operator, ``clawplane mcp serve``
-the control plane as an MCP server, everything else the CLI.
+"""The ``clawplane`` executable: ``clawplane k8s …`` runs the operator (and ``login|logout
+--kubernetes`` writes a cluster's OAuth login), ``clawplane mcp serve`` the control plane as an
+MCP server, everything else the CLI.
 
 The CLI, the Kubernetes adapter and the MCP server are independent entry points (docs/architecture.md
 layers); this dispatcher is the only module that knows them all. It also hands the folder
@@ -17,6 +18,12 @@ def main() -> None:
         from clawplane.k8s.main import main as k8s_main
 
         sys.exit(k8s_main(sys.argv[2:]))
+    if sys.argv[1:2] in (["login"], ["logout"]) and "--kubernetes" in sys.argv[2:]:
+        from clawplane.k8s.oauthlogin import main as kube_login
+
+        rest = sys.argv[2:]
+        rest.remove("--kubernetes")
+        sys.exit(kube_login(sys.argv[1], rest))
     if sys.argv[1:3] == ["mcp", "serve"]:
         from clawplane.mcpserve.main import main as serve_main
 

@@ -132,6 +132,28 @@ def _log_in_with_chromium(url: str) -> str:
             browser.close()
 
 
+def login_in_chromium(*args: str | Path) -> tuple[int, str, str, str]:
+    """Run ``clawplane ARGS --no-browser``, log in through Chromium at the URL it prints.
+
+    Returns the exit code, the authorization URL, what it printed until then (and the loopback
+    page's text) and what it printed after.
+    """
+    login = subprocess.Popen(
+        [sys.executable, "-m", "clawplane", *map(str, args), "--no-browser", "--timeout", str(int(WAIT_S))],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "2000"},
+    )  # fmt: skip
+    try:
+        auth_url, printed = _read_url(login)
+        page_text = _log_in_with_chromium(auth_url)
+        rest = login.communicate(timeout=WAIT_S)[0].decode()
+    finally:
+        if login.poll() is None:
+            login.kill()
+            login.wait(10)
+    return login.returncode, auth_url, printed + page_text, rest
+
+
 def _wait_inactive(issuer: Issuer, token: str) -> None:
     """Until the provider says ``token`` expired (it lives ``TTL`` seconds)."""
     deadline = time.monotonic() + TTL + WAIT_S
@@ -157,23 +179,10 @@ def test_login_discovers_refreshes_and_logout_revokes(tmp_path: Path) -> None:
             assert f"run `clawplane login {folder} notes`" in ready["message"], ready
 
             # 2. The login, through the provider's pages in Chromium.
-            login = subprocess.Popen(
-                [sys.executable, "-m", "clawplane", "login", str(folder), "notes", "--no-browser",
-                 "--timeout", str(int(WAIT_S))],
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT,
-                env={**os.environ, "NO_COLOR": "1", "COLUMNS": "2000"},
-            )  # fmt: skip
-            try:
-                auth_url, printed = _read_url(login)
-                assert "code_challenge_method=S256" in auth_url and "resource=" in auth_url
-                page_text = _log_in_with_chromium(auth_url)
-                rest = login.communicate(timeout=WAIT_S)[0].decode()
-            finally:
-                if login.poll() is None:
-                    login.kill()
-                    login.wait(10)
-            outputs.append(printed + rest + page_text)
-            assert login.returncode == 0, printed + rest
+            code, auth_url, printed, rest = login_in_chromium("login", folder, "notes")
+            assert "code_challenge_method=S256" in auth_url and "resource=" in auth_url
+            outputs.append(printed + rest)
+            assert code == 0, printed + rest
             assert "logged in to notes: 2 tools" in rest, rest
             first = _stored(state)
             assert first is not None and issuer.introspect(first[0])["active"] is True

@@ -40,7 +40,10 @@ def login(
     state_dir: StateDirOpt = None,
     out_dir: OutDirOpt = None,
 ) -> None:
-    """Log a remote MCP server in with OAuth (browser, loopback redirect); store the tokens encrypted."""
+    """Log a remote MCP server in with OAuth (browser, loopback redirect); store the tokens encrypted.
+
+    In a cluster: `clawplane login --kubernetes NAMESPACE SERVER` (the tokens go to a Secret).
+    """
     ws = workspace(folder, state_dir, out_dir)
     launch = oauth_launch(ws, server)
 

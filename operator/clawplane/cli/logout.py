@@ -26,7 +26,10 @@ def logout(
     state_dir: StateDirOpt = None,
     out_dir: OutDirOpt = None,
 ) -> None:
-    """Revoke a remote MCP server's OAuth tokens (where the server supports it) and delete them."""
+    """Revoke a remote MCP server's OAuth tokens (where the server supports it) and delete them.
+
+    In a cluster: `clawplane logout --kubernetes NAMESPACE SERVER` (deletes its login Secret).
+    """
     ws = workspace(folder, state_dir, out_dir)
     try:
         result = anyio.run(lambda: run_logout(server, ws.state_dir))

@@ -46,7 +46,7 @@ from clawplane.runtimes.failures import FailureTracker, Verdict
 from clawplane.runtimes.launch import Launch, prepare_launch
 from clawplane.runtimes.listing import ListLimits
 from clawplane.runtimes.oauth.messages import not_logged_in
-from clawplane.runtimes.oauth.session import session_auth
+from clawplane.runtimes.oauth.session import credential_source, session_auth
 from clawplane.runtimes.process import ServerProcess
 from clawplane.runtimes.proxy.gate import CallGate, ToolGate, refusing_gate
 from clawplane.runtimes.proxy.hosting import SessionPolicy, UnavailableError, discovery_of
@@ -503,7 +503,8 @@ class ServerRuntime:
     async def _connect(
         self, launch: Launch, mux: Mux | None, process: ServerProcess | None, session: SessionEnd
     ) -> None:
-        async with session_auth(self.name, launch, self.settings.state_dir) as auth:
+        source = credential_source(self.settings)
+        async with session_auth(self.name, launch, source) as auth:
             try:
                 async with open_connection(
                     self._transport(launch, mux, auth),
@@ -518,7 +519,7 @@ class ServerRuntime:
             except StartError as exc:
                 if auth is not None and auth.login_required:
                     per_requester = launch.oauth is not None and launch.oauth.per_requester
-                    session.end(not_logged_in(self.name, self.settings.folder, per_requester=per_requester))
+                    session.end(not_logged_in(source.login_command(self.name), per_requester=per_requester))
                 await self._start_failed(exc, process, session)
 
     async def _start_failed(

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from clawplane.runtimes.oauth.rows import CredentialSource
 
 __all__ = ["RuntimeSettings"]
 
@@ -70,6 +74,9 @@ class RuntimeSettings:
     """The folder's state directory: where ``auth: oauth`` servers' logins are stored (None: none)."""
     folder: Path | None = None
     """The resource folder, for the ``clawplane login`` command that status suggests."""
+    credentials: CredentialSource | None = None
+    """Where ``auth: oauth`` servers' logins are read and refreshed tokens written back, when not
+    the state directory (the Kubernetes operator: a Secret per server)."""
     max_starting: int | None = None
     """How many stdio servers may be starting (spawned, not yet ready) at once; the others wait
     their turn (``runtimes.starts``). None: four per core, at least eight."""

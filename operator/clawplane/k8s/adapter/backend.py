@@ -37,6 +37,7 @@ from clawplane.k8s.objects.children import (
     token_secret_name,
 )
 from clawplane.k8s.objects.converge import ChildProblem, ChildWriter
+from clawplane.k8s.objects.oauthsecrets import with_oauth_secrets
 from clawplane.k8s.objects.secretrefs import SecretReader
 from clawplane.models import McpServerSpec, Transport, ValueFrom
 from clawplane.reconcile.backend import RuntimeReport
@@ -254,7 +255,9 @@ class KubeBackend:
                     reader = self.secrets or SecretReader(self.api, self.namespace)
                     values[key] = await reader.value(ref.name, ref.key)
             updates[attr] = values
-        return spec.model_copy(update=updates)
+        # A pre-registered OAuth client's id and secret, for the refresh (k8s.oauthsecrets).
+        reader = self.secrets or SecretReader(self.api, self.namespace)
+        return await with_oauth_secrets(reader, spec.model_copy(update=updates))
 
 
 def _digest(token: str) -> str:

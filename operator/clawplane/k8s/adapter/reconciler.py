@@ -39,6 +39,7 @@ from clawplane.k8s.objects.configmaps import (
 )
 from clawplane.k8s.objects.converge import ChildProblem, ChildWriter
 from clawplane.k8s.objects.events import EventRecorder
+from clawplane.k8s.objects.oauthsecrets import SecretCredentials, login_secret_names
 from clawplane.k8s.objects.secretrefs import Redaction, SecretReader, secret_refs
 from clawplane.k8s.objects.skillfiles import SkillFiles, collect
 from clawplane.k8s.objects.watches import OwnWrites
@@ -165,7 +166,7 @@ class NamespaceReconciler:
             namespace,
             settings.bridge_image,
             self.writer,
-            settings=settings.runtime,
+            settings=replace(settings.runtime, credentials=SecretCredentials(api, namespace)),
             routes=settings.routes,
             ingress_from=list(settings.bridge_ingress_from),
         )
@@ -227,6 +228,7 @@ class NamespaceReconciler:
         materialized = self.materializer.sync(live)
         secret_problems = await self._digests(live, secrets, materialized.in_effect)
         self.referenced_secrets = {name for cr in live for name, _ in secret_refs(cr.get("spec") or {})}
+        self.referenced_secrets |= login_secret_names(live)  # `login --kubernetes` wakes the namespace
         self.writer.redact = Redaction(secrets, live)
         self._set_owners(crs)  # a resource being deleted owns its children until a pass removes them
         await self.backend.begin_pass()
@@ -490,10 +492,10 @@ def _held_generation(cr: dict[str, Any]) -> int | None:
 
 
 def _unsettled(live: list[dict[str, Any]], observed: ObservedState) -> bool:
-    """Some server or provider is not ready yet, so a later pass must look again even without an event."""
+    """A server or provider is not ready (nor waiting on a login): a later pass must look again unprompted."""
     return any(
         (rec := observed.resources.get(key_of(cr))) is not None
-        and rec.phase not in ("Ready", "Disabled", "NotProbed")
+        and rec.phase not in ("Ready", "Disabled", "NotProbed", "LoginRequired", "ToolsUnknown")
         for cr in live
         if cr["kind"] in ("McpServer", "ModelProvider")
     )

@@ -25,12 +25,13 @@ from clawplane.runtimes.launch import Launch
 from clawplane.runtimes.listing import ListLimits
 from clawplane.runtimes.oauth.loopback import LoopbackCallback
 from clawplane.runtimes.oauth.provider import ServerOAuth, preregistered_client
+from clawplane.runtimes.oauth.rows import CredentialRows
 from clawplane.runtimes.oauth.storage import CredentialStorage
 from clawplane.runtimes.remote import HttpOptions, sse_transport, streamable_http_transport
 from clawplane.state import StateDB
 from clawplane.state.oauth import CredentialStore
 
-__all__ = ["LoginResult", "LogoutResult", "login", "logout"]
+__all__ = ["LoginResult", "LogoutResult", "login", "logout", "revoke"]
 
 _LIMITS = ListLimits(timeout=60.0, pages=128, items=16_384, bytes=10 * 1024 * 1024)
 
@@ -57,13 +58,16 @@ class LogoutResult:
 async def login(
     server: str,
     launch: Launch,
-    state_dir: Path,
+    state_dir: Path | None,
     *,
     announce: Callable[[str], None],
     timeout: float,
     connect_timeout: float,
+    rows: CredentialRows | None = None,
 ) -> LoginResult:
     """Log ``server`` in (authorization code + PKCE through the user's browser) and store the tokens.
+
+    The tokens go to ``rows`` when given (a Kubernetes Secret), else to the sealed store in ``state_dir``.
 
     Raises:
         TimeoutError: No redirect came back within ``timeout`` seconds.
@@ -72,11 +76,11 @@ async def login(
     """
     settings = launch.oauth
     assert settings is not None, "login is for auth: oauth servers"
-    db = StateDB.open(state_dir)
+    db = StateDB.open(state_dir) if rows is None and state_dir is not None else None
     callback = await LoopbackCallback.open(settings.redirect_url, announce)
     try:
         storage = CredentialStorage(
-            CredentialStore.open(db),
+            rows if db is None else CredentialStore.open(db),
             server,
             launch.url,
             preregistered=preregistered_client(settings, callback.redirect_uri),
@@ -103,7 +107,8 @@ async def login(
         )
     finally:
         await callback.aclose()
-        db.close()
+        if db is not None:
+            db.close()
 
 
 async def logout(server: str, state_dir: Path, *, timeout: float = 30.0, verify: bool = True) -> LogoutResult:
@@ -115,14 +120,15 @@ async def logout(server: str, state_dir: Path, *, timeout: float = 30.0, verify:
         if found is None:
             return LogoutResult(False, "nothing to revoke")
         storage = CredentialStorage(store, server, found.url)
-        outcome = await _revoke(storage, timeout=timeout, verify=verify)
+        outcome = await revoke(storage, timeout=timeout, verify=verify)
         storage.forget()
         return LogoutResult(True, outcome)
     finally:
         db.close()
 
 
-async def _revoke(storage: CredentialStorage, *, timeout: float, verify: bool) -> str:
+async def revoke(storage: CredentialStorage, *, timeout: float, verify: bool = True) -> str:
+    """Revoke the stored refresh and access tokens (RFC 7009); what happened, in words."""
     tokens = await storage.get_tokens()
     client = await storage.get_client_info()
     _, asm = storage.metadata()

@@ -34,9 +34,8 @@ def login_command(folder: Path | None, server: str) -> str:
     return f"clawplane login {where} {shlex.quote(server)}"
 
 
-def not_logged_in(server: str, folder: Path | None, *, per_requester: bool) -> str:
-    """Why a session of ``server`` could not authenticate, and what to run."""
-    command = login_command(folder, server)
+def not_logged_in(command: str, *, per_requester: bool) -> str:
+    """Why a session could not authenticate, and ``command``, the one to run."""
     if per_requester:
         return (
             f"{TOOLS_UNKNOWN}: each sender logs in to this server through OpenClaw; "

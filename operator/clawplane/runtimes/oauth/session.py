@@ -11,42 +11,40 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from clawplane.runtimes.launch import Launch
 from clawplane.runtimes.oauth.interaction import NoInteraction
 from clawplane.runtimes.oauth.provider import ServerOAuth, preregistered_client
+from clawplane.runtimes.oauth.rows import CredentialSource, StateDirCredentials
 from clawplane.runtimes.oauth.storage import CredentialStorage
-from clawplane.state import StateDB, StateError
-from clawplane.state.oauth import CredentialStore
 
-__all__ = ["session_auth"]
+if TYPE_CHECKING:
+    from clawplane.runtimes.settings import RuntimeSettings
+
+__all__ = ["credential_source", "session_auth"]
+
+
+def credential_source(settings: RuntimeSettings) -> CredentialSource:
+    """Where sessions under ``settings`` find logins: the given source, else the folder's state directory."""
+    return settings.credentials or StateDirCredentials(settings.state_dir, settings.folder)
 
 
 @contextlib.asynccontextmanager
 async def session_auth(
-    server: str, launch: Launch, state_dir: Path | None
+    server: str, launch: Launch, source: CredentialSource
 ) -> AsyncIterator[ServerOAuth | None]:
     """The OAuth client of one session of ``server`` (None unless it is an ``auth: oauth`` server).
 
-    The state database is opened for the length of the session (refreshed tokens are written
-    back); without a state directory (a bridge, a one-off probe) nothing is stored to use.
+    The credential rows stay open for the length of the session (refreshed tokens are written
+    back); a source with nothing stored (a bridge, a one-off probe) gives a session that must log in.
     """
     settings = launch.oauth
     if settings is None:
         yield None
         return
     interaction = NoInteraction()
-    db: StateDB | None = None
-    store: CredentialStore | None = None
-    if state_dir is not None:
-        with contextlib.suppress(StateError):
-            db = StateDB.open(state_dir, create=False)
-            store = CredentialStore.open(db, create_key=False)
-    try:
+    async with source.open(server) as store:
         pre = preregistered_client(settings, interaction.redirect_uri)
         storage = CredentialStorage(store, server, launch.url, preregistered=pre)
         yield ServerOAuth(launch.url, storage, interaction, settings)
-    finally:
-        if db is not None:
-            db.close()

@@ -15,17 +15,17 @@ from typing import Any
 
 from mcp.shared.auth import OAuthClientInformationFull, OAuthMetadata, OAuthToken, ProtectedResourceMetadata
 
-from clawplane.state.oauth import CredentialStore
+from clawplane.runtimes.oauth.rows import CredentialRows
 
 __all__ = ["CredentialStorage"]
 
 
 class CredentialStorage:
-    """``mcp.client.auth.TokenStorage`` for one server, sealed in the state database."""
+    """``mcp.client.auth.TokenStorage`` for one server, over its stored rows (``rows.CredentialRows``)."""
 
     def __init__(
         self,
-        store: CredentialStore | None,
+        store: CredentialRows | None,
         server: str,
         url: str,
         *,
