@@ -300,7 +300,8 @@ def record_resource(
         status["stderr"] = list(report.stderr)
     if d.kind == "Agent":
         status.update(ctx.renderer.agent_status(d.name))
-    ok = phase in ("Ready", "Disabled", "NotProbed", "ToolsUnknown")
+    # A server waiting on an OAuth login has its spec in effect: only a person can move it on.
+    ok = phase in ("Ready", "Disabled", "NotProbed", "ToolsUnknown", "LoginRequired")
     store.put_resource(
         ctx.db,
         ResourceRecord(

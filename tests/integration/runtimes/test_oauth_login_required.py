@@ -56,10 +56,12 @@ def test_no_login_is_login_required_or_unknown_tools_not_failed(tmp_path: Path) 
     found = {r["name"]: r for r in json.loads(status.stdout)["resources"]}
     shared, each = found["shared"], found["each"]
     assert shared["phase"] == "LoginRequired"
+    assert shared["observedGeneration"] == shared["generation"]  # observed: it waits on a person
     ready = {c["type"]: c for c in shared["conditions"]}["Ready"]
     assert ready["reason"] == "LoginRequired"
     assert ready["message"] == f"login required: run `clawplane login {folder} shared`"
     assert each["phase"] == "ToolsUnknown"
+    assert each["observedGeneration"] == each["generation"]
     tools = {c["type"]: c for c in each["conditions"]}["ToolsDiscovered"]
     assert tools["reason"] == "ToolsUnknown" and f"clawplane login {folder} each" in tools["message"]
     assert not (tmp_path / "folder" / ".clawplane" / "oauth.key").exists()  # nothing was stored
