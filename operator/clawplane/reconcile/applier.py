@@ -113,6 +113,10 @@ class ApplyContext:
     """How provider probes resolve secrets (default: this process's environment and files)."""
 
 
+SETTLED_PHASES = frozenset({"Ready", "Disabled", "NotProbed", "ToolsUnknown", "LoginRequired"})
+"""Phases whose spec is in effect: nothing but a new spec (or a person's OAuth login) moves them on."""
+
+
 def check_plan(plan: Plan, ctx: ApplyContext, *, allow_mass_delete: bool) -> None:
     """Refuse plans made for another folder state, and unguarded mass deletes."""
     observed = store.load_observed(ctx.db)
@@ -300,8 +304,7 @@ def record_resource(
         status["stderr"] = list(report.stderr)
     if d.kind == "Agent":
         status.update(ctx.renderer.agent_status(d.name))
-    # A server waiting on an OAuth login has its spec in effect: only a person can move it on.
-    ok = phase in ("Ready", "Disabled", "NotProbed", "ToolsUnknown", "LoginRequired")
+    ok = phase in SETTLED_PHASES
     store.put_resource(
         ctx.db,
         ResourceRecord(

@@ -45,7 +45,7 @@ from clawplane.k8s.objects.skillfiles import SkillFiles, collect
 from clawplane.k8s.objects.watches import OwnWrites
 from clawplane.models import API_GROUP, KINDS
 from clawplane.models.values import SecretValue, ValueFrom
-from clawplane.reconcile.applier import ApplyContext, apply_plan
+from clawplane.reconcile.applier import SETTLED_PHASES, ApplyContext, apply_plan
 from clawplane.reconcile.conditions import Cond
 from clawplane.reconcile.engine import Engine, InvalidFolderError, Patch, Planned
 from clawplane.reconcile.holding import AppliedSources, hold_back
@@ -493,9 +493,6 @@ def _held_generation(cr: dict[str, Any]) -> int | None:
 
 def _unsettled(live: list[dict[str, Any]], observed: ObservedState) -> bool:
     """A server or provider is not ready (nor waiting on a login): a later pass must look again unprompted."""
-    return any(
-        (rec := observed.resources.get(key_of(cr))) is not None
-        and rec.phase not in ("Ready", "Disabled", "NotProbed", "LoginRequired", "ToolsUnknown")
-        for cr in live
-        if cr["kind"] in ("McpServer", "ModelProvider")
-    )
+    kinds = ("McpServer", "ModelProvider")
+    phases = (observed.resources.get(key_of(cr)) for cr in live if cr["kind"] in kinds)
+    return any(rec is not None and rec.phase not in SETTLED_PHASES for rec in phases)
