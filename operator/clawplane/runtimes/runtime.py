@@ -47,7 +47,9 @@ from clawplane.runtimes.launch import Launch, prepare_launch
 from clawplane.runtimes.listing import ListLimits
 from clawplane.runtimes.oauth.messages import not_logged_in
 from clawplane.runtimes.oauth.session import credential_source, session_auth
-from clawplane.runtimes.process import ServerProcess
+from clawplane.runtimes.process.child import ServerProcess
+from clawplane.runtimes.process.starts import StartSlots
+from clawplane.runtimes.process.stderr import StderrLog
 from clawplane.runtimes.proxy.gate import CallGate, ToolGate, refusing_gate
 from clawplane.runtimes.proxy.hosting import SessionPolicy, UnavailableError, discovery_of
 from clawplane.runtimes.proxy.mux import Mux
@@ -62,9 +64,7 @@ from clawplane.runtimes.session import (
     session_transport,
 )
 from clawplane.runtimes.settings import RuntimeSettings
-from clawplane.runtimes.starts import StartSlots
 from clawplane.runtimes.status import EventKind, Phase, RuntimeEvent, RuntimeStatus, ToolResult
-from clawplane.runtimes.stderr import StderrLog
 from clawplane.secrets import ResolvedSecrets
 
 __all__ = ["ServerRuntime"]
