@@ -31,7 +31,7 @@ def _not_a_subreaper_between_tests() -> Iterator[None]:
     which never waits for it, and stay a zombie after it exits (``pid_exists`` true for ever).
     """
     yield
-    reaping = sys.modules.get("clawplane.runtimes.reaping")  # imported only by tests that spawn
+    reaping = sys.modules.get("clawplane.runtimes.process.reaping")  # imported only by tests that spawn
     if sys.platform == "linux" and reaping is not None and getattr(reaping, "_subreaper", None):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
         reaping._subreaper = None

@@ -25,12 +25,12 @@ import anyio.abc
 from clawplane.models import SessionMode
 from clawplane.runtimes.errors import StartError
 from clawplane.runtimes.launch import Launch
-from clawplane.runtimes.process import ServerProcess, Teardown, open_process
+from clawplane.runtimes.process.child import ServerProcess, Teardown, open_process
+from clawplane.runtimes.process.stderr import StderrLog
 from clawplane.runtimes.proxy.hosting import UnavailableError
 from clawplane.runtimes.proxy.mux import Mux
 from clawplane.runtimes.proxy.upstream import open_mux
 from clawplane.runtimes.settings import RuntimeSettings
-from clawplane.runtimes.stderr import StderrLog
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable

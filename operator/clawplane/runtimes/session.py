@@ -22,12 +22,12 @@ from clawplane.runtimes.connection import Connection
 from clawplane.runtimes.errors import RequestFailedError
 from clawplane.runtimes.launch import Launch
 from clawplane.runtimes.listing import ListLimits
-from clawplane.runtimes.process import ServerProcess, Teardown, open_process
+from clawplane.runtimes.process.child import ServerProcess, Teardown, open_process
+from clawplane.runtimes.process.stderr import StderrLog
 from clawplane.runtimes.proxy.mux import Mux
 from clawplane.runtimes.proxy.upstream import link_transport
 from clawplane.runtimes.remote import HttpOptions, sse_transport, streamable_http_transport
 from clawplane.runtimes.settings import RuntimeSettings
-from clawplane.runtimes.stderr import StderrLog
 
 __all__ = ["SessionEnd", "exit_text", "list_catalog", "session_process", "session_transport"]
 

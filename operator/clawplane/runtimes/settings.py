@@ -79,7 +79,7 @@ class RuntimeSettings:
     the state directory (the Kubernetes operator: a Secret per server)."""
     max_starting: int | None = None
     """How many stdio servers may be starting (spawned, not yet ready) at once; the others wait
-    their turn (``runtimes.starts``). None: four per core, at least eight."""
+    their turn (``runtimes.process.starts``). None: four per core, at least eight."""
 
     def restart_delay(self, attempt: int) -> float:
         """Seconds to wait before restart number ``attempt`` (1-based) of a crash streak."""

@@ -27,8 +27,8 @@ from clawplane.models.mcpserver import (
     ToolApproval,
     ToolFilter,
 )
-from clawplane.runtimes import reaping
-from clawplane.runtimes.childwatch import watch_children_with_pidfds
+from clawplane.runtimes.process import reaping
+from clawplane.runtimes.process.childwatch import watch_children_with_pidfds
 from clawplane.runtimes.proxy import Endpoint, Principal, RequestGuard, TokenTable, bind
 from clawplane.runtimes.proxy.replicas import PeerSet, ReplicaRouter, replica_tag
 from clawplane.runtimes.settings import RuntimeSettings

@@ -32,11 +32,11 @@ from clawplane.models import McpServerSpec
 from clawplane.naming import SERVER_NAME_FALLBACK, SERVER_NAME_MAX, sanitize_fragment
 from clawplane.runtimes.catalog import ServerTools, ToolEntry, ToolKind, merge_catalog
 from clawplane.runtimes.errors import UnknownServerError
+from clawplane.runtimes.process.starts import StartSlots, default_start_slots
 from clawplane.runtimes.proxy import Endpoint, ProxyHandle, RequestGuard, Route, bind, serve_proxy
 from clawplane.runtimes.proxy.gate import ToolGate
 from clawplane.runtimes.runtime import ServerRuntime
 from clawplane.runtimes.settings import RuntimeSettings
-from clawplane.runtimes.starts import StartSlots, default_start_slots
 from clawplane.runtimes.status import Phase, RuntimeEvent, RuntimeStatus, ToolResult
 from clawplane.secrets import ResolvedSecrets
 
@@ -66,7 +66,7 @@ class Supervisor:
     ) -> None:
         self.settings = settings or RuntimeSettings()
         self.starts = StartSlots(self.settings.max_starting or default_start_slots())
-        """The start slots every runtime of this supervisor shares (``runtimes.starts``)."""
+        """The start slots every runtime of this supervisor shares (``runtimes.process.starts``)."""
         self._on_event = on_event
         self._runtimes: dict[str, ServerRuntime] = {}
         self._locks: dict[str, anyio.Lock] = {}
@@ -208,7 +208,7 @@ class Supervisor:
     async def wait_settled(self, name: str, *, timeout: float | None = None) -> RuntimeStatus:
         """Wait until the first start attempt of ``name`` is over (ready, backing off or failed).
 
-        ``timeout`` counts from when that start got its slot (``runtimes.starts``): waiting for
+        ``timeout`` counts from when that start got its slot (``runtimes.process.starts``): waiting for
         the servers ahead of it is not its own slowness.
         """
         runtime = self._get(name)

@@ -41,8 +41,8 @@ from clawplane.reconcile.loop import DEFAULT_RESYNC_S, LoopState, ReconcileLoop
 from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
 from clawplane.reconcile.oversight import Oversight
 from clawplane.runtimes import EventKind, PortInUseError, RequestGuard, RuntimeEvent, RuntimeSettings
-from clawplane.runtimes.childwatch import raise_descriptor_limit, watch_children_with_pidfds
-from clawplane.runtimes.process import use_ledger
+from clawplane.runtimes.process.child import use_ledger
+from clawplane.runtimes.process.childwatch import raise_descriptor_limit, watch_children_with_pidfds
 from clawplane.runtimes.proxy import is_loopback
 from clawplane.state import FolderLock, StateDB, StateError, store, tokens, utcnow
 from clawplane.supervisor import extensions

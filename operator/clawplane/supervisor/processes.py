@@ -5,7 +5,7 @@ spawns is in the ``processes`` table from the moment it exists (identity, proces
 cgroup, descendants seen), and the runtime's row follows its newest pid in every supervisor
 mode. Each supervisor also records itself as a ``Generation`` before its first spawn: its
 identity, the mark it puts into the environment of every process it starts
-(``runtimes.marks``), its user and its cgroup folder.
+(``runtimes.process.marks``), its user and its cgroup folder.
 
 ``end_leftovers`` ends what dead supervisors left, before the next one answers anyone: every
 recorded process, its group and descendants, whatever runs in their cgroups, and every
@@ -33,9 +33,9 @@ import anyio
 import psutil
 
 from clawplane._utils.identity import ProcessIdentity, alive, boot_id, identify, send_signal
-from clawplane.runtimes import cgroups, reaping
-from clawplane.runtimes.marks import Owned, marked_processes, own_mark, owner_of, proven
-from clawplane.runtimes.process import OwnedProcess, live_processes
+from clawplane.runtimes.process import cgroups, reaping
+from clawplane.runtimes.process.child import OwnedProcess, live_processes
+from clawplane.runtimes.process.marks import Owned, marked_processes, own_mark, owner_of, proven
 from clawplane.state import ProcessRecord, StateDB, store, utcnow
 
 log = logging.getLogger("clawplane.reconcile")
@@ -134,7 +134,7 @@ class Generation:
 
     @property
     def owned(self) -> Owned:
-        """What proves a process was started by this supervisor (see ``runtimes.marks``)."""
+        """What proves a process was started by this supervisor (see ``runtimes.process.marks``)."""
         return Owned(self.mark, self.uid, self.start)
 
     def to_dict(self) -> dict[str, Any]:
@@ -319,7 +319,7 @@ async def end_leftovers(
     What is ended: each recorded process, its group and recorded descendants, everything in
     its cgroup or in a dead supervisor's cgroup folder, and every process that carries a dead
     supervisor's mark, with their descendants; only what is proven theirs (see
-    ``runtimes.marks``). SIGTERM first, then after ``grace`` seconds SIGKILL. ``previous``
+    ``runtimes.process.marks``). SIGTERM first, then after ``grace`` seconds SIGKILL. ``previous``
     defaults to every supervisor the state database names. Call only while holding the
     folder's supervisor lock (no live supervisor of this folder owns them).
     """

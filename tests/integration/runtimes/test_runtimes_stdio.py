@@ -19,7 +19,7 @@ from clawplane.runtimes import (
     ToolKind,
     UnknownServerError,
 )
-from clawplane.runtimes.stderr import TRUNCATED_PREFIX
+from clawplane.runtimes.process.stderr import TRUNCATED_PREFIX
 
 pytestmark = pytest.mark.anyio
 

@@ -13,7 +13,7 @@ from tests.fixtures.servers.helpers import START_TIMEOUT, settings
 
 from clawplane.models import McpServerSpec
 from clawplane.runtimes import Phase, Supervisor
-from clawplane.runtimes.starts import MIN_SLOTS, StartSlots, default_start_slots
+from clawplane.runtimes.process.starts import MIN_SLOTS, StartSlots, default_start_slots
 
 pytestmark = pytest.mark.anyio
 

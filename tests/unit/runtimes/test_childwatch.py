@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from clawplane.runtimes.childwatch import raise_descriptor_limit, watch_children_with_pidfds
+from clawplane.runtimes.process.childwatch import raise_descriptor_limit, watch_children_with_pidfds
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="pidfds are Linux's")
 

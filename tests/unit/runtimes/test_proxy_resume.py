@@ -18,7 +18,7 @@ import anyio
 import pytest
 from starlette.types import Message as AsgiMessage
 
-from clawplane.runtimes.proxy import legacy
+from clawplane.runtimes.proxy import legacy, sse
 from clawplane.runtimes.proxy.mux import Delivery
 
 pytestmark = pytest.mark.anyio
@@ -50,9 +50,9 @@ def _session() -> legacy.LegacySession:
 
 async def test_a_message_handed_to_the_left_connection_is_replayed_on_resume() -> None:
     session = _session()
-    key = legacy._key(7)
-    left = session._streams[key] = legacy._Stream()
-    sender, _receiver = anyio.create_memory_object_stream[legacy._Routed](legacy.MAX_EVENTS)
+    key = sse.stream_key(7)
+    left = session._streams[key] = sse.Stream()
+    sender, _receiver = anyio.create_memory_object_stream[sse.Routed](sse.MAX_EVENTS)
     left.send = sender
     priming = session._store(key, {})  # what the left connection wrote before its client hung up
     # Progress 0 reaches the left connection, which has not written it yet when the client resumes.
@@ -90,7 +90,7 @@ async def test_a_priming_event_comes_before_what_the_server_sends_for_its_reques
 
     request = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "t"}}
     await session._request(request, _Link(), _never, send)  # type: ignore[arg-type]
-    events = [(int(n), m) for n, (k, m) in session._events.items() if k == legacy._key(7)]
+    events = [(int(n), m) for n, (k, m) in session._events.items() if k == sse.stream_key(7)]
     assert [m.get("method", "priming" if not m else "result") for _, m in events] == [
         "priming", "notifications/progress", "result"
     ]

@@ -10,8 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from clawplane.runtimes.process import Teardown, open_process
-from clawplane.runtimes.stderr import StderrLog
+from clawplane.runtimes.process.child import Teardown, open_process
+from clawplane.runtimes.process.stderr import StderrLog
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from clawplane.runtimes import process
+from clawplane.runtimes.process import child as process
 
 pytestmark = pytest.mark.anyio
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]

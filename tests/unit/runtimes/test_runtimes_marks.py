@@ -16,9 +16,9 @@ import anyio
 import pytest
 
 from clawplane._utils.identity import ProcessIdentity, identify
-from clawplane.runtimes import marks
-from clawplane.runtimes.process import Teardown, open_process
-from clawplane.runtimes.stderr import StderrLog
+from clawplane.runtimes.process import marks
+from clawplane.runtimes.process.child import Teardown, open_process
+from clawplane.runtimes.process.stderr import StderrLog
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(600)"]
 

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from clawplane.runtimes import reaping
-from clawplane.runtimes.marks import MARK_ENV, own_mark
+from clawplane.runtimes.process import reaping
+from clawplane.runtimes.process.marks import MARK_ENV, own_mark
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 

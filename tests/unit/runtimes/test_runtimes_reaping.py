@@ -10,7 +10,7 @@ import time
 import psutil
 import pytest
 
-from clawplane.runtimes import reaping
+from clawplane.runtimes.process import reaping
 
 
 def test_supervisor_process_can_become_a_subreaper() -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from clawplane.runtimes.process.stderr import TRUNCATED_PREFIX, StderrLog
 from clawplane.runtimes.redaction import Redactor
-from clawplane.runtimes.stderr import TRUNCATED_PREFIX, StderrLog
 
 
 def log(**kwargs: object) -> StderrLog:

@@ -13,7 +13,7 @@ import itertools
 import anyio
 import pytest
 
-from clawplane.runtimes import process
+from clawplane.runtimes.process import child as process
 
 pytestmark = pytest.mark.anyio
 

@@ -32,9 +32,10 @@ from clawplane.runtimes.proxy.guard import Principal, reply
 from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, SESSION_LIMIT, Hosted, UnavailableError
 from clawplane.runtimes.proxy.inputs import Parking
 from clawplane.runtimes.proxy.ledger import RETRY_AFTER_S, SessionLedger, SessionLimitError
-from clawplane.runtimes.proxy.legacy import LegacySession, invalid_id, read_body, replay_body
+from clawplane.runtimes.proxy.legacy import LegacySession
 from clawplane.runtimes.proxy.modern import handle_modern
 from clawplane.runtimes.proxy.mux import UpstreamGoneError
+from clawplane.runtimes.proxy.sse import invalid_id, read_body, replay_body
 
 __all__ = ["ServerFront"]
 

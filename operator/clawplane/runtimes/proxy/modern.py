@@ -53,8 +53,8 @@ from clawplane.runtimes.proxy.inputs import (
     answer_for,
     declined,
 )
-from clawplane.runtimes.proxy.legacy import read_body
 from clawplane.runtimes.proxy.mux import Delivery, Link, UpstreamGoneError
+from clawplane.runtimes.proxy.sse import read_body
 from clawplane.runtimes.proxy.wire import (
     CLIENT_CAPABILITIES_META_KEY,
     SUBSCRIPTION_ID_META_KEY,

@@ -38,16 +38,25 @@ from __future__ import annotations
 import copy
 import itertools
 import logging
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from typing import Any
 
 import anyio
 import anyio.abc
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from clawplane.runtimes.proxy.channel import Channel, ChannelClosedError
-from clawplane.runtimes.proxy.gate import CallGate, Departure, GatedCall, refusal_result
+from clawplane.runtimes.proxy.gate import CallGate, GatedCall, refusal_result
+from clawplane.runtimes.proxy.links import (
+    Delivery,
+    Key,
+    Link,
+    Pending,
+    UpstreamGoneError,
+    as_upstream_id,
+    cancelled_notice,
+    filter_tools,
+    request_key,
+)
 from clawplane.runtimes.proxy.wire import (
     PROGRESS_TOKEN,
     SUBSCRIPTION_ID_META_KEY,
@@ -73,103 +82,6 @@ _LINK_BUFFER = 4096
 # Long-lived requests that must not attract logging or server requests of other calls.
 _STREAMING_METHODS = frozenset({"subscriptions/listen"})
 
-Key = tuple[type, RequestId]
-
-
-def _key(value: RequestId) -> Key:
-    # JSON-RPC ids 1 and "1" are different requests.
-    return (type(value), value)
-
-
-class UpstreamGoneError(Exception):
-    """The upstream server went away; ``str()`` says why."""
-
-
-@dataclass(frozen=True, slots=True)
-class Delivery:
-    """A message for a link, and the link's request it relates to (None: not request-scoped)."""
-
-    message: Message
-    related: RequestId | None = None
-
-
-@dataclass(slots=True)
-class _Pending:
-    link: Link | None  # None: the mux's own request (e.g. an unsubscribe after a link left)
-    downstream_id: RequestId | None
-    method: str
-    seq: int
-    token: tuple[RequestId, RequestId] | None = None  # (upstream, downstream) progress token
-    cancelled: bool = False
-
-
-@dataclass(eq=False)
-class Link:
-    """One downstream party's private view of the upstream server."""
-
-    mux: Mux
-    label: str
-    priority: int
-    _send: MemoryObjectSendStream[Delivery]
-    _receive: MemoryObjectReceiveStream[Delivery]
-    tool_allowed: Callable[[str], bool] | None = None
-    """The server's declared ``toolFilter``: hidden tools are left out of ``tools/list`` and refused."""
-    gate: CallGate | None = None
-    """The server's ``toolApproval``: which calls wait for an answer before they are forwarded."""
-    closed: anyio.Event = field(default_factory=anyio.Event)
-    reason: str | None = None
-    pending: dict[Key, int] = field(default_factory=dict)  # downstream id → upstream id
-    holds: dict[Key, anyio.CancelScope] = field(default_factory=dict)  # downstream id → its wait
-    departures: dict[Key, Departure] = field(default_factory=dict)  # downstream id → its caller's leaving
-
-    async def send(self, msg: Message) -> None:
-        """Send a message from this party to the server."""
-        await self.mux._from_link(self, msg)
-
-    async def receive(self) -> Delivery:
-        """The next message for this party; ``anyio.EndOfStream`` once the link is closed."""
-        return await self._receive.receive()
-
-    def __aiter__(self) -> AsyncIterator[Delivery]:
-        return self._iterate()
-
-    async def _iterate(self) -> AsyncIterator[Delivery]:
-        while True:
-            try:
-                yield await self.receive()
-            except (anyio.EndOfStream, anyio.ClosedResourceError):
-                return
-
-    async def aclose(self) -> None:
-        """Leave: cancel this party's pending requests and drop its subscriptions."""
-        await self.mux._detach(self)
-
-    def withdraw(self, request_id: RequestId, reason: str) -> bool:
-        """The caller of held call ``request_id`` is gone (``reason``); False when no such call waits."""
-        departure = self.departures.get(_key(request_id))
-        if departure is None:
-            return False
-        departure.leave(reason)
-        return True
-
-    def _deliver(self, delivery: Delivery) -> None:
-        if self.closed.is_set():
-            return
-        try:
-            self._send.send_nowait(delivery)
-        except anyio.WouldBlock:
-            # A reader this far behind would stall every other party of the server.
-            self._end("the client did not read its messages fast enough")
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            self._end("the client went away")
-
-    def _end(self, reason: str) -> None:
-        if not self.closed.is_set():
-            self.reason = reason
-            self.closed.set()
-            self._send.close()
-
-
 class Mux:
     """Links over one upstream channel (see the module docstring)."""
 
@@ -188,7 +100,7 @@ class Mux:
         self._ids = itertools.count(1)
         self._seq = itertools.count()
         self._links: list[Link] = []
-        self._pending: dict[int, _Pending] = {}
+        self._pending: dict[int, Pending] = {}
         self._tokens: dict[Key, int] = {}
         self._server_requests: dict[Key, Link] = {}
         self._subscriptions: dict[str, set[Link]] = {}
@@ -238,7 +150,7 @@ class Mux:
             pending = self._pending.get(upstream_id)
             if pending is not None and not pending.cancelled:
                 pending.cancelled = True
-                outgoing.append(_cancelled(upstream_id, "the client went away"))
+                outgoing.append(cancelled_notice(upstream_id, "the client went away"))
         link.pending.clear()
         for key, owner in list(self._server_requests.items()):
             if owner is link:
@@ -264,7 +176,7 @@ class Mux:
         elif is_notification(msg):
             await self._notification(link, msg)
         elif is_response(msg):
-            key = _key(msg["id"]) if isinstance(msg.get("id"), int | str) else None
+            key = request_key(msg["id"]) if isinstance(msg.get("id"), int | str) else None
             if key is not None and self._server_requests.get(key) is link:
                 del self._server_requests[key]
                 await self._write(msg)
@@ -299,19 +211,19 @@ class Mux:
         ):
             return
         upstream_id = next(self._ids)
-        pending = _Pending(link, msg["id"], str(method), next(self._seq))
+        pending = Pending(link, msg["id"], str(method), next(self._seq))
         out = dict(msg, id=upstream_id)
         token = progress_token(msg)
         if token is not None:
             out, pending.token = self._claim_token(out, token, upstream_id)
         self._pending[upstream_id] = pending
-        link.pending[_key(msg["id"])] = upstream_id
+        link.pending[request_key(msg["id"])] = upstream_id
         if method == "initialize" and self.share_initialize and self._initializing is None:
             self._initializing = anyio.Event()
         await self._write(out)
 
     def _hold(self, link: Link, msg: Message, call: GatedCall) -> None:
-        key = _key(msg["id"])
+        key = request_key(msg["id"])
         if self._tg is None or key in link.holds:
             why = "is already waiting for an approval" if key in link.holds else "is not running"
             link._deliver(Delivery(error_response(msg["id"], INTERNAL_ERROR, f"request {msg['id']!r} {why}")))
@@ -344,8 +256,8 @@ class Mux:
                 request_id, INTERNAL_ERROR, f"could not hold the call for an approval: {exc}"
             )))  # fmt: skip
         finally:
-            link.holds.pop(_key(request_id), None)
-            link.departures.pop(_key(request_id), None)
+            link.holds.pop(request_key(request_id), None)
+            link.departures.pop(request_key(request_id), None)
         if verdict is None or link.closed.is_set():
             return  # withdrawn: cancelled by the caller, or the caller went away
         if not verdict.proceed:
@@ -358,14 +270,14 @@ class Mux:
     def _claim_token(
         self, out: Message, token: RequestId, upstream_id: int
     ) -> tuple[Message, tuple[RequestId, RequestId]]:
-        if _key(token) not in self._tokens:
-            self._tokens[_key(token)] = upstream_id
+        if request_key(token) not in self._tokens:
+            self._tokens[request_key(token)] = upstream_id
             return out, (token, token)
         # Another pending request uses this token: swap it for one only this request has.
         unique = f"clawplane-progress-{upstream_id}"
         out = copy.deepcopy(out)
         out["params"]["_meta"][PROGRESS_TOKEN] = unique
-        self._tokens[_key(unique)] = upstream_id
+        self._tokens[request_key(unique)] = upstream_id
         return out, (unique, token)
 
     async def _answer_initialize(self, link: Link, msg: Message) -> bool:
@@ -400,12 +312,14 @@ class Mux:
             self._initialized_sent = True
         if method == "notifications/cancelled":
             request_id = params.get("requestId")
-            hold = link.holds.get(_key(request_id)) if isinstance(request_id, int | str) else None
+            hold = link.holds.get(request_key(request_id)) if isinstance(request_id, int | str) else None
             if hold is not None and isinstance(request_id, int | str):
                 link.withdraw(request_id, "the caller cancelled the call (notifications/cancelled)")
                 hold.cancel()  # the server never saw the call: nothing to tell it
                 return
-            upstream_id = link.pending.get(_key(request_id)) if isinstance(request_id, int | str) else None
+            upstream_id = (
+                link.pending.get(request_key(request_id)) if isinstance(request_id, int | str) else None
+            )
             if upstream_id is None:
                 return
             pending = self._pending.get(upstream_id)
@@ -416,7 +330,7 @@ class Mux:
 
     def _own_request(self, method: str, params: dict[str, Any]) -> Message:
         upstream_id = next(self._ids)
-        self._pending[upstream_id] = _Pending(None, None, method, next(self._seq))
+        self._pending[upstream_id] = Pending(None, None, method, next(self._seq))
         return {"jsonrpc": "2.0", "id": upstream_id, "method": method, "params": params}
 
     async def _write(self, msg: Message) -> None:
@@ -452,12 +366,12 @@ class Mux:
         if pending is None:
             return
         if pending.token is not None:
-            self._tokens.pop(_key(pending.token[0]), None)
+            self._tokens.pop(request_key(pending.token[0]), None)
         link = pending.link
         if link is None:
             return
         if pending.downstream_id is not None:
-            link.pending.pop(_key(pending.downstream_id), None)
+            link.pending.pop(request_key(pending.downstream_id), None)
         if pending.method == "initialize" and self.share_initialize and "result" in msg:
             self._initialize = {k: v for k, v in msg.items() if k != "id"}
         if pending.method == "initialize" and self._initializing is not None:
@@ -465,7 +379,7 @@ class Mux:
         if pending.method == "resources/subscribe" and "error" in msg:
             self._drop_subscription(link, msg)
         if pending.method == "tools/list" and link.tool_allowed is not None:
-            msg = _filter_tools(msg, link.tool_allowed)
+            msg = filter_tools(msg, link.tool_allowed)
         if not pending.cancelled:
             link._deliver(Delivery({**msg, "id": pending.downstream_id}))
 
@@ -477,7 +391,7 @@ class Mux:
 
     def _busy(self) -> tuple[Link, RequestId] | None:
         """The link and request the server is most likely working for right now."""
-        best: tuple[int, int, _Pending] | None = None
+        best: tuple[int, int, Pending] | None = None
         for pending in self._pending.values():
             if pending.link is None or pending.cancelled or pending.method in _STREAMING_METHODS:
                 continue
@@ -499,7 +413,7 @@ class Mux:
                 error_response(msg["id"], METHOD_NOT_FOUND, f"no client is connected to answer {method}")
             )
             return
-        self._server_requests[_key(msg["id"])] = target
+        self._server_requests[request_key(msg["id"])] = target
         target._deliver(Delivery(msg, busy[1] if busy else None))
 
     def _reply_later(self, msg: Message) -> None:
@@ -512,7 +426,7 @@ class Mux:
         params = params_of(msg)
         if method == "notifications/progress":
             token = params.get(PROGRESS_TOKEN)
-            upstream_id = self._tokens.get(_key(token)) if isinstance(token, int | str) else None
+            upstream_id = self._tokens.get(request_key(token)) if isinstance(token, int | str) else None
             pending = self._pending.get(upstream_id) if upstream_id is not None else None
             if pending is not None and pending.link is not None and pending.token is not None:
                 out = dict(msg, params=dict(params, progressToken=pending.token[1]))
@@ -521,7 +435,7 @@ class Mux:
         if method == "notifications/cancelled":
             request_id = params.get("requestId")
             owner = (
-                self._server_requests.pop(_key(request_id), None)
+                self._server_requests.pop(request_key(request_id), None)
                 if isinstance(request_id, int | str)
                 else None
             )
@@ -546,7 +460,7 @@ class Mux:
             link._deliver(Delivery(msg))
 
     def _listen_frame(self, msg: Message, meta: dict[str, Any]) -> None:
-        upstream_id = _as_upstream_id(meta.get(SUBSCRIPTION_ID_META_KEY))
+        upstream_id = as_upstream_id(meta.get(SUBSCRIPTION_ID_META_KEY))
         pending = self._pending.get(upstream_id) if upstream_id is not None else None
         if pending is None or pending.link is None or pending.cancelled:
             return
@@ -573,41 +487,3 @@ class Mux:
         for link in self._links:
             link._end(reason)
         self.ended.set()
-
-
-def _as_upstream_id(value: Any) -> int | None:
-    """The proxy's own (integer) upstream id that ``value`` names, whatever its JSON type.
-
-    A listen frame names its listen request in ``_meta``, not in the JSON-RPC ``id``, and
-    servers echo it as they please: ``7``, ``"7"`` or ``7.0`` all mean request 7.
-    """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
-    return None
-
-
-def _filter_tools(msg: Message, allowed: Callable[[str], bool]) -> Message:
-    result = msg.get("result")
-    if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
-        return msg
-    tools = result["tools"]
-    kept = [
-        t
-        for t in tools
-        if not (isinstance(t, dict) and isinstance(t.get("name"), str)) or allowed(t["name"].strip())
-    ]
-    return {**msg, "result": {**result, "tools": kept}}
-
-
-def _cancelled(upstream_id: int, reason: str) -> Message:
-    return {
-        "jsonrpc": "2.0",
-        "method": "notifications/cancelled",
-        "params": {"requestId": upstream_id, "reason": reason},
-    }

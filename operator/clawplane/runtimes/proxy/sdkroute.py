@@ -48,7 +48,7 @@ from clawplane.runtimes.proxy.ledger import (
     SessionLimitError,
     SessionLimits,
 )
-from clawplane.runtimes.proxy.legacy import invalid_id, is_ping, read_body, replay_body
+from clawplane.runtimes.proxy.sse import invalid_id, is_ping, read_body, replay_body
 
 __all__ = ["DISCONNECTED_SCOPE_KEY", "SdkSessions", "serve_sdk_server"]
 

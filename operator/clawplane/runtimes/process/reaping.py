@@ -16,7 +16,7 @@ import time
 
 import psutil
 
-from clawplane.runtimes.marks import mark_of, own_mark
+from clawplane.runtimes.process.marks import mark_of, own_mark
 
 __all__ = [
     "adopted_orphans",

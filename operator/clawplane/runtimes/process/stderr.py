@@ -22,6 +22,7 @@ from anyio.abc import ByteReceiveStream
 
 __all__ = ["StderrLog", "pump_stderr"]
 
+# The name it had before process/ was its own room: log readers and tests filter on it.
 logger = logging.getLogger("clawplane.runtimes.stderr")
 
 TRUNCATED_PREFIX = "[stderr line truncated] "

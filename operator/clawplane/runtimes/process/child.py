@@ -46,10 +46,10 @@ import anyio.abc
 import psutil
 
 from clawplane._utils.identity import ProcessIdentity, identify, signal_group
-from clawplane.runtimes import cgroups, reaping
 from clawplane.runtimes.errors import StartError
-from clawplane.runtimes.marks import MARK_ENV, own_mark
-from clawplane.runtimes.stderr import StderrLog, pump_stderr
+from clawplane.runtimes.process import cgroups, reaping
+from clawplane.runtimes.process.marks import MARK_ENV, own_mark
+from clawplane.runtimes.process.stderr import StderrLog, pump_stderr
 
 __all__ = [
     "OwnedProcess",
