@@ -28,10 +28,6 @@ def main() -> None:
         from clawplane.mcpserve.main import main as serve_main
 
         sys.exit(serve_main(sys.argv[3:]))
-    if sys.argv[1:2] == ["run"]:
-        from clawplane.mcpserve.endpoint import provide_endpoint
-
-        provide_endpoint()
     from clawplane.cli import main as cli_main
 
     cli_main()
