@@ -24,10 +24,6 @@ def main() -> None:
         rest = sys.argv[2:]
         rest.remove("--kubernetes")
         sys.exit(kube_login(sys.argv[1], rest))
-    if sys.argv[1:3] == ["mcp", "serve"]:
-        from clawplane.mcpserve.main import main as serve_main
-
-        sys.exit(serve_main(sys.argv[3:]))
     from clawplane.cli import main as cli_main
 
     cli_main()

@@ -28,7 +28,6 @@ ARGPARSE_PROGRAMS = (
     ("k8s", "clawplane.k8s.main"),
     ("login --kubernetes", "clawplane.k8s.oauthlogin:login_parser"),
     ("logout --kubernetes", "clawplane.k8s.oauthlogin:logout_parser"),
-    ("mcp serve", "clawplane.mcpserve.main"),
 )
 
 
