@@ -18,12 +18,6 @@ def main() -> None:
         from clawplane.k8s.main import main as k8s_main
 
         sys.exit(k8s_main(sys.argv[2:]))
-    if sys.argv[1:2] in (["login"], ["logout"]) and "--kubernetes" in sys.argv[2:]:
-        from clawplane.k8s.oauthlogin import main as kube_login
-
-        rest = sys.argv[2:]
-        rest.remove("--kubernetes")
-        sys.exit(kube_login(sys.argv[1], rest))
     from clawplane.cli import main as cli_main
 
     cli_main()

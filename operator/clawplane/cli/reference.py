@@ -24,11 +24,7 @@ HEADER = (
 )
 # entry.py hands these argv prefixes to argparse programs instead of the typer app
 # (``module`` or ``module:function`` naming the function that builds the parser; default ``parser``).
-ARGPARSE_PROGRAMS = (
-    ("k8s", "clawplane.k8s.main"),
-    ("login --kubernetes", "clawplane.k8s.oauthlogin:login_parser"),
-    ("logout --kubernetes", "clawplane.k8s.oauthlogin:logout_parser"),
-)
+ARGPARSE_PROGRAMS = (("k8s", "clawplane.k8s.main"),)
 
 
 CLI_PAGE = Path("docs") / "reference" / "cli.md"
