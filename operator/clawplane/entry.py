@@ -1,10 +1,8 @@
-"""The ``clawplane`` executable: ``clawplane k8s …`` runs the operator (and ``login|logout
---kubernetes`` writes a cluster's OAuth login), ``clawplane mcp serve`` the control plane as an
-MCP server, everything else the CLI.
+"""The ``clawplane`` executable: ``clawplane k8s …`` runs the operator, everything else is the CLI.
 
-The CLI, the Kubernetes adapter and the MCP server are independent entry points (docs/architecture.md
-layers); this dispatcher is the only module that knows them all. It also hands the folder
-supervisor (``clawplane run``) the control plane's MCP endpoint, ``/mcp/_clawplane``.
+``clawplane mcp serve``, ``login|logout --kubernetes`` and ``run`` (with the control plane's MCP
+endpoint, which it passes to its supervisor) are typer commands; ``k8s`` is the one argparse
+program left (issue 38: it becomes ``cli`` too).
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ import sys
 
 
 def main() -> None:
-    """Dispatch to the operator, the MCP server or the CLI by the first arguments."""
+    """Dispatch to the operator or the CLI by the first argument."""
     if sys.argv[1:2] == ["k8s"]:
         from clawplane.k8s.main import main as k8s_main
 

@@ -1,9 +1,8 @@
 """The CLI reference page (``docs/reference/cli.md``), generated from the command line itself.
 
-Every typer command and group comes from ``app.build_app()``. ``clawplane k8s`` and
-``clawplane mcp serve`` are argparse programs that ``entry.py`` dispatches to beside the CLI;
-their parsers are read by module name, because the layers keep the entry points from
-importing one another.
+Every typer command and group comes from ``app.build_app()``. ``clawplane k8s`` is still an
+argparse program that ``entry.py`` dispatches to beside the CLI; its parser is read by module
+name, so that building the reference does not import the operator's runtime.
 """
 
 from __future__ import annotations
