@@ -1,21 +1,15 @@
-"""The ``clawplane`` executable: ``clawplane k8s …`` runs the operator, everything else is the CLI.
+"""The ``clawplane`` executable: the CLI (``clawplane.cli``), every command included.
 
-``clawplane mcp serve``, ``login|logout --kubernetes`` and ``run`` (with the control plane's MCP
-endpoint, which it passes to its supervisor) are typer commands; ``k8s`` is the one argparse
-program left (issue 38: it becomes ``cli`` too).
+``clawplane k8s run``, ``mcp serve`` and ``login|logout --kubernetes`` are typer commands that
+call the operator and the MCP server; ``run`` passes its supervisor the control plane's MCP
+endpoint. Only ``clawplane validate`` takes a fast path, inside ``cli.main``.
 """
 
 from __future__ import annotations
 
-import sys
-
 
 def main() -> None:
-    """Dispatch to the operator or the CLI by the first argument."""
-    if sys.argv[1:2] == ["k8s"]:
-        from clawplane.k8s.main import main as k8s_main
-
-        sys.exit(k8s_main(sys.argv[2:]))
+    """Run the CLI."""
     from clawplane.cli import main as cli_main
 
     cli_main()

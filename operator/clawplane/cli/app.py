@@ -69,6 +69,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "doctor": ("doctor", "doctor", "command"),
     "login": ("login", "login", "command"),
     "logout": ("logout", "logout", "command"),
+    "k8s": ("k8s", "k8s_app", "group"),
 }
 # verb of `clawplane mcp` → (module under clawplane.cli, function), added beside `mcp probe`.
 MCP_VERBS = {
