@@ -40,7 +40,6 @@ sys.path.insert(0, str(ROOT))
 from tests.k8s.emulator import EmulatorThread  # noqa: E402
 from tests.k8s.operator_run import install_crds  # noqa: E402
 
-from clawplane.k8s.main import default_ingress  # noqa: E402
 from clawplane.k8s.objects.children import (  # noqa: E402
     Owner,
     server_deployment,
@@ -48,6 +47,7 @@ from clawplane.k8s.objects.children import (  # noqa: E402
     server_service,
     server_token_secret,
 )
+from clawplane.k8s.options import default_ingress  # noqa: E402
 from clawplane.models import McpServerSpec  # noqa: E402
 
 NS = "bench"

@@ -1,37 +1,15 @@
-"""The ``clawplane`` executable: ``clawplane k8s …`` runs the operator (and ``login|logout
---kubernetes`` writes a cluster's OAuth login), ``clawplane mcp serve`` the control plane as an
-MCP server, everything else the CLI.
+"""The ``clawplane`` executable: the CLI (``clawplane.cli``), every command included.
 
-The CLI, the Kubernetes adapter and the MCP server are independent entry points (docs/architecture.md
-layers); this dispatcher is the only module that knows them all. It also hands the folder
-supervisor (``clawplane run``) the control plane's MCP endpoint, ``/mcp/_clawplane``.
+``clawplane k8s run``, ``mcp serve`` and ``login|logout --kubernetes`` are typer commands that
+call the operator and the MCP server; ``run`` passes its supervisor the control plane's MCP
+endpoint. Only ``clawplane validate`` takes a fast path, inside ``cli.main``.
 """
 
 from __future__ import annotations
 
-import sys
-
 
 def main() -> None:
-    """Dispatch to the operator, the MCP server or the CLI by the first arguments."""
-    if sys.argv[1:2] == ["k8s"]:
-        from clawplane.k8s.main import main as k8s_main
-
-        sys.exit(k8s_main(sys.argv[2:]))
-    if sys.argv[1:2] in (["login"], ["logout"]) and "--kubernetes" in sys.argv[2:]:
-        from clawplane.k8s.oauthlogin import main as kube_login
-
-        rest = sys.argv[2:]
-        rest.remove("--kubernetes")
-        sys.exit(kube_login(sys.argv[1], rest))
-    if sys.argv[1:3] == ["mcp", "serve"]:
-        from clawplane.mcpserve.main import main as serve_main
-
-        sys.exit(serve_main(sys.argv[3:]))
-    if sys.argv[1:2] == ["run"]:
-        from clawplane.mcpserve.endpoint import provide_endpoint
-
-        provide_endpoint()
+    """Run the CLI."""
     from clawplane.cli import main as cli_main
 
     cli_main()

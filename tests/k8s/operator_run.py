@@ -21,8 +21,8 @@ from tests.support.patience import CONDITION_S
 from clawplane.k8s.adapter.reconciler import ClusterSettings
 from clawplane.k8s.api.kubeconfig import load_connection
 from clawplane.k8s.dashboard import DashboardOptions
-from clawplane.k8s.main import default_ingress
 from clawplane.k8s.operator import OperatorConfig, build_registry
+from clawplane.k8s.options import default_ingress
 from clawplane.reconcile.metrics import LoopMetrics
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -69,9 +69,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "doctor": ("doctor", "doctor", "command"),
     "login": ("login", "login", "command"),
     "logout": ("logout", "logout", "command"),
+    "k8s": ("k8s", "k8s_app", "group"),
 }
+# verb of `clawplane mcp` → (module under clawplane.cli, function), added beside `mcp probe`.
 MCP_VERBS = {
-    "list": "mcp_list", "show": "mcp_show", "set": "mcp_set", "unset": "mcp_unset", "tools": "mcp_tools",
+    "list": ("mcpedit", "mcp_list"),
+    "show": ("mcpedit", "mcp_show"),
+    "set": ("mcpedit", "mcp_set"),
+    "unset": ("mcpedit", "mcp_unset"),
+    "tools": ("mcpedit", "mcp_tools"),
+    "serve": ("serve", "mcp_serve"),
 }
 
 
@@ -90,9 +97,8 @@ def build_app(only: str | None = None) -> typer.Typer:
         if kind == "group":
             registered = {c.name for c in target.registered_commands}
             if name == "mcp" and not registered & set(MCP_VERBS):
-                edit = _module("mcpedit")
-                for verb, func in MCP_VERBS.items():
-                    target.command(verb)(getattr(edit, func))
+                for verb, (where, func) in MCP_VERBS.items():
+                    target.command(verb)(getattr(_module(where), func))
             built.add_typer(target, name=name)
         elif name == "bridge":
             built.command(name, context_settings=_module("bridge").CONTEXT_SETTINGS)(target)

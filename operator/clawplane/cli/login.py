@@ -16,8 +16,15 @@ from typing import Annotated
 import anyio
 import typer
 
-from clawplane.cli.common import FolderArg, OutDirOpt, StateDirOpt, fail, workspace
+from clawplane.cli.common import OutDirOpt, StateDirOpt, fail, workspace
 from clawplane.cli.console import err, out
+from clawplane.cli.kubelogin import (
+    FolderOrNamespaceArg,
+    KubeconfigOpt,
+    KubernetesOpt,
+    no_kubeconfig,
+    run_kubernetes,
+)
 from clawplane.cli.oauthserver import oauth_launch
 from clawplane.runtimes.errors import StartError
 from clawplane.runtimes.oauth.login import login as run_login
@@ -31,7 +38,7 @@ CONNECT_SECONDS = 30.0
 
 
 def login(
-    folder: FolderArg,
+    folder: FolderOrNamespaceArg,
     server: Annotated[str, typer.Argument(help="The McpServer to log in to (it has `auth: oauth`).")],
     timeout: Annotated[
         float, typer.Option("--timeout", min=1, help="Seconds to wait for the browser to come back.")
@@ -39,11 +46,16 @@ def login(
     no_browser: Annotated[bool, typer.Option("--no-browser", help="Only print the URL to open.")] = False,
     state_dir: StateDirOpt = None,
     out_dir: OutDirOpt = None,
+    kubernetes: KubernetesOpt = False,
+    kubeconfig: KubeconfigOpt = None,
 ) -> None:
     """Log a remote MCP server in with OAuth (browser, loopback redirect); store the tokens encrypted.
 
     In a cluster: `clawplane login --kubernetes NAMESPACE SERVER` (the tokens go to a Secret).
     """
+    if kubernetes:
+        run_kubernetes("login", folder, server, kubeconfig, timeout=timeout, no_browser=no_browser)
+    no_kubeconfig(kubeconfig)
     ws = workspace(folder, state_dir, out_dir)
     launch = oauth_launch(ws, server)
 
@@ -82,4 +94,3 @@ def login(
         expiry = f"; the access token expires in {left}s and is refreshed before that"
     out.print(f"logged in to {server}: {len(result.tools)} tools{expiry}", markup=False)
     out.print(f"run `clawplane apply {folder}` to discover them", markup=False)
-

@@ -12,8 +12,15 @@ from typing import Annotated
 import anyio
 import typer
 
-from clawplane.cli.common import FolderArg, OutDirOpt, StateDirOpt, fail, workspace
+from clawplane.cli.common import OutDirOpt, StateDirOpt, fail, workspace
 from clawplane.cli.console import out
+from clawplane.cli.kubelogin import (
+    FolderOrNamespaceArg,
+    KubeconfigOpt,
+    KubernetesOpt,
+    no_kubeconfig,
+    run_kubernetes,
+)
 from clawplane.runtimes.oauth.login import logout as run_logout
 from clawplane.state import StateError
 
@@ -21,15 +28,20 @@ __all__ = ["logout"]
 
 
 def logout(
-    folder: FolderArg,
+    folder: FolderOrNamespaceArg,
     server: Annotated[str, typer.Argument(help="The McpServer whose login to forget.")],
     state_dir: StateDirOpt = None,
     out_dir: OutDirOpt = None,
+    kubernetes: KubernetesOpt = False,
+    kubeconfig: KubeconfigOpt = None,
 ) -> None:
     """Revoke a remote MCP server's OAuth tokens (where the server supports it) and delete them.
 
     In a cluster: `clawplane logout --kubernetes NAMESPACE SERVER` (deletes its login Secret).
     """
+    if kubernetes:
+        run_kubernetes("logout", folder, server, kubeconfig)
+    no_kubeconfig(kubeconfig)
     ws = workspace(folder, state_dir, out_dir)
     try:
         result = anyio.run(lambda: run_logout(server, ws.state_dir))

@@ -77,6 +77,7 @@ def run(
     ] = 15.0,
 ) -> None:
     """Run the folder's supervisor: hosted MCP servers, their endpoint, and the GitOps loop."""
+    from clawplane.mcpserve.endpoint import control_endpoint
     from clawplane.reconcile.logs import LOG_FORMATS, configure_logging
     from clawplane.runtimes import RuntimeSettings
     from clawplane.supervisor import SupervisorOptions, run_supervisor
@@ -127,6 +128,7 @@ def run(
         resync_interval=resync_interval,
         metrics_port=loop.metrics_port,
         pages=dashboard,
+        services=(control_endpoint,),  # the control plane at /mcp/_clawplane
     )
     try:
         anyio.run(partial(run_supervisor, ws, options, on_ready=ready))

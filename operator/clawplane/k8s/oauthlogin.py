@@ -1,5 +1,7 @@
 """``clawplane login --kubernetes NAMESPACE SERVER`` and ``clawplane logout --kubernetes NAMESPACE SERVER``.
 
+The commands are the CLI's (``cli/login.py``, ``cli/logout.py``); this module does their work.
+
 Login reads the McpServer from the cluster (with the user's kubeconfig), runs the same
 loopback authorization-code flow as ``clawplane login FOLDER SERVER`` on this machine, and
 writes the tokens into the server's login Secret (``k8s.oauthsecrets``), owned by the McpServer;
@@ -9,10 +11,10 @@ the tokens where the authorization server can and deletes the Secret. Tokens are
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 import webbrowser
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -31,7 +33,7 @@ from clawplane.runtimes.oauth.login import revoke
 from clawplane.runtimes.oauth.loopback import NotLoopbackError
 from clawplane.runtimes.oauth.storage import CredentialStorage
 
-__all__ = ["login_parser", "logout_parser", "main"]
+__all__ = ["KubeLogin", "kube_login", "kube_logout"]
 
 MCPSERVERS = Kind(GROUP, "v1alpha1", "mcpservers", "McpServer")
 CONNECT_SECONDS = 30.0
@@ -41,32 +43,15 @@ class LoginFailed(Exception):
     """A user-caused failure: the message says the cause and the fix."""
 
 
-def _parser(command: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=f"clawplane {command} --kubernetes",
-        description=(
-            "Log an `auth: oauth` McpServer of a cluster in; the tokens go to a Secret the operator reads."
-            if command == "login"
-            else "Revoke an McpServer's OAuth tokens and delete its login Secret."
-        ),
-    )
-    p.add_argument("namespace", metavar="NAMESPACE", help="The McpServer's namespace.")
-    p.add_argument("server", metavar="SERVER", help="The McpServer's name.")
-    p.add_argument("--kubeconfig", help="Kubeconfig file (default: $KUBECONFIG, ~/.kube/config).")
-    if command == "login":
-        p.add_argument("--timeout", type=float, default=300.0, help="Seconds to wait for the browser.")
-        p.add_argument("--no-browser", action="store_true", help="Only print the URL to open.")
-    return p
+@dataclass(frozen=True)
+class KubeLogin:
+    """What ``clawplane login|logout --kubernetes`` was asked."""
 
-
-def login_parser() -> argparse.ArgumentParser:
-    """The ``clawplane login --kubernetes`` argument parser."""
-    return _parser("login")
-
-
-def logout_parser() -> argparse.ArgumentParser:
-    """The ``clawplane logout --kubernetes`` argument parser."""
-    return _parser("logout")
+    namespace: str
+    server: str
+    kubeconfig: str | None = None
+    timeout: float = 300.0
+    no_browser: bool = False
 
 
 async def _server(api: KubeApi, namespace: str, name: str) -> tuple[Launch, Owner]:
@@ -93,7 +78,7 @@ async def _server(api: KubeApi, namespace: str, name: str) -> tuple[Launch, Owne
     return launch, Owner("McpServer", name, cr["metadata"]["uid"])
 
 
-async def _login(args: argparse.Namespace) -> None:
+async def _login(args: KubeLogin) -> None:
     api = KubeApi(load_connection(args.kubeconfig))
     try:
         launch, owner = await _server(api, args.namespace, args.server)
@@ -133,7 +118,7 @@ async def _login(args: argparse.Namespace) -> None:
         await api.aclose()
 
 
-async def _logout(args: argparse.Namespace) -> None:
+async def _logout(args: KubeLogin) -> None:
     api = KubeApi(load_connection(args.kubeconfig))
     try:
         rows = SecretRows(api, args.namespace, args.server)
@@ -150,7 +135,7 @@ async def _logout(args: argparse.Namespace) -> None:
         await api.aclose()
 
 
-def _failure(exc: Exception, command: str, args: argparse.Namespace) -> str:
+def _failure(exc: Exception, command: str, args: KubeLogin) -> str:
     """What went wrong, and what to do (the user's fix, never a traceback)."""
     if isinstance(exc, TimeoutError):
         return f"no answer from the browser within {args.timeout:g}s; run the command again"
@@ -164,9 +149,17 @@ def _failure(exc: Exception, command: str, args: argparse.Namespace) -> str:
     return str(exc)
 
 
-def main(command: str, argv: list[str]) -> int:
-    """Run ``clawplane login|logout --kubernetes`` with ``argv`` (after ``--kubernetes``); the exit code."""
-    args = _parser(command).parse_args(argv)
+def kube_login(args: KubeLogin) -> int:
+    """Log the McpServer in and store its tokens in its login Secret; the exit code."""
+    return _run("login", args)
+
+
+def kube_logout(args: KubeLogin) -> int:
+    """Revoke the McpServer's tokens and delete its login Secret; the exit code."""
+    return _run("logout", args)
+
+
+def _run(command: str, args: KubeLogin) -> int:
     try:
         anyio.run(_login if command == "login" else _logout, args)
     except (LoginFailed, KubeConfigError, NotLoopbackError, TimeoutError, ApiError, OSError) as exc:

@@ -18,9 +18,9 @@ from clawplane.mcpserve.tools import READ
 from clawplane.reconcile.agentendpoint import endpoint_limits
 from clawplane.runtimes.proxy import Principal, Route
 from clawplane.runtimes.proxy.sdkroute import serve_sdk_server
-from clawplane.supervisor import SupervisorContext, provide
+from clawplane.supervisor import SupervisorContext
 
-__all__ = ["CONTROL_PATH", "control_endpoint", "provide_endpoint"]
+__all__ = ["CONTROL_PATH", "control_endpoint"]
 
 CONTROL_PATH = "/mcp/_clawplane"
 
@@ -54,7 +54,3 @@ async def control_endpoint(ctx: SupervisorContext) -> AsyncIterator[None]:
             unsubscribe()
             tg.cancel_scope.cancel()
 
-
-def provide_endpoint() -> None:
-    """Have every supervisor of this process serve the control plane."""
-    provide(control_endpoint)

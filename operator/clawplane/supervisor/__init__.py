@@ -22,7 +22,7 @@ from clawplane._utils.lazy import LazyNames
 
 if TYPE_CHECKING:
     from clawplane.supervisor.daemon import PagesContext, SupervisorOptions, run_supervisor
-    from clawplane.supervisor.extensions import FileChanges, SupervisorContext, SupervisorService, provide
+    from clawplane.supervisor.extensions import FileChanges, SupervisorContext, SupervisorService
     from clawplane.supervisor.handler import ControlHandler, live_reports
     from clawplane.supervisor.lifecycle import (
         STOP_TIMEOUT_S,
@@ -47,7 +47,6 @@ _HOMES: dict[str, str] = {
     "SupervisorStartError": "clawplane.supervisor.lifecycle",
     "cleanup_stale_runtimes": "clawplane.supervisor.processes",
     "live_reports": "clawplane.supervisor.handler",
-    "provide": "clawplane.supervisor.extensions",
     "rotate": "clawplane.supervisor.tokenops",
     "run_supervisor": "clawplane.supervisor.daemon",
     "start_detached": "clawplane.supervisor.lifecycle",
@@ -67,7 +66,6 @@ __all__ = [
     "SupervisorStartError",
     "cleanup_stale_runtimes",
     "live_reports",
-    "provide",
     "rotate",
     "run_supervisor",
     "start_detached",

@@ -45,7 +45,6 @@ from clawplane.runtimes.process.child import use_ledger
 from clawplane.runtimes.process.childwatch import raise_descriptor_limit, watch_children_with_pidfds
 from clawplane.runtimes.proxy import is_loopback
 from clawplane.state import FolderLock, StateDB, StateError, store, tokens, utcnow
-from clawplane.supervisor import extensions
 from clawplane.supervisor.endpoint import bind_endpoint
 from clawplane.supervisor.extensions import FileChanges, SupervisorContext, SupervisorService
 from clawplane.supervisor.handler import ControlHandler
@@ -87,8 +86,8 @@ class SupervisorOptions:
     resync_interval: float = DEFAULT_RESYNC_S
     metrics_port: int | None = 0
     """Port of ``/healthz``, ``/readyz``, ``/metrics`` on ``host`` (0 = any free one, None = off)."""
-    services: tuple[SupervisorService, ...] | None = None
-    """What else runs on the endpoint (None: what the entry point provided, ``extensions``)."""
+    services: tuple[SupervisorService, ...] = ()
+    """What else runs on the endpoint, passed by the entry point (``clawplane run``: the control plane)."""
     pages: Callable[[PagesContext], ASGIApp] | None = None
     """Makes the app served at ``/ui`` of the hosted endpoint (the dashboard; None: no pages)."""
 
@@ -314,7 +313,7 @@ async def _supervise(
                             exc, "health and metrics", choice.host, options.metrics_port, "--metrics-port"
                         )
                         raise found or exc from None
-                services = extensions.provided() if options.services is None else options.services
+                services = options.services
                 context = SupervisorContext(ws, db, oversight, backend)
                 if options.watch:
                     context.on_files_changed(loop.on_files_changed)

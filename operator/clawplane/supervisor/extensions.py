@@ -1,8 +1,8 @@
-"""Services an entry point adds to the folder supervisors this process runs.
+"""Services an entry point runs in the folder supervisor it starts.
 
 The supervisor (``daemon.run_supervisor``) lives below the entry points, so it cannot import
-them; an entry point that has something to serve on the supervisor's endpoint (``mcpserve``:
-the control plane at ``/mcp/_clawplane``) provides it here before the supervisor starts. A
+them; an entry point that has something to serve on the supervisor's endpoint (``clawplane run``:
+the control plane at ``/mcp/_clawplane``) passes it in ``SupervisorOptions.services``. A
 service is an async context manager over a ``SupervisorContext``: it mounts its routes on
 entry, runs its tasks while open, and unmounts on exit. The folder is watched once per
 supervisor: a service that wants file changes subscribes (``on_files_changed``) instead of
@@ -21,7 +21,7 @@ from clawplane.runtimes.proxy import Route
 from clawplane.state import StateDB
 from clawplane.workspace import Workspace
 
-__all__ = ["FileChanges", "SupervisorContext", "SupervisorService", "provide", "provided"]
+__all__ = ["FileChanges", "SupervisorContext", "SupervisorService"]
 
 FilesListener = Callable[[set[str]], None]
 
@@ -76,15 +76,3 @@ class SupervisorContext:
 
 
 SupervisorService = Callable[[SupervisorContext], AbstractAsyncContextManager[None]]
-_PROVIDED: list[SupervisorService] = []
-
-
-def provide(service: SupervisorService) -> None:
-    """Run ``service`` in every supervisor this process starts from now on (once per service)."""
-    if service not in _PROVIDED:
-        _PROVIDED.append(service)
-
-
-def provided() -> tuple[SupervisorService, ...]:
-    """The services provided so far."""
-    return tuple(_PROVIDED)

@@ -2,7 +2,7 @@
 
 Commands are taken from the sh/bash/console blocks and the inline code spans of the README,
 docs/, DEVELOPMENT.md and CONTRIBUTING.md (tests/support/docblocks.py). Each is parsed against
-the CLI (the typer app and the argparse programs of `k8s` and `mcp serve`): its command path
+the CLI (the typer app, `k8s run` and `mcp serve` included): its command path
 must exist and every option it names must be one of that command's. The docs' synopsis notation
 is understood: `[--json]` is an optional option, `list|show` one of several commands, `--` ends
 the options. Commands that only read (validate, plan, get, explain, skills, schema --check,

@@ -354,10 +354,22 @@ def test_the_webhook_is_served_behind_a_service_with_its_own_rights() -> None:
         {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["validatingwebhookconfigurations"],
          "resourceNames": ["clawplane"], "verbs": ["get", "update"]},
     ]  # fmt: skip
-    # The chart's arguments are the operator's: its own parser reads them.
-    from clawplane.k8s.main import _webhook, parser
+    # The chart's arguments are the operator's: its own command line reads them.
+    import typer.main
 
-    settings = _webhook(parser().parse_args(args[1:]))
+    from clawplane.cli.app import build_app
+    from clawplane.k8s.options import WebhookArgs, webhook_options
+
+    assert args[:2] == ["k8s", "run"]
+    run = typer.main.get_command(build_app("k8s")).commands["k8s"].commands["run"]  # type: ignore[attr-defined]
+    given = run.make_context("run", args[2:]).params
+    settings = webhook_options(
+        WebhookArgs(
+            given["webhook_port"], given["webhook_bind_address"], given["webhook_service"], given["webhook_url"],
+            given["webhook_service_port"], given["webhook_configuration"], given["webhook_secret"],
+            given["webhook_failure_policy"].value, given["webhook_timeout"],
+        )
+    )  # fmt: skip
     assert settings is not None and settings.target.service == "clawplane-webhook"
     off = render({"webhook": {"enabled": False, "port": 9443, "failurePolicy": "Ignore", "timeoutSeconds": 5}})
     assert "--webhook-port" not in container(off)["args"]

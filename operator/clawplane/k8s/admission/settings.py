@@ -1,4 +1,4 @@
-"""How the webhook is reached and what it serves: plain settings, light to import (``k8s/main.py``)."""
+"""How the webhook is reached and what it serves: plain settings, light to import (``k8s/options.py``)."""
 
 from __future__ import annotations
 
