@@ -225,6 +225,8 @@ def test_a_partitioned_leader_steps_down_and_exits(emulator: EmulatorThread, sta
         timeout=30,
     )
     print(f"\npartitioned leader exited {stepped_down:.2f}s after the cut (renew deadline {RENEW_S:g} s)")
-    # Renewals stop at the renew deadline; kopf then gets up to lease - deadline to stop.
-    assert stepped_down > RENEW_S - RETRY_S - 0.1, f"stepped down after {stepped_down:.2f}s: too early"
+    # Renewals stop at the renew deadline, counted from the start of the last successful renewal:
+    # up to 1.2 retry periods plus that renewal's own time (unbounded on a loaded machine) before the
+    # cut. Stepping down at the first failed renewal would come within about one retry period.
+    assert stepped_down > RENEW_S / 2, f"stepped down after {stepped_down:.2f}s: too early"
     assert stepped_down < LEASE_S + RETRY_S + SCHEDULING_SLACK_S, f"stepped down after {stepped_down:.2f}s"
