@@ -12,6 +12,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
+from clawplane.jscompat.utf16 import utf16_len as utf16_length  # JavaScript's string ``length``
+
 __all__ = ["FORMATS", "TYPE_TESTS", "equal", "never_type", "utf16_length"]
 
 
@@ -52,13 +54,6 @@ def equal(a: Any, b: Any) -> bool:
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
         return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b, strict=True))
     return type(a) is type(b) and bool(a == b)
-
-
-def utf16_length(text: str) -> int:
-    """JavaScript's ``length`` of a string: UTF-16 code units."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _is_uri(value: str) -> bool:
