@@ -2,7 +2,7 @@
 
 The suite (0.2 pre-release) starts each scenario's server and runs
 ``tests/support/conformance_client.py URL``, which drives the product's one client
-(``runtimes.connection.open_connection``, as the supervisor, the aggregated endpoint and
+(``runtimes.client.connection.open_connection``, as the supervisor, the aggregated endpoint and
 ``clawplane mcp probe`` use it). Every client scenario the suite lists for the revision, except
 ``auth/*`` (OAuth, tested on its own), must pass: at least one SUCCESS, no FAILURE, and the
 client exited cleanly. The list is pinned, so a scenario the suite adds shows up here.

@@ -24,13 +24,13 @@ from typing import Any
 
 import anyio
 
-from clawplane.runtimes.connection import open_connection
-from clawplane.runtimes.listing import ListLimits
+from clawplane.runtimes.client.connection import open_connection
+from clawplane.runtimes.client.listing import ListLimits
+from clawplane.runtimes.client.remote import HttpOptions, streamable_http_transport
 from clawplane.runtimes.oauth.interaction import FollowRedirect
 from clawplane.runtimes.oauth.provider import ServerOAuth, preregistered_client
 from clawplane.runtimes.oauth.settings import OAuthSettings
 from clawplane.runtimes.oauth.storage import CredentialStorage
-from clawplane.runtimes.remote import HttpOptions, streamable_http_transport
 from clawplane.state import StateDB
 from clawplane.state.oauth import CredentialStore
 

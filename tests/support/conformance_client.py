@@ -6,8 +6,8 @@ client learns from the environment: ``MCP_CONFORMANCE_SCENARIO`` (the scenario),
 ``MCP_CONFORMANCE_CONTEXT`` (JSON the scenario hands over, e.g. ``toolCalls`` to make or
 OAuth client credentials) and ``MCP_CONFORMANCE_PROTOCOL_VERSION`` (the revision run).
 
-Everything goes through the product's one client, ``clawplane.runtimes.connection.
-open_connection`` over ``runtimes.remote``'s streamable HTTP transport, answering input
+Everything goes through the product's one client, ``clawplane.runtimes.client.connection.
+open_connection`` over ``runtimes.client.remote``'s streamable HTTP transport, answering input
 requests with ``runtimes.elicitation.accept_defaults``: this module only decides what a
 scenario asks to be done (which tools to call with which arguments). ``auth/*`` scenarios go
 to ``tests.support.conformance_auth``. Exit 0 when the flow ran, 1 (with the cause on
@@ -29,10 +29,10 @@ import anyio
 if not __package__:  # run as a script: make ``tests.support`` importable, as with ``-m``
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from clawplane.runtimes.connection import Connection, describe_error, open_connection
-from clawplane.runtimes.elicitation import accept_defaults
-from clawplane.runtimes.listing import ListLimits
-from clawplane.runtimes.remote import HttpOptions, streamable_http_transport
+from clawplane.runtimes.client.connection import Connection, describe_error, open_connection
+from clawplane.runtimes.client.elicitation import accept_defaults
+from clawplane.runtimes.client.listing import ListLimits
+from clawplane.runtimes.client.remote import HttpOptions, streamable_http_transport
 
 CONNECT_TIMEOUT = 10.0
 REQUEST_TIMEOUT = 30.0

@@ -20,8 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clawplane.desired import DesiredState
-from clawplane.models import Gateway
-from clawplane.models.gateway import ApprovalRule
+from clawplane.models import ApprovalRule, Gateway
 from clawplane.naming import glob_matches
 from clawplane.planning import ActionType, Change, FieldChange, Plan, ReasonCode
 from clawplane.state import ObservedState

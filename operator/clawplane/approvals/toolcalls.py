@@ -31,7 +31,7 @@ import anyio
 from clawplane.approvals.queue import ApprovalQueue
 from clawplane.approvals.records import Approval, ApprovalError, ApprovalKind, Status
 from clawplane.naming import REDACTED, is_sensitive_key
-from clawplane.runtimes.proxy.gate import Departure, GatedCall, Progress, Verdict
+from clawplane.runtimes.proxy import Departure, GatedCall, Progress, Verdict
 from clawplane.secrets import redact_data
 
 __all__ = ["ToolCallApprovals", "redacted_arguments"]

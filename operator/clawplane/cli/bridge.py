@@ -22,10 +22,10 @@ import anyio
 import typer
 
 from clawplane.cli.console import EXIT_INVALID, EXIT_USAGE, err
-from clawplane.models import SessionMode
-from clawplane.models.mcpserver import (
+from clawplane.models import (
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TTL_MS,
+    SessionMode,
     ToolApproval,
     ToolFilter,
 )

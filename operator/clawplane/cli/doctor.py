@@ -55,7 +55,7 @@ def _openclaw_findings(paths: list[Path]) -> list[dict[str, Any]]:
 def _render_problems(paths: list[Path]) -> list[dict[str, Any]]:
     """What the rendered configs of each folder would leave out (``render.*``), as plan shows it."""
     from clawplane.reconcile.engine import Engine, InvalidFolderError
-    from clawplane.reconcile.writing import is_render_problem, problem_doc
+    from clawplane.reconcile.rendered.writing import is_render_problem, problem_doc
     from clawplane.state import ObservedState
     from clawplane.workspace import Workspace
 

@@ -26,9 +26,9 @@ from clawplane.cli.kubelogin import (
     run_kubernetes,
 )
 from clawplane.cli.oauthserver import oauth_launch
-from clawplane.runtimes.errors import StartError
-from clawplane.runtimes.oauth.login import login as run_login
-from clawplane.runtimes.oauth.loopback import NotLoopbackError
+from clawplane.runtimes import StartError
+from clawplane.runtimes.oauth import NotLoopbackError
+from clawplane.runtimes.oauth import login as run_login
 from clawplane.state import StateError
 
 __all__ = ["login"]

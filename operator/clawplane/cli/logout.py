@@ -21,7 +21,7 @@ from clawplane.cli.kubelogin import (
     no_kubeconfig,
     run_kubernetes,
 )
-from clawplane.runtimes.oauth.login import logout as run_logout
+from clawplane.runtimes.oauth import logout as run_logout
 from clawplane.state import StateError
 
 __all__ = ["logout"]

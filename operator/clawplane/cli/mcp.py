@@ -137,7 +137,7 @@ def probe(
         headers = parse_headers(header or [])
         redact = Secrets(list(headers.values()))
         targets = [url_target(url, transport, headers)]
-        from clawplane.runtimes.redaction import redact_url
+        from clawplane.runtimes import redact_url
 
         where = redact(redact_url(url))
     else:

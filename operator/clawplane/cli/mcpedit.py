@@ -97,7 +97,7 @@ def _not_resources(folder: str, names: list[str]) -> set[str]:
 
     A running supervisor keeps its control socket in ``.clawplane/``; copying a socket fails.
     """
-    from clawplane.loading.sources import SKIPPED_DIRS
+    from clawplane.loading import SKIPPED_DIRS
 
     skipped = set()
     for name in names:

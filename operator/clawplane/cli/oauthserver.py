@@ -7,8 +7,7 @@ from pathlib import Path
 from clawplane.cli.common import fail, report_invalid
 from clawplane.models import McpServer
 from clawplane.reconcile.engine import Engine, InvalidFolderError
-from clawplane.runtimes.errors import StartError
-from clawplane.runtimes.launch import Launch, prepare_launch
+from clawplane.runtimes import Launch, StartError, prepare_launch
 from clawplane.workspace import Workspace
 
 __all__ = ["oauth_launch"]

@@ -16,8 +16,7 @@ import typer
 
 from clawplane.cli.common import FolderArg, OutDirOpt, StateDirOpt, fail, workspace
 from clawplane.cli.console import out
-from clawplane.state import StateDB, StateError
-from clawplane.state.tokens import load_tokens
+from clawplane.state import StateDB, StateError, load_tokens
 from clawplane.workspace import ControlError, SupervisorClient, supervisor_alive
 
 token_app = typer.Typer(help="The hosted endpoint's bearer tokens (one per consumer).", no_args_is_help=True)

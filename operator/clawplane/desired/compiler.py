@@ -25,8 +25,7 @@ from clawplane.desired.state import (
     secret_fields,
     secret_input_paths,
 )
-from clawplane.models import Agent, Gateway, Hosting, McpServer, ModelProvider, Resource, Transport
-from clawplane.models.values import ValueFrom
+from clawplane.models import Agent, Gateway, Hosting, McpServer, ModelProvider, Resource, Transport, ValueFrom
 from clawplane.naming import assign_server_names
 from clawplane.secrets import REDACTED, ResolvedSecrets, SecretResolver, display_value, value_digest_of
 from clawplane.validation import LoadedResource, ValidationResult

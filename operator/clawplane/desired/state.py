@@ -13,9 +13,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from clawplane.models import Agent, Channel, Gateway, McpServer, ModelProvider, Resource, Skill
-from clawplane.models.values import ValueFrom
-from clawplane.models.values import secret_fields as model_secret_fields
+from clawplane.models import Agent, Channel, Gateway, McpServer, ModelProvider, Resource, Skill, ValueFrom
+from clawplane.models import secret_fields as model_secret_fields
 from clawplane.secrets import ResolvedSecrets
 from clawplane.validation.openclaw.secretvalues import openclaw_secret_values
 

@@ -27,8 +27,8 @@ from clawplane._utils.atomicfile import atomic_write_bytes
 from clawplane.diagnostics import Diagnostics
 from clawplane.editing.findings import Doc, DoctorReport, Finding, is_map, is_seq, load_resources
 from clawplane.editing.fixes import Splice, apply_splices, load_documents, scalar_like
-from clawplane.loading.sources import discover_files
-from clawplane.models.mcpserver import LEGACY_TYPE_ALIASES
+from clawplane.loading import discover_files
+from clawplane.models import LEGACY_TYPE_ALIASES
 from clawplane.naming import assign_server_names, is_sensitive_key
 from clawplane.validation.legacy import (
     LEGACY_CODEX_KEYS,

@@ -15,7 +15,7 @@ from typing import Any
 from ruamel.yaml.error import YAMLError
 
 from clawplane.editing.fixes import BOM, Splice, Text, load_documents
-from clawplane.loading.yamlparse import YamlProblem, parse_documents
+from clawplane.loading import YamlProblem, parse_documents
 
 __all__ = ["Doc", "DoctorReport", "Finding", "is_map", "is_seq", "load_resources"]
 

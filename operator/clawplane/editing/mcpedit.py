@@ -22,8 +22,8 @@ from ruamel.yaml.error import YAMLError
 
 from clawplane.diagnostics import Diagnostics
 from clawplane.editing.fixes import load_documents, rt_yaml
-from clawplane.loading.sources import discover_files
-from clawplane.models.base import API_VERSION
+from clawplane.loading import discover_files
+from clawplane.models import API_VERSION
 from clawplane.naming import is_sensitive_key
 
 KIND = "McpServer"

@@ -20,9 +20,8 @@ from clawplane.diagnostics import Diagnostic, Severity
 from clawplane.interop.positions import ConfigPath
 from clawplane.interop.report import LOST, ImportReport
 from clawplane.interop.yamlwrite import dump_documents
-from clawplane.models import API_VERSION, Agent, Channel, Gateway, McpServer, ModelProvider, Resource
-from clawplane.models.base import NAME_RE
-from clawplane.naming.envsubst import env_reference, escape_literal
+from clawplane.models import API_VERSION, NAME_RE, Agent, Channel, Gateway, McpServer, ModelProvider, Resource
+from clawplane.naming import env_reference, escape_literal
 
 FILES = {
     "Gateway": "gateway.yaml",

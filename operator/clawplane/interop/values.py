@@ -7,8 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from clawplane.interop.report import ConfigPath, ImportReport
-from clawplane.naming import is_sensitive_key
-from clawplane.naming.envsubst import has_substitution, substitute, whole_reference
+from clawplane.naming import has_substitution, is_sensitive_key, substitute, whole_reference
 
 VALUE_FROM_HINT = "move it to an environment variable or file and use valueFrom"
 # camelCase credential names (``accessToken``, ``clientSecret``, ``privateKey``), which

@@ -19,7 +19,7 @@ from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
-from clawplane.loading.yamlparse import YamlProblem, parse_documents
+from clawplane.loading import YamlProblem, parse_documents
 
 _STR_TAG = "tag:yaml.org,2002:str"
 _YAML_1_1 = VersionedResolver(version=(1, 1))

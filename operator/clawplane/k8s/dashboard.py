@@ -28,9 +28,8 @@ from clawplane.k8s.metricsauth import FileToken
 from clawplane.reconcile.engine import InvalidFolderError
 from clawplane.reconcile.queries import QueryError, plan_document
 from clawplane.reconcile.statusview import status_document
-from clawplane.runtimes import Principal, RequestGuard
-from clawplane.runtimes.proxy import TokenTable, bind, is_loopback
-from clawplane.runtimes.proxy.listener import serve_app
+from clawplane.runtimes import Principal, RequestGuard, TokenTable
+from clawplane.runtimes.proxy import bind, is_loopback, serve_app
 from clawplane.state import store
 from clawplane.ui import Source, dashboard_of
 

@@ -26,12 +26,9 @@ from clawplane.k8s.objects.children import GROUP, Owner
 from clawplane.k8s.objects.oauthsecrets import SecretRows, with_header_secrets, with_oauth_secrets
 from clawplane.k8s.objects.secretrefs import SecretReader
 from clawplane.models import McpServerSpec
-from clawplane.runtimes.errors import StartError
-from clawplane.runtimes.launch import Launch, prepare_launch
-from clawplane.runtimes.oauth.login import login as run_login
-from clawplane.runtimes.oauth.login import revoke
-from clawplane.runtimes.oauth.loopback import NotLoopbackError
-from clawplane.runtimes.oauth.storage import CredentialStorage
+from clawplane.runtimes import Launch, StartError, prepare_launch
+from clawplane.runtimes.oauth import CredentialStorage, NotLoopbackError, revoke
+from clawplane.runtimes.oauth import login as run_login
 
 __all__ = ["KubeLogin", "kube_login", "kube_logout"]
 

@@ -15,9 +15,9 @@ import anyio
 
 from clawplane.mcpserve.folder import supervisor_server
 from clawplane.mcpserve.tools import READ
-from clawplane.reconcile.agentendpoint import endpoint_limits
-from clawplane.runtimes.proxy import Principal, Route
-from clawplane.runtimes.proxy.sdkroute import serve_sdk_server
+from clawplane.reconcile.agents.endpoint import endpoint_limits
+from clawplane.runtimes import Principal
+from clawplane.runtimes.proxy import Route, serve_sdk_server
 from clawplane.supervisor import SupervisorContext
 
 __all__ = ["CONTROL_PATH", "control_endpoint"]

@@ -10,11 +10,21 @@ JavaScript string rules they rest on are ``clawplane.jscompat``'s (``strings``, 
 No I/O, and nothing imported beyond the standard library and those two modules.
 """
 
+from clawplane.naming.channelfields import REJECTED_CHANNELS
 from clawplane.naming.envpolicy import (
     BLOCKED_ENV_NAMES,
     BLOCKED_ENV_PREFIXES,
     MCP_EXPLICIT_CREDENTIAL_KEYS,
     is_blocked_env_name,
+)
+from clawplane.naming.envsubst import (
+    ENV_NAME_RE,
+    SECRET_REF_ENV_ID_RE,
+    env_reference,
+    escape_literal,
+    has_substitution,
+    substitute,
+    whole_reference,
 )
 from clawplane.naming.sensitive import (
     REDACTED,
@@ -51,10 +61,13 @@ __all__ = [
     "BLOCKED_ENV_NAMES",
     "BLOCKED_ENV_PREFIXES",
     "ENDPOINT_SERVER_NAMES",
+    "ENV_NAME_RE",
     "MCP_EXPLICIT_CREDENTIAL_KEYS",
     "OPENCLAW_REJECTED_SERVER_NAME",
     "REDACTED",
+    "REJECTED_CHANNELS",
     "RESERVED_SERVER_NAMES",
+    "SECRET_REF_ENV_ID_RE",
     "SENSITIVE_HEADER_NAMES",
     "SERVER_NAME_FALLBACK",
     "SERVER_NAME_MAX",
@@ -65,7 +78,10 @@ __all__ = [
     "ToolPolicyLayer",
     "assign_server_names",
     "assign_tool_names",
+    "env_reference",
+    "escape_literal",
     "glob_matches",
+    "has_substitution",
     "is_blocked_env_name",
     "is_reserved_server_name",
     "is_sensitive_key",
@@ -80,4 +96,6 @@ __all__ = [
     "redact_url_userinfo",
     "rule_for",
     "sanitize_fragment",
+    "substitute",
+    "whole_reference",
 ]

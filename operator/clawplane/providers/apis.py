@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from clawplane.models.modelprovider import ModelApi
+from clawplane.models import ModelApi
 
 ANTHROPIC_VERSION = "2023-06-01"
 _OPENAI_LIKE = frozenset(

@@ -21,8 +21,7 @@ from typing import Any, Literal
 import anyio
 import httpx
 
-from clawplane.models.modelprovider import ModelProviderSpec, ProviderAuth
-from clawplane.models.values import SecretValue
+from clawplane.models import ModelProviderSpec, ProviderAuth, SecretValue
 from clawplane.naming import REDACTED, redact_url_userinfo
 from clawplane.providers.apis import BadListing, DiscoveredModel, Listing, listing_for
 

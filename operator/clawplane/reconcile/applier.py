@@ -27,9 +27,9 @@ from clawplane.reconcile.backend import RuntimeBackend, RuntimeReport, ToolInfo
 from clawplane.reconcile.conditions import Cond, merge
 from clawplane.reconcile.hints import failure_hint
 from clawplane.reconcile.modelproviders import SecretReader, local_reader, probe, provider_status
-from clawplane.reconcile.outputs import OutputRenderer
-from clawplane.reconcile.writing import write_outputs
-from clawplane.runtimes.oauth.messages import awaiting_login
+from clawplane.reconcile.rendered.outputs import OutputRenderer
+from clawplane.reconcile.rendered.writing import write_outputs
+from clawplane.runtimes.oauth import awaiting_login
 from clawplane.state import (
     ObservedState,
     ResourceRecord,

@@ -18,8 +18,8 @@ from clawplane.desired import Compiler, DesiredState, RuntimeMode
 from clawplane.desired.state import DigestMemo
 from clawplane.diagnostics import Diagnostic, Diagnostics
 from clawplane.planning import Plan, PlanMemo, RenderProblem, make_plan
-from clawplane.reconcile.outputs import OutputRenderer
-from clawplane.reconcile.writing import content_digest, is_render_problem, problem_doc
+from clawplane.reconcile.rendered.outputs import OutputRenderer
+from clawplane.reconcile.rendered.writing import content_digest, is_render_problem, problem_doc
 from clawplane.secrets import SecretResolver
 from clawplane.state import ObservedState, StateDB, store, utcnow
 from clawplane.validation import ValidationCache, ValidationResult, validate_paths

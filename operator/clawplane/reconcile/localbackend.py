@@ -16,7 +16,7 @@ from typing import Any
 
 from clawplane.desired import DesiredState
 from clawplane.models import McpServerSpec
-from clawplane.reconcile.agentendpoint import AgentRoutes
+from clawplane.reconcile.agents.endpoint import AgentRoutes
 from clawplane.reconcile.backend import STDERR_TAIL_LINES, RuntimeReport, ToolInfo
 from clawplane.runtimes import (
     Endpoint,
@@ -29,13 +29,12 @@ from clawplane.runtimes import (
     Supervisor,
     TokenTable,
     ToolKind,
+    schema_hash,
     token_digest,
 )
-from clawplane.runtimes.catalog import schema_hash
 from clawplane.secrets import ResolvedSecrets
 from clawplane.skills import AgentSnapshot
-from clawplane.state import StateDB
-from clawplane.state.tokens import CLI, READER, load_tokens
+from clawplane.state import CLI, READER, StateDB, load_tokens
 
 SETTLE_MARGIN_S = 5.0
 SCOPES = {CLI: frozenset({"read", "approve"}), READER: frozenset({"read"})}

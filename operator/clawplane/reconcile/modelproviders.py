@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from clawplane.desired import DesiredResource
-from clawplane.models import ModelProvider
-from clawplane.models.values import SecretValue
+from clawplane.models import ModelProvider, SecretValue
 from clawplane.providers import ProbeResult, probe_provider
 from clawplane.reconcile.conditions import Cond
 from clawplane.secrets import SecretResolver, resolve_value

@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 
 from clawplane.planning.models import listed_models, model_refs, model_warnings
-from clawplane.runtimes.process.childwatch import DESCRIPTORS_PER_SERVER
+from clawplane.runtimes.process import DESCRIPTORS_PER_SERVER
 from clawplane.state import ObservedState, RuntimeRecord, StateDB, store
 from clawplane.workspace import (
     Ping,

@@ -25,8 +25,7 @@ from typing import Any, NamedTuple
 import tomli_w
 
 from clawplane.diagnostics import Diagnostic, Severity
-from clawplane.models import Hosting, McpServer, Transport
-from clawplane.models.values import ValueFrom, literal_text
+from clawplane.models import Hosting, McpServer, Transport, ValueFrom, literal_text
 from clawplane.naming import is_tool_allowed, rule_for
 from clawplane.render.paths import absolute_path, base_dir_of
 from clawplane.secrets import SecretError, resolve_value

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from clawplane.naming.envsubst import env_reference, escape_literal
+from clawplane.naming import env_reference, escape_literal
 from clawplane.render.secretvalues import EnvRef, Substituted, Verbatim
 
 

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from clawplane.diagnostics import Diagnostic, Severity
-from clawplane.models.values import SecretValue, ValueFrom
-from clawplane.naming.envsubst import ENV_NAME_RE, SECRET_REF_ENV_ID_RE
+from clawplane.models import SecretValue, ValueFrom
+from clawplane.naming import ENV_NAME_RE, SECRET_REF_ENV_ID_RE
 from clawplane.secrets import SecretError, resolve_value
 
 FILE_PROVIDER_PREFIX = "clawplane-file-"

@@ -25,6 +25,10 @@ Public API (everything the reconcile engine and the CLI need; no SDK types leak 
 - ``run_bridge`` / ``BridgeOptions`` — the standalone one-server bridge behind ``clawplane bridge``.
 - ``RequestGuard``, ``TokenTable``, ``Principal``, ``Endpoint``, ``PortInUseError`` — who may
   call a listener, and where it listens.
+- ``AgentEndpoint`` / ``AGENT_SCOPE_KEY`` — one agent's aggregated endpoint; ``ServerTools``,
+  ``ToolSpec``, ``merge_catalog``, ``schema_hash`` — tool surfaces as catalogs record them.
+- ``Launch`` / ``prepare_launch`` — what starting one server takes (the login flows start them);
+  ``redact_url`` — a URL with its secrets masked.
 - The errors in ``clawplane.runtimes.errors``.
 
 The names resolve on first use (PEP 562): importing ``clawplane.runtimes.catalog`` or reading
@@ -38,7 +42,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from clawplane.runtimes.catalog import ToolEntry, ToolKind
+    from clawplane.runtimes.aggregate import AGENT_SCOPE_KEY, AgentEndpoint
+    from clawplane.runtimes.catalog import (
+        ServerTools,
+        ToolEntry,
+        ToolKind,
+        ToolSpec,
+        merge_catalog,
+        schema_hash,
+    )
     from clawplane.runtimes.errors import (
         ConnectTimeoutError,
         ListingError,
@@ -50,6 +62,7 @@ if TYPE_CHECKING:
         StartError,
         UnknownServerError,
     )
+    from clawplane.runtimes.launch import Launch, prepare_launch
     from clawplane.runtimes.probe import ProbeCall, ProbeCallOutcome, ProbeReport, ProbeTarget, probe_servers
     from clawplane.runtimes.proxy import (
         Endpoint,
@@ -59,17 +72,21 @@ if TYPE_CHECKING:
         TokenTable,
         token_digest,
     )
+    from clawplane.runtimes.redaction import redact_url
     from clawplane.runtimes.settings import RuntimeSettings
     from clawplane.runtimes.standalone import BridgeOptions, BridgeOutcome, run_bridge
     from clawplane.runtimes.status import EventKind, Phase, RuntimeEvent, RuntimeStatus, ToolResult
     from clawplane.runtimes.supervisor import Supervisor
 
 _HOMES: dict[str, str] = {
+    "AGENT_SCOPE_KEY": "clawplane.runtimes.aggregate",
+    "AgentEndpoint": "clawplane.runtimes.aggregate",
     "BridgeOptions": "clawplane.runtimes.standalone",
     "BridgeOutcome": "clawplane.runtimes.standalone",
     "ConnectTimeoutError": "clawplane.runtimes.errors",
     "Endpoint": "clawplane.runtimes.proxy",
     "EventKind": "clawplane.runtimes.status",
+    "Launch": "clawplane.runtimes.launch",
     "ListingError": "clawplane.runtimes.errors",
     "McpRuntimeError": "clawplane.runtimes.errors",
     "Phase": "clawplane.runtimes.status",
@@ -86,6 +103,7 @@ _HOMES: dict[str, str] = {
     "RuntimeSettings": "clawplane.runtimes.settings",
     "RuntimeStatus": "clawplane.runtimes.status",
     "ServerPausedError": "clawplane.runtimes.errors",
+    "ServerTools": "clawplane.runtimes.catalog",
     "ServerUnavailableError": "clawplane.runtimes.errors",
     "StartError": "clawplane.runtimes.errors",
     "Supervisor": "clawplane.runtimes.supervisor",
@@ -93,18 +111,26 @@ _HOMES: dict[str, str] = {
     "ToolEntry": "clawplane.runtimes.catalog",
     "ToolKind": "clawplane.runtimes.catalog",
     "ToolResult": "clawplane.runtimes.status",
+    "ToolSpec": "clawplane.runtimes.catalog",
     "UnknownServerError": "clawplane.runtimes.errors",
+    "merge_catalog": "clawplane.runtimes.catalog",
+    "prepare_launch": "clawplane.runtimes.launch",
     "probe_servers": "clawplane.runtimes.probe",
+    "redact_url": "clawplane.runtimes.redaction",
     "run_bridge": "clawplane.runtimes.standalone",
+    "schema_hash": "clawplane.runtimes.catalog",
     "token_digest": "clawplane.runtimes.proxy",
 }
 
 __all__ = [
+    "AGENT_SCOPE_KEY",
+    "AgentEndpoint",
     "BridgeOptions",
     "BridgeOutcome",
     "ConnectTimeoutError",
     "Endpoint",
     "EventKind",
+    "Launch",
     "ListingError",
     "McpRuntimeError",
     "Phase",
@@ -121,6 +147,7 @@ __all__ = [
     "RuntimeSettings",
     "RuntimeStatus",
     "ServerPausedError",
+    "ServerTools",
     "ServerUnavailableError",
     "StartError",
     "Supervisor",
@@ -128,9 +155,14 @@ __all__ = [
     "ToolEntry",
     "ToolKind",
     "ToolResult",
+    "ToolSpec",
     "UnknownServerError",
+    "merge_catalog",
+    "prepare_launch",
     "probe_servers",
+    "redact_url",
     "run_bridge",
+    "schema_hash",
     "token_digest",
 ]
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clawplane.jscompat import js_lower_key, js_trim, locale_sort_key, utf16_cut, utf16_len
-from clawplane.models.mcpserver import ToolFilter
+from clawplane.models import ToolFilter
 from clawplane.naming import is_tool_allowed, name_tools
 
 __all__ = [

@@ -25,11 +25,8 @@ import anyio.abc
 from clawplane.models import SessionMode
 from clawplane.runtimes.errors import StartError
 from clawplane.runtimes.launch import Launch
-from clawplane.runtimes.process.child import ServerProcess, Teardown, open_process
-from clawplane.runtimes.process.stderr import StderrLog
-from clawplane.runtimes.proxy.hosting import UnavailableError
-from clawplane.runtimes.proxy.mux import Mux
-from clawplane.runtimes.proxy.upstream import open_mux
+from clawplane.runtimes.process import ServerProcess, StderrLog, Teardown, open_process
+from clawplane.runtimes.proxy import Mux, UnavailableError, open_mux
 from clawplane.runtimes.settings import RuntimeSettings
 
 if TYPE_CHECKING:

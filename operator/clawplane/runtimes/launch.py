@@ -21,11 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clawplane.models import McpServerSpec, SecretValue, Transport
-from clawplane.models.mcpserver import OAuthIdentity
+from clawplane.models import McpServerSpec, OAuthIdentity, SecretValue, Transport
 from clawplane.naming import is_blocked_env_name
 from clawplane.runtimes.errors import StartError
-from clawplane.runtimes.oauth.settings import OAuthSettings
+from clawplane.runtimes.oauth import OAuthSettings
 from clawplane.runtimes.redaction import Redactor, describe_launch
 from clawplane.secrets import ResolvedSecrets, SecretError, SecretResolver
 

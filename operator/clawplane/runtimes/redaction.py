@@ -14,8 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from clawplane.models import McpServerSpec, Transport
-from clawplane.models.values import SecretValue, is_reference
+from clawplane.models import McpServerSpec, SecretValue, Transport, is_reference
 from clawplane.naming import is_sensitive_key, redact_url_userinfo
 from clawplane.secrets import ValueRedactor, redact
 

@@ -23,13 +23,13 @@ import anyio
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from clawplane.models import Hosting, McpServerSpec, Transport
-from clawplane.naming import is_tool_allowed
-from clawplane.naming.toolapproval import needs_approval, rule_for
-from clawplane.runtimes import calls
+from clawplane.naming import is_tool_allowed, needs_approval, rule_for
 from clawplane.runtimes.catalog import ServerTools, ToolKind
-from clawplane.runtimes.changes import ChangeFanout
+from clawplane.runtimes.client import calls
+from clawplane.runtimes.client.changes import ChangeFanout
+from clawplane.runtimes.client.connection import Connection
+from clawplane.runtimes.client.listing import ListLimits
 from clawplane.runtimes.clients import ClientUpstreams
-from clawplane.runtimes.connection import Connection
 from clawplane.runtimes.errors import (
     ListingError,
     RequestFailedError,
@@ -38,13 +38,16 @@ from clawplane.runtimes.errors import (
 )
 from clawplane.runtimes.failures import Verdict
 from clawplane.runtimes.launch import Launch
-from clawplane.runtimes.listing import ListLimits
-from clawplane.runtimes.process.child import ServerProcess
-from clawplane.runtimes.process.starts import StartSlots
-from clawplane.runtimes.process.stderr import StderrLog
-from clawplane.runtimes.proxy.gate import CallGate, ToolGate, refusing_gate
-from clawplane.runtimes.proxy.hosting import SessionPolicy, UnavailableError, discovery_of
-from clawplane.runtimes.proxy.mux import Mux
+from clawplane.runtimes.process import ServerProcess, StartSlots, StderrLog
+from clawplane.runtimes.proxy import (
+    CallGate,
+    Mux,
+    SessionPolicy,
+    ToolGate,
+    UnavailableError,
+    discovery_of,
+    refusing_gate,
+)
 from clawplane.runtimes.redaction import Redactor, describe_launch
 from clawplane.runtimes.session import (
     SessionEnd,

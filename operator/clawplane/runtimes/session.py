@@ -18,15 +18,13 @@ from mcp.client._transport import TransportStreams
 
 from clawplane.models import McpServerSpec, Transport
 from clawplane.runtimes.catalog import ServerTools, build_server_tools
-from clawplane.runtimes.connection import Connection
+from clawplane.runtimes.client.connection import Connection
+from clawplane.runtimes.client.listing import ListLimits
+from clawplane.runtimes.client.remote import HttpOptions, sse_transport, streamable_http_transport
 from clawplane.runtimes.errors import RequestFailedError
 from clawplane.runtimes.launch import Launch
-from clawplane.runtimes.listing import ListLimits
-from clawplane.runtimes.process.child import ServerProcess, Teardown, open_process
-from clawplane.runtimes.process.stderr import StderrLog
-from clawplane.runtimes.proxy.mux import Mux
-from clawplane.runtimes.proxy.upstream import link_transport
-from clawplane.runtimes.remote import HttpOptions, sse_transport, streamable_http_transport
+from clawplane.runtimes.process import ServerProcess, StderrLog, Teardown, open_process
+from clawplane.runtimes.proxy import Mux, link_transport
 from clawplane.runtimes.settings import RuntimeSettings
 
 __all__ = ["SessionEnd", "exit_text", "list_catalog", "session_process", "session_transport"]

@@ -21,19 +21,15 @@ from mcp.client._transport import TransportStreams
 from clawplane._utils.identity import is_stopped
 from clawplane.models import McpServerSpec, Transport
 from clawplane.runtimes.catalog import ServerTools
-from clawplane.runtimes.changes import Change, ChangeFanout
+from clawplane.runtimes.client.changes import Change, ChangeFanout
+from clawplane.runtimes.client.connection import Connection, open_connection
 from clawplane.runtimes.clients import ClientUpstreams
-from clawplane.runtimes.connection import Connection, open_connection
 from clawplane.runtimes.errors import ListingError, RequestFailedError, StartError
 from clawplane.runtimes.failures import FailureTracker
 from clawplane.runtimes.launch import Launch, prepare_launch
-from clawplane.runtimes.oauth.messages import not_logged_in
-from clawplane.runtimes.oauth.session import credential_source, session_auth
-from clawplane.runtimes.process.child import ServerProcess
-from clawplane.runtimes.process.starts import StartSlots
-from clawplane.runtimes.process.stderr import StderrLog
-from clawplane.runtimes.proxy.mux import Mux
-from clawplane.runtimes.proxy.upstream import open_mux
+from clawplane.runtimes.oauth import credential_source, not_logged_in, session_auth
+from clawplane.runtimes.process import ServerProcess, StartSlots, StderrLog
+from clawplane.runtimes.proxy import Mux, open_mux
 from clawplane.runtimes.redaction import Redactor
 from clawplane.runtimes.session import (
     METHOD_NOT_FOUND,

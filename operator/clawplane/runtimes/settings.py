@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from clawplane.runtimes.oauth.rows import CredentialSource
+    from clawplane.runtimes.oauth import CredentialSource
 
 __all__ = ["RuntimeSettings"]
 

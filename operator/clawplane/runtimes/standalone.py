@@ -20,17 +20,25 @@ from pathlib import Path
 import anyio
 from starlette.types import ASGIApp
 
-from clawplane.models import McpServerSpec, SessionMode
-from clawplane.models.mcpserver import (
+from clawplane.models import (
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_IDLE_TTL_MS,
+    McpServerSpec,
+    SessionMode,
     ToolApproval,
     ToolFilter,
 )
-from clawplane.runtimes.process import reaping
-from clawplane.runtimes.process.childwatch import watch_children_with_pidfds
-from clawplane.runtimes.proxy import Endpoint, Principal, RequestGuard, TokenTable, bind
-from clawplane.runtimes.proxy.replicas import PeerSet, ReplicaRouter, replica_tag
+from clawplane.runtimes.process import reaping, watch_children_with_pidfds
+from clawplane.runtimes.proxy import (
+    Endpoint,
+    PeerSet,
+    Principal,
+    ReplicaRouter,
+    RequestGuard,
+    TokenTable,
+    bind,
+    replica_tag,
+)
 from clawplane.runtimes.settings import RuntimeSettings
 from clawplane.runtimes.status import Phase, RuntimeStatus
 from clawplane.runtimes.supervisor import Supervisor

@@ -32,9 +32,8 @@ from clawplane.models import McpServerSpec
 from clawplane.naming import SERVER_NAME_FALLBACK, SERVER_NAME_MAX, sanitize_fragment
 from clawplane.runtimes.catalog import ServerTools, ToolEntry, ToolKind, merge_catalog
 from clawplane.runtimes.errors import UnknownServerError
-from clawplane.runtimes.process.starts import StartSlots, default_start_slots
-from clawplane.runtimes.proxy import Endpoint, ProxyHandle, RequestGuard, Route, bind, serve_proxy
-from clawplane.runtimes.proxy.gate import ToolGate
+from clawplane.runtimes.process import StartSlots, default_start_slots
+from clawplane.runtimes.proxy import Endpoint, ProxyHandle, RequestGuard, Route, ToolGate, bind, serve_proxy
 from clawplane.runtimes.runtime import ServerRuntime
 from clawplane.runtimes.settings import RuntimeSettings
 from clawplane.runtimes.status import Phase, RuntimeEvent, RuntimeStatus, ToolResult

@@ -18,10 +18,7 @@ from typing import Any, get_args
 from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from clawplane.models import API_VERSION, KINDS, ValueFrom
-from clawplane.models.base import Model
-from clawplane.models.descriptions import describe_models
-from clawplane.models.openparts import OpenPart
+from clawplane.models import API_VERSION, KINDS, Model, OpenPart, ValueFrom, describe_models
 from clawplane.schema.openclawjson import is_openclaw
 from clawplane.schema.openclawparts import Catalog, Placer
 from clawplane.schema.sharing import share

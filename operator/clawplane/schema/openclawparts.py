@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from clawplane.models.channel import CHANNEL_TYPES
+from clawplane.models import CHANNEL_TYPES
 from clawplane.schema.openclaw import Node, child, declared_keys, is_record, items, node_at
 from clawplane.schema.openclaw.homes import GATEWAY_CHANNEL_KEYS, OTHER_KINDS
 from clawplane.schema.openclawjson import ANNOTATIONS, convert, described

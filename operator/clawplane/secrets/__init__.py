@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from clawplane.models.values import SecretValue, ValueFrom, literal_text
+from clawplane.models import SecretValue, ValueFrom, literal_text
 from clawplane.naming import REDACTED, is_sensitive_key
 from clawplane.secrets.files import FileLimits, SecretFileError, read_secret_file
 from clawplane.secrets.redaction import (

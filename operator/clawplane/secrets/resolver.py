@@ -30,7 +30,7 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
-from clawplane.models.values import SecretValue, ValueFrom, literal_text
+from clawplane.models import SecretValue, ValueFrom, literal_text
 from clawplane.secrets.files import FileLimits, SecretFileError, read_secret_file
 from clawplane.secrets.redaction import KNOWN
 

@@ -41,10 +41,7 @@ from typing import Any, Generic, TypeVar
 
 from clawplane.diagnostics import Diagnostic
 from clawplane.jscompat import js_trim
-from clawplane.models.agent import Agent
-from clawplane.models.gateway import Gateway, GatewaySpec, SkillEntry
-from clawplane.models.skill import Skill
-from clawplane.models.values import ValueFrom, literal_text
+from clawplane.models import Agent, Gateway, GatewaySpec, Skill, SkillEntry, ValueFrom, literal_text
 from clawplane.secrets import SecretError, resolve_value
 from clawplane.skills import codes
 from clawplane.skills.inline import materialize_inline_skills

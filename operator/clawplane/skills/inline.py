@@ -20,7 +20,7 @@ from pathlib import Path
 
 from clawplane._utils.safedir import SafeDir, open_dir
 from clawplane.diagnostics import Diagnostic
-from clawplane.models.skill import Skill
+from clawplane.models import Skill
 from clawplane.skills import codes
 
 __all__ = ["MARKER", "materialize_inline_skills", "render_skill_md"]

@@ -35,14 +35,13 @@ from starlette.types import ASGIApp
 
 from clawplane._utils.changefeed import ChangeFeed
 from clawplane.approvals import ToolCallApprovals
-from clawplane.reconcile.agentendpoint import serve_agent_endpoints
+from clawplane.reconcile.agents.endpoint import serve_agent_endpoints
 from clawplane.reconcile.localbackend import LocalBackend, open_local_backend
 from clawplane.reconcile.loop import DEFAULT_RESYNC_S, LoopState, ReconcileLoop
 from clawplane.reconcile.metrics import LoopMetrics, MetricsServer
 from clawplane.reconcile.oversight import Oversight
 from clawplane.runtimes import EventKind, PortInUseError, RequestGuard, RuntimeEvent, RuntimeSettings
-from clawplane.runtimes.process.child import use_ledger
-from clawplane.runtimes.process.childwatch import raise_descriptor_limit, watch_children_with_pidfds
+from clawplane.runtimes.process import raise_descriptor_limit, use_ledger, watch_children_with_pidfds
 from clawplane.runtimes.proxy import is_loopback
 from clawplane.state import FolderLock, StateDB, StateError, store, tokens, utcnow
 from clawplane.supervisor.endpoint import bind_endpoint

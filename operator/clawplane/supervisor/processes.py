@@ -33,9 +33,17 @@ import anyio
 import psutil
 
 from clawplane._utils.identity import ProcessIdentity, alive, boot_id, identify, send_signal
-from clawplane.runtimes.process import cgroups, reaping
-from clawplane.runtimes.process.child import OwnedProcess, live_processes
-from clawplane.runtimes.process.marks import Owned, marked_processes, own_mark, owner_of, proven
+from clawplane.runtimes.process import (
+    Owned,
+    OwnedProcess,
+    cgroups,
+    live_processes,
+    marked_processes,
+    own_mark,
+    owner_of,
+    proven,
+    reaping,
+)
 from clawplane.state import ProcessRecord, StateDB, store, utcnow
 
 log = logging.getLogger("clawplane.reconcile")

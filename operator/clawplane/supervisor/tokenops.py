@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from clawplane.reconcile.engine import Engine, InvalidFolderError
-from clawplane.reconcile.writing import write_outputs
+from clawplane.reconcile.rendered.writing import write_outputs
 from clawplane.state import StateDB, tokens
 
 __all__ = ["RotateResult", "rotate"]

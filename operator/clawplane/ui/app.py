@@ -24,8 +24,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from clawplane.approvals import ApprovalError, Decision
 from clawplane.events import Event
-from clawplane.runtimes.proxy import RequestGuard
-from clawplane.runtimes.proxy.guard import reply
+from clawplane.runtimes import RequestGuard
+from clawplane.runtimes.proxy import reply
 from clawplane.secrets import redact_data
 from clawplane.supervisor import PagesContext
 from clawplane.ui import views

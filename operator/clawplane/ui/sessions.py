@@ -18,7 +18,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, replace
 
-from clawplane.runtimes.proxy import Principal, TokenTable, token_digest
+from clawplane.runtimes import Principal, TokenTable, token_digest
 
 __all__ = ["COOKIE", "MAX_PER_CONSUMER", "MAX_SESSIONS", "TTL_S", "Session", "Sessions"]
 

@@ -18,7 +18,7 @@ from clawplane.approvals import Approval
 from clawplane.reconcile.oversight import Oversight
 from clawplane.reconcile.queries import FolderQueries
 from clawplane.reconcile.statusview import status_document
-from clawplane.runtimes.proxy import TokenTable
+from clawplane.runtimes import TokenTable
 from clawplane.state import StateDB, store
 from clawplane.supervisor import PagesContext, live_reports
 from clawplane.workspace import Workspace, read_loop_status

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from clawplane._utils.gcpause import gc_paused
 from clawplane.diagnostics import Diagnostics
-from clawplane.loading.sources import discover_files, read_text
+from clawplane.loading import discover_files, read_text
 from clawplane.validation.cache import ValidationCache, validate_file
 from clawplane.validation.paths import check_paths
 from clawplane.validation.rawrefs import RawResource, raw_resource

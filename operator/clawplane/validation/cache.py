@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from clawplane.diagnostics import Diagnostic, Diagnostics
-from clawplane.loading import SourceDocument, read_file
-from clawplane.loading.walk import WalkCache
+from clawplane.loading import SourceDocument, WalkCache, read_file
 from clawplane.validation.paths import PathMemo
 from clawplane.validation.result import LoadedResource
 from clawplane.validation.semantic import SemanticMemo

@@ -13,7 +13,7 @@ from typing import Any
 
 from clawplane.diagnostics import Diagnostic, Location, Severity
 from clawplane.loading import PathT, SourceDocument, format_path
-from clawplane.models.mcpserver import LEGACY_TYPE_ALIASES
+from clawplane.models import LEGACY_TYPE_ALIASES
 
 # legacy key → canonical key (OpenClaw's doctor and `mcp set` canonicalize the same way).
 LEGACY_SERVER_KEYS: dict[str, str] = {

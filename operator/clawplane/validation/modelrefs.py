@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clawplane.diagnostics import Diagnostic, Severity
-from clawplane.models import Agent, Gateway, ModelProvider
-from clawplane.models.agent import ModelChoice
+from clawplane.models import Agent, Gateway, ModelChoice, ModelProvider
 from clawplane.validation.modelcatalog import builtin_providers
 from clawplane.validation.rawrefs import RawResource
 from clawplane.validation.result import LoadedResource

@@ -14,8 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from clawplane.diagnostics import Diagnostic, Severity
-from clawplane.models import Gateway, McpServer
-from clawplane.models.values import ValueFrom
+from clawplane.models import Gateway, McpServer, ValueFrom
 from clawplane.validation.result import LoadedResource
 
 __all__ = ["PathMemo", "check_paths"]

@@ -15,9 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from clawplane.diagnostics import Diagnostic, Severity
-from clawplane.models import Gateway, ModelProvider
-from clawplane.models.modelprovider import PROVIDER_ID_PATTERN
-from clawplane.models.values import ValueFrom, secret_fields
+from clawplane.models import PROVIDER_ID_PATTERN, Gateway, ModelProvider, ValueFrom, secret_fields
 from clawplane.naming import is_sensitive_key
 from clawplane.validation.modelcatalog import builtin_providers
 from clawplane.validation.result import LoadedResource

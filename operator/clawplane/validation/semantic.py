@@ -13,10 +13,7 @@ from dataclasses import dataclass, field
 from operator import is_
 
 from clawplane.diagnostics import Diagnostic, Severity
-from clawplane.models import Agent, Channel, Gateway, McpServer, Resource
-from clawplane.models.base import AGENT_ID_RE
-from clawplane.models.channel import DmPolicy
-from clawplane.models.values import ValueFrom
+from clawplane.models import AGENT_ID_RE, Agent, Channel, DmPolicy, Gateway, McpServer, Resource, ValueFrom
 from clawplane.naming import (
     ENDPOINT_SERVER_NAMES,
     assign_server_names,

@@ -81,6 +81,8 @@ class Watching:
 
 def test_bookmarks_move_the_resume_point_of_a_quiet_watch(real_cluster: RealCluster, tmp_path: Path) -> None:
     quiet, busy = real_cluster.new_namespace(), real_cluster.new_namespace()
+    with real_cluster.admin() as kube:  # the controller manager publishes it; under load it can come late
+        wait_for("kube-root-ca.crt in the quiet namespace", lambda: kube.get("v1", "ConfigMap", quiet, "kube-root-ca.crt"))
     config = real_cluster.write_kubeconfig(tmp_path / "kubeconfig", real_cluster.admin_token, "admin", quiet)
     offset = real_cluster.audit_log.stat().st_size
     watching = Watching(KubeApi(load_connection(str(config))), quiet, timeout_seconds=WATCH_TIMEOUT_S)

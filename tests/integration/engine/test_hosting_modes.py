@@ -43,7 +43,7 @@ def test_consumer_server_is_probed_rendered_and_not_left_running(tmp_path: Path)
         entry = rendered["mcp"]["servers"]["local-notes"]
         assert entry["command"] == sys.executable and entry["args"] == ["notes_server.py"]
         assert entry["cwd"] == str(folder)
-        assert [p for p in processes_under(folder) if "notes_server" in " ".join(p.cmdline())] == []
+        assert [p for p in processes_under(folder) if "notes_server" in " ".join(p.info["cmdline"] or [])] == []
         tools = json.loads((folder / ".clawplane" / "out" / "agents" / "main" / "tools.json").read_text())
         assert "local-notes__greet" in [t["name"] for t in tools]
         assert cli("plan", str(folder), "--detailed-exitcode").returncode == 0

@@ -24,7 +24,7 @@ from tests.support.patience import CONDITION_S
 
 from clawplane.runtimes import Phase, Supervisor
 from clawplane.runtimes.proxy.channel import StdioChannel
-from clawplane.runtimes.proxy.inputs import InputRequiredError, Parked, Parking
+from clawplane.runtimes.proxy.eras.inputs import InputRequiredError, Parked, Parking
 from clawplane.runtimes.proxy.mux import Mux
 
 pytestmark = pytest.mark.anyio

@@ -9,8 +9,8 @@ from tests.fixtures.servers.helpers import FAST, START_TIMEOUT, http_fixture
 
 from clawplane.models import McpServerSpec
 from clawplane.runtimes import EventKind, Phase, RuntimeEvent, RuntimeStatus, Supervisor, ToolKind
-from clawplane.runtimes.connection import open_connection
-from clawplane.runtimes.remote import HttpOptions, streamable_http_transport
+from clawplane.runtimes.client.connection import open_connection
+from clawplane.runtimes.client.remote import HttpOptions, streamable_http_transport
 
 pytestmark = pytest.mark.anyio
 

@@ -95,7 +95,8 @@ class Folder:
 
     def alive(self) -> list[str]:
         """Command lines of live processes that name this folder (supervisor, servers)."""
-        return [" ".join(p.cmdline()) for p in processes_under(self.path)]
+        # The command line read while listing: a process that died since (a zombie) has none to read.
+        return [" ".join(p.info["cmdline"] or []) for p in processes_under(self.path)]
 
 
 @pytest.fixture

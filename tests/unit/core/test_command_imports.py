@@ -46,7 +46,7 @@ def _heavy_after(statement: str) -> list[str]:
         "import clawplane.cli.apply, clawplane.cli.approvals; from clawplane.approvals import held_actions",
         # `down` ends what a dead supervisor left without loading the supervisor
         "from clawplane.supervisor.processes import cleanup_stale_runtimes",
-        "import clawplane.reconcile.agentcatalog, clawplane.runtimes.catalog",
+        "import clawplane.reconcile.agents.catalog, clawplane.runtimes.catalog",
         "from clawplane.runtimes import RuntimeSettings, ToolEntry, Phase",
     ],
 )

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from clawplane.reconcile import jsontext
-from clawplane.reconcile.jsontext import IndentedJson
+from clawplane.reconcile.rendered import jsontext
+from clawplane.reconcile.rendered.jsontext import IndentedJson
 
 
 class Colour(enum.StrEnum):

@@ -18,7 +18,7 @@ import anyio
 import pytest
 from starlette.types import Message as AsgiMessage
 
-from clawplane.runtimes.proxy import legacy, sse
+from clawplane.runtimes.proxy.eras import legacy, sse
 from clawplane.runtimes.proxy.mux import Delivery
 
 pytestmark = pytest.mark.anyio

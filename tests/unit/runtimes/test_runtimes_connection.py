@@ -14,9 +14,9 @@ from mcp.server.mcpserver import Context
 from mcp.shared.exceptions import MCPError
 
 from clawplane.runtimes import ConnectTimeoutError, ListingError, RequestFailedError, RequestTimeoutError
-from clawplane.runtimes.changes import Change, ChangeFanout
-from clawplane.runtimes.connection import open_connection
-from clawplane.runtimes.listing import ListLimits, Page, collect_pages
+from clawplane.runtimes.client.changes import Change, ChangeFanout
+from clawplane.runtimes.client.connection import open_connection
+from clawplane.runtimes.client.listing import ListLimits, Page, collect_pages
 
 pytestmark = pytest.mark.anyio
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}

@@ -12,7 +12,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from clawplane.runtimes.elicitation import accept_defaults, form_defaults
+from clawplane.runtimes.client.elicitation import accept_defaults, form_defaults
 
 pytestmark = pytest.mark.anyio
 

@@ -14,6 +14,9 @@ def test_public_names_are_exactly_the_documented_ones() -> None:
             "RuntimeStatus", "ServerPausedError", "ServerUnavailableError", "StartError", "Supervisor",
             "TokenTable", "ToolEntry", "ToolKind", "ToolResult", "UnknownServerError", "probe_servers",
             "run_bridge", "token_digest",
+            # what the engine's per-agent endpoints, catalogs and the login flows use
+            "AGENT_SCOPE_KEY", "AgentEndpoint", "Launch", "ServerTools", "ToolSpec", "merge_catalog",
+            "prepare_launch", "redact_url", "schema_hash",
         ]
     )  # fmt: skip
     assert all(hasattr(runtimes, name) for name in runtimes.__all__)

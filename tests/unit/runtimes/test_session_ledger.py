@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from clawplane.models.gateway import EndpointSessions, GatewayEndpoint
-from clawplane.reconcile.agentendpoint import endpoint_limits
+from clawplane.reconcile.agents.endpoint import endpoint_limits
 from clawplane.runtimes.proxy.ledger import (
     Seat,
     SessionLedger,

@@ -38,7 +38,7 @@ from clawplane.interop.openclaw.servers import import_server
 from clawplane.interop.positions import Positions, json5_positions
 from clawplane.interop.report import ConfigPath, ImportReport
 from clawplane.interop.result import ImportResult, resource_docs, resource_name
-from clawplane.models.gateway import GatewaySpec
+from clawplane.models import GatewaySpec
 from clawplane.naming import is_blocked_env_name
 from clawplane.schema.openclaw import node_at
 

@@ -44,9 +44,8 @@ from clawplane.interop.values import (
     secret_ref_value,
     unescape,
 )
-from clawplane.models.openparts import OpenPart, OpenValue
-from clawplane.models.values import ValueFrom
-from clawplane.naming.envsubst import has_substitution, whole_reference
+from clawplane.models import OpenPart, OpenValue, ValueFrom
+from clawplane.naming import has_substitution, whole_reference
 from clawplane.schema.openclaw import ANY, Node, admits_secret_ref, admits_string, child, declared_keys
 from clawplane.schema.openclaw import is_record as is_record_node
 from clawplane.schema.openclaw import items as item_node

@@ -19,9 +19,7 @@ from pydantic import BaseModel
 
 from clawplane.interop.report import ConfigPath, ImportReport
 from clawplane.interop.values import import_secret, import_string
-from clawplane.models.base import NAME_RE
-from clawplane.models.modelprovider import ModelProviderSpec
-from clawplane.models.values import ValueFrom, admits_reference
+from clawplane.models import NAME_RE, ModelProviderSpec, ValueFrom, admits_reference
 
 _LOST = object()
 """A value that could not be imported (already reported)."""

@@ -18,8 +18,7 @@ from clawplane.interop.openclaw.env import OpenClawEnv
 from clawplane.interop.openclaw.keys import Home, KeyImporter
 from clawplane.interop.openclaw.roots import openclaw_path
 from clawplane.interop.report import ConfigPath, ImportReport
-from clawplane.models.agent import AgentSpec
-from clawplane.models.channel import CHANNEL_TYPES, ChannelSpec
+from clawplane.models import CHANNEL_TYPES, AgentSpec, ChannelSpec
 from clawplane.schema.openclaw import declared_keys, node_at
 from clawplane.schema.openclaw.homes import GATEWAY_CHANNEL_KEYS
 

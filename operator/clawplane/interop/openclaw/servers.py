@@ -15,7 +15,7 @@ from typing import Any
 from clawplane.interop.openclaw.keys import Home, KeyImporter
 from clawplane.interop.report import ConfigPath, ImportReport
 from clawplane.interop.values import import_secret, import_string
-from clawplane.models.mcpserver import LEGACY_TYPE_ALIASES, McpServerSpec, Transport
+from clawplane.models import LEGACY_TYPE_ALIASES, McpServerSpec, Transport
 from clawplane.schema.openclaw import node_at
 
 # OpenClaw 2026.9.6 src/commands/doctor/shared/legacy-config-migrations (timeouts are seconds).

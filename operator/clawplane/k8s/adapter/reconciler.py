@@ -43,8 +43,7 @@ from clawplane.k8s.objects.oauthsecrets import SecretCredentials, login_secret_n
 from clawplane.k8s.objects.secretrefs import Redaction, SecretReader, secret_refs
 from clawplane.k8s.objects.skillfiles import SkillFiles, collect
 from clawplane.k8s.objects.watches import OwnWrites
-from clawplane.models import API_GROUP, KINDS
-from clawplane.models.values import SecretValue, ValueFrom
+from clawplane.models import API_GROUP, KINDS, SecretValue, ValueFrom
 from clawplane.reconcile.applier import SETTLED_PHASES, ApplyContext, apply_plan
 from clawplane.reconcile.conditions import Cond
 from clawplane.reconcile.engine import Engine, InvalidFolderError, Patch, Planned

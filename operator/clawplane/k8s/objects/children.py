@@ -15,9 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from clawplane.models import McpServerSpec, ValueFrom
-from clawplane.models.mcpserver import SessionAffinity
-from clawplane.models.values import literal_text
+from clawplane.models import McpServerSpec, SessionAffinity, ValueFrom, literal_text
 
 GROUP = "clawplane.dev"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "clawplane"}

@@ -33,7 +33,7 @@ from clawplane.k8s.objects.skillfiles import (
     volume_json,
 )
 from clawplane.render.secretvalues import Substituted, secret_env_name
-from clawplane.state.tokens import OPENCLAW
+from clawplane.state import OPENCLAW
 
 log = logging.getLogger("clawplane.k8s")
 

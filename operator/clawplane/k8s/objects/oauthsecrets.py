@@ -30,8 +30,8 @@ from clawplane.k8s.api.kubeapi import SECRETS, ApiError, KubeApi
 from clawplane.k8s.objects.children import MANAGED_BY, Owner, dns_label
 from clawplane.k8s.objects.secretrefs import SecretReader
 from clawplane.models import McpServerSpec, ValueFrom
-from clawplane.runtimes.oauth.rows import CredentialRows
-from clawplane.state.oauth import Credential
+from clawplane.runtimes.oauth import CredentialRows
+from clawplane.state import Credential
 
 __all__ = [
     "SecretCredentials",

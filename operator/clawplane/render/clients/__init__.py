@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from clawplane.diagnostics import Diagnostic
-from clawplane.models import McpServer
-from clawplane.models.mcpserver import McpClient
+from clawplane.models import McpClient, McpServer
 from clawplane.render.clients import claude_code, claude_desktop, cursor, gemini, vscode
 from clawplane.render.clients.common import (
     AuthFor,

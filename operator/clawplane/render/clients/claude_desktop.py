@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from clawplane.diagnostics import Severity
-from clawplane.models import McpServer
-from clawplane.models.values import ValueFrom
+from clawplane.models import McpServer, ValueFrom
 from clawplane.render.clients.common import ClientContext, reaches
 
 FILE = "claude_desktop_config.json"

@@ -22,9 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from clawplane.diagnostics import Diagnostic, Severity
-from clawplane.models import Hosting, McpServer, Transport
-from clawplane.models.mcpserver import McpClient
-from clawplane.models.values import SecretValue, ValueFrom, literal_text
+from clawplane.models import Hosting, McpClient, McpServer, SecretValue, Transport, ValueFrom, literal_text
 from clawplane.render.paths import absolute_path, base_dir_of
 
 

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from clawplane.diagnostics import Severity
-from clawplane.models import McpServer
-from clawplane.models.values import ValueFrom
+from clawplane.models import McpServer, ValueFrom
 from clawplane.naming import is_tool_allowed
 from clawplane.render.clients.common import ClientContext, Reach, reaches
 

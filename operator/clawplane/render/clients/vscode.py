@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from clawplane.models import McpServer
-from clawplane.models.values import ValueFrom
+from clawplane.models import McpServer, ValueFrom
 from clawplane.render.clients.common import ClientContext, reaches
 
 FILE = "mcp.json"

@@ -7,10 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from clawplane.diagnostics import Diagnostic, Severity
-from clawplane.models import Agent, Gateway, McpServer
-from clawplane.models.agent import ModelChoice, ToolPolicy
-from clawplane.models.openparts import OpenPart
-from clawplane.models.values import ValueFrom
+from clawplane.models import Agent, Gateway, McpServer, ModelChoice, OpenPart, ToolPolicy, ValueFrom
 from clawplane.naming import TOOL_NAME_SEPARATOR, assign_server_names
 from clawplane.render.finalize import finalize
 from clawplane.render.openclaw.keys import KeyRenderer

@@ -13,10 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from clawplane.diagnostics import Diagnostic, Severity
-from clawplane.models import Channel
-from clawplane.models.channel import DmPolicy, GroupPolicy
-from clawplane.models.values import literal_text
-from clawplane.naming.channelfields import REJECTED_CHANNELS
+from clawplane.models import Channel, DmPolicy, GroupPolicy, literal_text
+from clawplane.naming import REJECTED_CHANNELS
 from clawplane.render.openclaw.agents import agent_id
 from clawplane.render.openclaw.keys import KeyRenderer
 from clawplane.render.paths import base_dir_of

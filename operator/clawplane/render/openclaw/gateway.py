@@ -6,10 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from clawplane.diagnostics import Diagnostic, Severity
-from clawplane.models import Gateway
-from clawplane.models.gateway import SkillEntry
-from clawplane.models.session import SessionConfig
-from clawplane.models.values import literal_text
+from clawplane.models import Gateway, SessionConfig, SkillEntry, literal_text
 from clawplane.render.openclaw.agents import render_tool_policy
 from clawplane.render.openclaw.keys import KeyRenderer
 from clawplane.render.paths import absolute_path

@@ -14,8 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from clawplane.models.openparts import OpenPart
-from clawplane.models.values import ValueFrom
+from clawplane.models import OpenPart, ValueFrom
 from clawplane.render.secretvalues import SecretRenderer
 from clawplane.schema.openclaw import ANY, Node, admits_secret_ref, child, items
 

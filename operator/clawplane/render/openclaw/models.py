@@ -19,8 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from clawplane.diagnostics import Diagnostic
-from clawplane.models import Gateway, ModelProvider
-from clawplane.models.values import admits_reference, literal_text
+from clawplane.models import Gateway, ModelProvider, admits_reference, literal_text
 from clawplane.render.openclaw.keys import KeyRenderer
 from clawplane.render.paths import absolute_path, base_dir_of
 from clawplane.render.secretvalues import SecretRenderer

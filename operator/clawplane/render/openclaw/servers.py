@@ -7,9 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from clawplane.diagnostics import Diagnostic, Severity
-from clawplane.models import Hosting, McpServer, Transport
-from clawplane.models.mcpserver import DEFAULT_CONNECTION_TIMEOUT_MS, DEFAULT_REQUEST_TIMEOUT_MS, ApprovalMode
-from clawplane.models.values import ValueFrom
+from clawplane.models import (
+    DEFAULT_CONNECTION_TIMEOUT_MS,
+    DEFAULT_REQUEST_TIMEOUT_MS,
+    ApprovalMode,
+    Hosting,
+    McpServer,
+    Transport,
+    ValueFrom,
+)
 from clawplane.render.finalize import finalize
 from clawplane.render.paths import absolute_path, base_dir_of
 from clawplane.render.secretvalues import SecretRenderer, Verbatim

@@ -24,14 +24,14 @@ import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.exceptions import MCPError
 
-from clawplane.runtimes.proxy.inputs import (
+from clawplane.runtimes.proxy import (
     INPUT_KEYS,
     PARK_TTL_S,
     PARKED_PER_CONSUMER,
     STATE_PREFIX,
+    Message,
     declined,
 )
-from clawplane.runtimes.proxy.wire import Message
 
 __all__ = ["AskedCall", "AskedCalls", "Outcome", "ResumeError"]
 

@@ -31,9 +31,18 @@ import anyio.abc
 from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from clawplane import __version__
-from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, Hosted, UnavailableError
-from clawplane.runtimes.proxy.mux import Link, Mux, UpstreamGoneError
-from clawplane.runtimes.proxy.wire import Message, error_response, is_request, is_response
+from clawplane.runtimes.proxy import (
+    SERVER_UNAVAILABLE,
+    Hosted,
+    Link,
+    Message,
+    Mux,
+    UnavailableError,
+    UpstreamGoneError,
+    error_response,
+    is_request,
+    is_response,
+)
 
 __all__ = ["Backend", "BackendError", "OnMessage", "OnRequest"]
 

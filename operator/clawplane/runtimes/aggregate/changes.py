@@ -22,7 +22,7 @@ from mcp.server.subscriptions import (
 
 from clawplane.runtimes.aggregate import skills as skills_ext
 from clawplane.runtimes.aggregate.sessions import Downstream, EndpointSessions, catalog_digest
-from clawplane.runtimes.proxy.wire import Message
+from clawplane.runtimes.proxy import Message
 
 __all__ = ["LIST_CHANGED", "ChangeNotices"]
 

@@ -24,9 +24,7 @@ from clawplane.runtimes.aggregate.backend import Backend, BackendError, OnReques
 from clawplane.runtimes.aggregate.changes import ChangeNotices
 from clawplane.runtimes.aggregate.sessions import Downstream
 from clawplane.runtimes.catalog import ServerTools, ToolEntry, build_server_tools
-from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE
-from clawplane.runtimes.proxy.sdkroute import DISCONNECTED_SCOPE_KEY
-from clawplane.runtimes.proxy.wire import Message
+from clawplane.runtimes.proxy import DISCONNECTED_SCOPE_KEY, SERVER_UNAVAILABLE, Message
 
 __all__ = ["MAX_LIST_PAGES", "Forwarding"]
 

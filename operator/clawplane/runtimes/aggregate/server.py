@@ -51,7 +51,7 @@ from clawplane.runtimes.aggregate.asking import AskedCalls
 from clawplane.runtimes.aggregate.natives import NativeMethods
 from clawplane.runtimes.aggregate.sessions import AGENT_SCOPE_KEY, Catalogs, Digest, Downstream
 from clawplane.runtimes.aggregate.tools import ToolMethods
-from clawplane.runtimes.proxy.hosting import HostedDirectory
+from clawplane.runtimes.proxy import HostedDirectory
 from clawplane.skills.served import ServedSkill
 
 __all__ = ["AGENT_SCOPE_KEY", "AgentEndpoint", "Catalogs"]

@@ -28,9 +28,7 @@ from clawplane.runtimes.aggregate import skills as skills_ext
 from clawplane.runtimes.aggregate.asking import AskedCalls
 from clawplane.runtimes.aggregate.backend import Backend
 from clawplane.runtimes.catalog import ServerTools, ToolEntry, ToolKind
-from clawplane.runtimes.proxy.app import PRINCIPAL_SCOPE_KEY
-from clawplane.runtimes.proxy.guard import Principal
-from clawplane.runtimes.proxy.hosting import HostedDirectory
+from clawplane.runtimes.proxy import PRINCIPAL_SCOPE_KEY, HostedDirectory, Principal
 
 __all__ = ["AGENT_SCOPE_KEY", "Catalogs", "Digest", "Downstream", "EndpointSessions", "catalog_digest"]
 

@@ -20,9 +20,9 @@ from clawplane.runtimes.aggregate.asking import Outcome, ResumeError
 from clawplane.runtimes.aggregate.backend import OnRequest
 from clawplane.runtimes.aggregate.forwarding import Forwarding
 from clawplane.runtimes.aggregate.sessions import Downstream
-from clawplane.runtimes.calls import utility_result
 from clawplane.runtimes.catalog import ToolEntry, ToolKind
-from clawplane.runtimes.proxy.inputs import STATE_PREFIX
+from clawplane.runtimes.client.calls import utility_result
+from clawplane.runtimes.proxy import STATE_PREFIX
 
 __all__ = ["ToolMethods"]
 

@@ -20,16 +20,15 @@ import anyio
 import httpx2
 
 from clawplane.models import Transport
-from clawplane.runtimes.connection import open_connection
+from clawplane.runtimes.client.connection import open_connection
+from clawplane.runtimes.client.listing import ListLimits
+from clawplane.runtimes.client.remote import HttpOptions, sse_transport, streamable_http_transport
 from clawplane.runtimes.launch import Launch
-from clawplane.runtimes.listing import ListLimits
 from clawplane.runtimes.oauth.loopback import LoopbackCallback
 from clawplane.runtimes.oauth.provider import ServerOAuth, preregistered_client
 from clawplane.runtimes.oauth.rows import CredentialRows
 from clawplane.runtimes.oauth.storage import CredentialStorage
-from clawplane.runtimes.remote import HttpOptions, sse_transport, streamable_http_transport
-from clawplane.state import StateDB
-from clawplane.state.oauth import CredentialStore
+from clawplane.state import CredentialStore, StateDB
 
 __all__ = ["LoginResult", "LogoutResult", "login", "logout", "revoke"]
 

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from clawplane.runtimes.oauth.messages import login_command
-from clawplane.state import StateDB, StateError
-from clawplane.state.oauth import Credential, CredentialStore
+from clawplane.state import Credential, CredentialStore, StateDB, StateError
 
 __all__ = ["CredentialRows", "CredentialSource", "StateDirCredentials"]
 

@@ -28,14 +28,14 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
+from clawplane.runtimes.proxy.eras.inputs import Parking
+from clawplane.runtimes.proxy.eras.legacy import LegacySession
+from clawplane.runtimes.proxy.eras.modern import handle_modern
+from clawplane.runtimes.proxy.eras.sse import invalid_id, read_body, replay_body
 from clawplane.runtimes.proxy.guard import Principal, reply
 from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, SESSION_LIMIT, Hosted, UnavailableError
-from clawplane.runtimes.proxy.inputs import Parking
 from clawplane.runtimes.proxy.ledger import RETRY_AFTER_S, SessionLedger, SessionLimitError
-from clawplane.runtimes.proxy.legacy import LegacySession
-from clawplane.runtimes.proxy.modern import handle_modern
 from clawplane.runtimes.proxy.mux import UpstreamGoneError
-from clawplane.runtimes.proxy.sse import invalid_id, read_body, replay_body
 
 __all__ = ["ServerFront"]
 

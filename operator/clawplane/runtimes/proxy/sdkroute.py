@@ -39,6 +39,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Scope, Send
 
 from clawplane.runtimes.proxy.app import PRINCIPAL_SCOPE_KEY
+from clawplane.runtimes.proxy.eras.sse import invalid_id, is_ping, read_body, replay_body
 from clawplane.runtimes.proxy.guard import Principal, reply
 from clawplane.runtimes.proxy.hosting import SESSION_LIMIT
 from clawplane.runtimes.proxy.ledger import (
@@ -48,7 +49,6 @@ from clawplane.runtimes.proxy.ledger import (
     SessionLimitError,
     SessionLimits,
 )
-from clawplane.runtimes.proxy.sse import invalid_id, is_ping, read_body, replay_body
 
 __all__ = ["DISCONNECTED_SCOPE_KEY", "SdkSessions", "serve_sdk_server"]
 

@@ -17,7 +17,7 @@ from mcp.shared.message import SessionMessage
 from mcp_types import jsonrpc_message_adapter
 from pydantic import ValidationError
 
-from clawplane.runtimes.process.child import ServerProcess
+from clawplane.runtimes.process import ServerProcess
 from clawplane.runtimes.proxy.channel import StdioChannel
 from clawplane.runtimes.proxy.mux import Link, Mux
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from clawplane.models.session import byte_size, duration_ms
+from clawplane.models import byte_size, duration_ms
 from clawplane.schema.openclaw.check import Issue
 
 PathT = tuple[str | int, ...]

@@ -16,10 +16,7 @@ from pydantic import BaseModel
 
 from clawplane.diagnostics import Diagnostic, Location, Severity
 from clawplane.loading import SourceDocument, format_path
-from clawplane.models import Channel, Gateway, McpServer, Resource
-from clawplane.models.channel import CHANNEL_TYPES
-from clawplane.models.mcpserver import ApprovalMode
-from clawplane.models.openparts import OpenPart
+from clawplane.models import CHANNEL_TYPES, ApprovalMode, Channel, Gateway, McpServer, OpenPart, Resource
 from clawplane.schema.openclaw import OPENCLAW_VERSION, config_schema, declared_keys, node_at
 from clawplane.schema.openclaw.check import Issue, check, key_hint
 from clawplane.schema.openclaw.homes import GATEWAY_CHANNEL_KEYS, OTHER_KINDS, dotted, home_path
@@ -91,7 +88,7 @@ def _codex_writes(report: _Reporter, server: McpServer) -> None:
             "openclaw.approval-mode-mapped",
             ("codex", "defaultToolsApprovalMode"),
             'OpenClaw has no approval mode "writes": openclaw.json gets "prompt" (every tool asks); '
-            "Codex's config.toml keeps \"writes\"",
+            'Codex\'s config.toml keeps "writes"',
             'use "prompt", "auto" or "approve" to say what OpenClaw does',
         )
 

@@ -28,10 +28,8 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 
-from clawplane.models import Channel, McpServer, ModelProvider, Resource
-from clawplane.models.openparts import OpenPart
-from clawplane.models.values import ValueFrom
-from clawplane.naming.envsubst import has_substitution
+from clawplane.models import Channel, McpServer, ModelProvider, OpenPart, Resource, ValueFrom
+from clawplane.naming import has_substitution
 from clawplane.schema.openclaw import (
     ANY,
     Node,

@@ -15,9 +15,7 @@ from typing import Any, NamedTuple, get_args, get_origin
 
 from pydantic import BaseModel
 
-from clawplane.models import Channel, Resource
-from clawplane.models.openparts import OpenPart
-from clawplane.models.values import ValueFrom
+from clawplane.models import Channel, OpenPart, Resource, ValueFrom
 from clawplane.naming import is_sensitive_key
 from clawplane.schema.openclaw import ANY, Node, admits_secret_ref, child, items, node_at
 from clawplane.schema.openclaw.homes import home_path

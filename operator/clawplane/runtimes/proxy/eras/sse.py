@@ -20,7 +20,7 @@ from starlette.types import Message as AsgiMessage
 from starlette.types import Receive, Scope, Send
 
 from clawplane._utils.compactjson import compact
-from clawplane.runtimes.proxy.eras import HandshakeView
+from clawplane.runtimes.proxy.eras.bridging import HandshakeView
 from clawplane.runtimes.proxy.guard import reply
 from clawplane.runtimes.proxy.wire import Message, RequestId, is_response
 

@@ -43,9 +43,7 @@ from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from clawplane._utils.compactjson import compact
-from clawplane.runtimes.proxy.guard import Principal
-from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, Hosted, UnavailableError
-from clawplane.runtimes.proxy.inputs import (
+from clawplane.runtimes.proxy.eras.inputs import (
     INPUT_KEYS,
     InputRequiredError,
     Parked,
@@ -53,8 +51,10 @@ from clawplane.runtimes.proxy.inputs import (
     answer_for,
     declined,
 )
+from clawplane.runtimes.proxy.eras.sse import read_body
+from clawplane.runtimes.proxy.guard import Principal
+from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, Hosted, UnavailableError
 from clawplane.runtimes.proxy.mux import Delivery, Link, UpstreamGoneError
-from clawplane.runtimes.proxy.sse import read_body
 from clawplane.runtimes.proxy.wire import (
     CLIENT_CAPABILITIES_META_KEY,
     SUBSCRIPTION_ID_META_KEY,

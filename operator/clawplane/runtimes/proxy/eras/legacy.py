@@ -46,13 +46,8 @@ import anyio.abc
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from starlette.types import Receive, Scope, Send
 
-from clawplane.runtimes.proxy.eras import HandshakeView
-from clawplane.runtimes.proxy.gate import CallGate
-from clawplane.runtimes.proxy.guard import Principal, reply
-from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE
-from clawplane.runtimes.proxy.ledger import Seat
-from clawplane.runtimes.proxy.mux import Mux
-from clawplane.runtimes.proxy.sse import (
+from clawplane.runtimes.proxy.eras.bridging import HandshakeView
+from clawplane.runtimes.proxy.eras.sse import (
     GET_STREAM,
     MAX_EVENTS,
     SSE_DEFER_S,
@@ -77,6 +72,11 @@ from clawplane.runtimes.proxy.sse import (
     stream_key,
     write_chunk,
 )
+from clawplane.runtimes.proxy.gate import CallGate
+from clawplane.runtimes.proxy.guard import Principal, reply
+from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE
+from clawplane.runtimes.proxy.ledger import Seat
+from clawplane.runtimes.proxy.mux import Mux
 from clawplane.runtimes.proxy.wire import Message, is_notification, is_request, is_response
 
 __all__ = [

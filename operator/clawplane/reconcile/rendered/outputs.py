@@ -20,8 +20,8 @@ from clawplane.desired import DesiredState
 from clawplane.diagnostics import Diagnostic
 from clawplane.models import Agent, Gateway, McpServer, Skill
 from clawplane.naming import ToolPolicyLayer
-from clawplane.reconcile.agentcatalog import agent_layers, catalog_rows, filter_catalog, recorded_surfaces
-from clawplane.reconcile.jsontext import IndentedJson
+from clawplane.reconcile.agents.catalog import agent_layers, catalog_rows, filter_catalog, recorded_surfaces
+from clawplane.reconcile.rendered.jsontext import IndentedJson
 from clawplane.render import (
     AgentEntries,
     RenderedChecks,
@@ -31,10 +31,9 @@ from clawplane.render import (
     render_openclaw_config,
 )
 from clawplane.render.clients import render_client_configs
-from clawplane.runtimes.catalog import merge_catalog
+from clawplane.runtimes import merge_catalog
 from clawplane.skills import INLINE_SKILLS_DIR, AgentSnapshot, GatewaySkills, Host, Placed, SkillsEngine
-from clawplane.state import ObservedState
-from clawplane.state.tokens import OPENCLAW, agent_access, agent_consumer, codex_consumer
+from clawplane.state import OPENCLAW, ObservedState, agent_access, agent_consumer, codex_consumer
 from clawplane.workspace import Workspace
 
 AuthHeader = Callable[[str, str], str | None]

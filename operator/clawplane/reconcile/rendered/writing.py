@@ -15,7 +15,7 @@ from typing import Any
 from clawplane._utils.safedir import SafeDir
 from clawplane.desired import DesiredState
 from clawplane.diagnostics import Diagnostic, Severity
-from clawplane.reconcile.outputs import OutputRenderer
+from clawplane.reconcile.rendered.outputs import OutputRenderer
 from clawplane.reconcile.statusview import RENDER_PROBLEMS_KEY
 from clawplane.render.files import open_out_dir, remove_under, write_under
 from clawplane.state import StateDB, store, tokens

@@ -29,22 +29,26 @@ import anyio
 from starlette.types import Receive, Scope, Send
 
 from clawplane.desired import DesiredState
-from clawplane.models.gateway import (
+from clawplane.models import (
     DEFAULT_ENDPOINT_MAX_SESSIONS,
     DEFAULT_ENDPOINT_SESSION_IDLE_TTL_MS,
     EndpointSessions,
     GatewayEndpoint,
 )
-from clawplane.reconcile.agentcatalog import AgentRoute, agent_routes, filter_catalog
-from clawplane.runtimes import Supervisor, ToolEntry
-from clawplane.runtimes.aggregate import AGENT_SCOPE_KEY, AgentEndpoint
-from clawplane.runtimes.catalog import ServerTools, merge_catalog
-from clawplane.runtimes.proxy import Principal, Route
-from clawplane.runtimes.proxy.ledger import SessionLimits
-from clawplane.runtimes.proxy.sdkroute import serve_sdk_server
+from clawplane.reconcile.agents.catalog import AgentRoute, agent_routes, filter_catalog
+from clawplane.runtimes import (
+    AGENT_SCOPE_KEY,
+    AgentEndpoint,
+    Principal,
+    ServerTools,
+    Supervisor,
+    ToolEntry,
+    merge_catalog,
+)
+from clawplane.runtimes.proxy import Route, SessionLimits, serve_sdk_server
 from clawplane.skills import AgentSnapshot
 from clawplane.skills.served import DigestCache, ServedSkill, served_skills
-from clawplane.state.tokens import agent_access
+from clawplane.state import agent_access
 
 __all__ = ["AGENTS_PATH", "AgentRoutes", "agent_of", "endpoint_limits", "serve_agent_endpoints"]
 

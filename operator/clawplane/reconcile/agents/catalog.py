@@ -15,11 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from clawplane.desired import DesiredState
-from clawplane.models import Agent, Gateway, McpServer
-from clawplane.models.agent import ToolPolicy
+from clawplane.models import Agent, Gateway, McpServer, ToolPolicy
 from clawplane.naming import ToolPolicyLayer, layers_for, mcp_tool_allowed
-from clawplane.runtimes import ToolEntry, ToolKind
-from clawplane.runtimes.catalog import ServerTools, ToolSpec, schema_hash
+from clawplane.runtimes import ServerTools, ToolEntry, ToolKind, ToolSpec, schema_hash
 from clawplane.state import ObservedState
 
 __all__ = [

@@ -36,14 +36,14 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from clawplane import __version__
-from clawplane.runtimes.changes import Change, ChangeFanout
+from clawplane.runtimes.client.changes import Change, ChangeFanout
+from clawplane.runtimes.client.listing import ListLimits, Page, collect_pages
 from clawplane.runtimes.errors import (
     ConnectTimeoutError,
     RequestFailedError,
     RequestTimeoutError,
     StartError,
 )
-from clawplane.runtimes.listing import ListLimits, Page, collect_pages
 
 __all__ = ["CLIENT_INFO", "Connection", "describe_error", "open_connection"]
 

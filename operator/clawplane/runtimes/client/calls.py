@@ -14,8 +14,8 @@ from typing import Any
 import mcp_types as types
 
 from clawplane.runtimes.catalog import ToolKind
-from clawplane.runtimes.connection import Connection
-from clawplane.runtimes.listing import ListLimits
+from clawplane.runtimes.client.connection import Connection
+from clawplane.runtimes.client.listing import ListLimits
 from clawplane.runtimes.status import ToolResult
 
 __all__ = ["call_tool", "run_utility", "utility_result"]
