@@ -41,6 +41,7 @@ from clawplane.models.modelprovider import (
     ModelProviderSpec,
     ProviderAuth,
 )
+from clawplane.models.observability import AuditSettings, Observability, TraceExport
 from clawplane.models.openparts import OpenPart, OpenValue
 from clawplane.models.session import SessionConfig, byte_size, duration_ms
 from clawplane.models.skill import Skill, SkillSpec
@@ -81,6 +82,7 @@ __all__ = [
     "AnyResource",
     "ApprovalMode",
     "ApprovalRule",
+    "AuditSettings",
     "Channel",
     "ChannelSpec",
     "DmPolicy",
@@ -100,6 +102,7 @@ __all__ = [
     "ModelProviderSpec",
     "OAuthIdentity",
     "ObjectMeta",
+    "Observability",
     "OpenPart",
     "OpenValue",
     "ProviderAuth",
@@ -115,6 +118,7 @@ __all__ = [
     "ToolApproval",
     "ToolFilter",
     "ToolPolicy",
+    "TraceExport",
     "Transport",
     "ValueFrom",
     "ValueSource",

@@ -15,6 +15,7 @@ from pydantic import Field, StringConstraints
 
 from clawplane.models.agent import ModelChoice, SkillName, ToolPolicy
 from clawplane.models.base import Model, NonEmptyStr, Resource
+from clawplane.models.observability import Observability
 from clawplane.models.openparts import OpenPart, OpenValue, deep_merged, openclaw_view
 from clawplane.models.session import ModelsConfig, SessionConfig
 from clawplane.models.values import SecretValue
@@ -233,7 +234,9 @@ class OsPlatform(enum.StrEnum):
 class GatewaySpec(OpenPart):
     """Folder-wide settings, and every top-level section of OpenClaw's config by its own name."""
 
-    OWN: ClassVar[frozenset[str]] = frozenset({"endpoint", "allowedPaths", "config", "configUnchecked"})
+    OWN: ClassVar[frozenset[str]] = frozenset(
+        {"endpoint", "observability", "allowedPaths", "config", "configUnchecked"}
+    )
 
     skills: SkillsConfig = Field(default_factory=SkillsConfig)
     """Skill discovery and gating."""
@@ -251,6 +254,8 @@ class GatewaySpec(OpenPart):
     """Session policy: DM/group scoping, resets, send policy, thread bindings, maintenance."""
     endpoint: GatewayEndpoint = Field(default_factory=GatewayEndpoint)
     """Local endpoint for hosted MCP servers."""
+    observability: Observability = Field(default_factory=Observability)
+    """clawplane's own traces and audit trail of tool calls (not OpenClaw's ``diagnostics.otel``)."""
     approvals: ApprovalsConfig = Field(default_factory=ApprovalsConfig)
     """Plan approvals: changes held until someone approves them."""
     secrets: GatewaySecrets = Field(default_factory=GatewaySecrets)

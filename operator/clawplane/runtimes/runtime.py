@@ -56,6 +56,7 @@ from clawplane.runtimes.sessionloop import SessionLoop
 from clawplane.runtimes.settings import RuntimeSettings
 from clawplane.runtimes.status import EventKind, Phase, RuntimeEvent, RuntimeStatus, ToolResult
 from clawplane.secrets import ResolvedSecrets
+from clawplane.telemetry import CallSite, CallTelemetry
 
 __all__ = ["ServerRuntime"]
 
@@ -266,6 +267,25 @@ class ServerRuntime(SessionLoop):
         """Whether the declared ``toolFilter`` lets clients of the hosted endpoint see ``tool``."""
         flt = self.spec.tool_filter
         return flt is None or is_tool_allowed(tool, include=flt.include, exclude=flt.exclude)
+
+    @property
+    def telemetry(self) -> CallTelemetry | None:
+        """Where the proxy reports this server's traffic (``RuntimeSettings.telemetry``)."""
+        return self.settings.telemetry
+
+    def call_site(
+        self, endpoint: str, consumer: str, *, agent: str | None = None, session: str | None = None,
+        revision: str | None = None,
+    ) -> CallSite:
+        """Where a party's requests come from: tool names this server lists are metric labels, and
+        error messages pass this server's redactor."""
+        return CallSite(
+            endpoint, self.name, consumer, agent=agent, session=session, revision=revision,
+            known_tool=self._lists_tool, redact=self._redact_text,
+        )  # fmt: skip
+
+    def _lists_tool(self, tool: str) -> bool:
+        return any(t.name == tool for t in self._tools.tools)
 
     def tool_input_schema(self, tool: str) -> Mapping[str, Any] | None:
         """A tool's input schema as a fresh session lists it."""

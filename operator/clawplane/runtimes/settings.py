@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from clawplane.runtimes.oauth import CredentialSource
+    from clawplane.telemetry import CallTelemetry
 
 __all__ = ["RuntimeSettings"]
 
@@ -77,6 +78,8 @@ class RuntimeSettings:
     credentials: CredentialSource | None = None
     """Where ``auth: oauth`` servers' logins are read and refreshed tokens written back, when not
     the state directory (the Kubernetes operator: a Secret per server)."""
+    telemetry: CallTelemetry | None = None
+    """Where the proxy reports every request it carries (metrics, charts, the audit trail; None: off)."""
     max_starting: int | None = None
     """How many stdio servers may be starting (spawned, not yet ready) at once; the others wait
     their turn (``runtimes.process.starts``). None: four per core, at least eight."""

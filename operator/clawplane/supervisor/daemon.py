@@ -57,6 +57,7 @@ from clawplane.supervisor.processes import (
     mark_runtimes_stopped,
     release_generation,
 )
+from clawplane.telemetry import CallMetrics, CallSeries, CallTelemetry
 from clawplane.workspace import (
     ProtocolError,
     Shutdown,
@@ -239,6 +240,8 @@ async def _supervise(
                 shutdown.set()
 
     metrics = LoopMetrics()
+    # Every request the endpoint carries: counted on /metrics, charted on the dashboard.
+    telemetry = CallTelemetry([CallMetrics(metrics.registry), CallSeries()])
     loop_ref: list[ReconcileLoop] = []
 
     surface_changed = [anyio.Event()]
@@ -277,7 +280,10 @@ async def _supervise(
                 sock=choice.sock,
                 # Remote auth: oauth servers use the logins stored beside the state database.
                 settings=replace(
-                    options.settings or RuntimeSettings(), state_dir=ws.state_dir, folder=ws.folder
+                    options.settings or RuntimeSettings(),
+                    state_dir=ws.state_dir,
+                    folder=ws.folder,
+                    telemetry=telemetry,
                 ),
                 on_event=on_event,
             )

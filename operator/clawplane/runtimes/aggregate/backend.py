@@ -81,9 +81,12 @@ class Backend:
         *,
         caller: str = "",
         endpoint: str = "",
+        agent: str | None = None,
         on_notice: OnNotice | None = None,
     ) -> None:
         self.hosted = hosted
+        self.agent = agent
+        """The agent whose endpoint this session serves (telemetry records its calls as the agent's)."""
         self.label = label
         self.caller = caller
         """The consumer whose calls these are (the server's ``toolApproval`` gate holds them as its)."""
@@ -200,7 +203,11 @@ class Backend:
             raise BackendError(SERVER_UNAVAILABLE, f'MCP server "{self.hosted.name}" is not connected')
         try:
             gate = self.hosted.call_gate(self.caller, endpoint=self.endpoint or None)
-            link = mux.open_link(self.label, tool_allowed=self.hosted.tool_allowed, gate=gate)
+            telemetry = self.hosted.telemetry
+            site = self.hosted.call_site("agent", self.caller, agent=self.agent) if telemetry else None
+            link = mux.open_link(
+                self.label, tool_allowed=self.hosted.tool_allowed, gate=gate, site=site, telemetry=telemetry
+            )
         except UpstreamGoneError as exc:
             raise BackendError(SERVER_UNAVAILABLE, f'MCP server "{self.hosted.name}": {exc}') from None
         msg: Message = {"jsonrpc": "2.0", "id": 1, "method": method}
@@ -265,6 +272,7 @@ async def open_backend(
     *,
     caller: str = "",
     endpoint: str = "",
+    agent: str | None = None,
     on_notice: OnNotice | None = None,
 ) -> Backend:
     """Start a ``Backend`` in ``tg`` and wait for its handshake.
@@ -272,7 +280,7 @@ async def open_backend(
     Raises:
         BackendError: The server is not ready, could not start, or did not hand-shake.
     """
-    backend = Backend(hosted, label, caller=caller, endpoint=endpoint, on_notice=on_notice)
+    backend = Backend(hosted, label, caller=caller, endpoint=endpoint, agent=agent, on_notice=on_notice)
     try:
         await tg.start(backend.run)
     except UnavailableError as exc:

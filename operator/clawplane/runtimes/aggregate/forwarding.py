@@ -93,6 +93,7 @@ class Forwarding(ChangeNotices):
                 f"{downstream.consumer} via {where}",
                 caller=downstream.consumer,
                 endpoint=where,
+                agent=downstream.agent,
                 on_notice=lambda msg: self._notice(downstream, msg),
             )
             if downstream.log_level is not None:

@@ -158,6 +158,8 @@ class ServerFront:
                 connect_timeout=policy.connect_timeout,
                 tool_allowed=self.hosted.tool_allowed,
                 gate=self.hosted.call_gate(principal.consumer),
+                site=self.hosted.call_site("hosted", principal.consumer),
+                telemetry=self.hosted.telemetry,
             )
             found.append(session)
             try:

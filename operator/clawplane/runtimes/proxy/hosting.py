@@ -21,6 +21,7 @@ from clawplane.models import SessionMode
 from clawplane.runtimes.proxy.gate import CallGate
 from clawplane.runtimes.proxy.ledger import DEFAULT_IDLE_TTL_S, DEFAULT_MAX_SESSIONS, SessionLimits
 from clawplane.runtimes.proxy.mux import Mux
+from clawplane.telemetry import CallSite, CallTelemetry
 
 __all__ = [
     "SERVER_UNAVAILABLE",
@@ -128,6 +129,18 @@ class Hosted(Protocol):
 
     def sessions_changed(self, count: int) -> None:
         """The proxy now holds ``count`` client sessions of this server."""
+        ...
+
+    @property
+    def telemetry(self) -> CallTelemetry | None:
+        """Where the proxy reports the requests it carries to this server (None: nowhere)."""
+        ...
+
+    def call_site(
+        self, endpoint: str, consumer: str, *, agent: str | None = None, session: str | None = None,
+        revision: str | None = None,
+    ) -> CallSite:
+        """Where a party's requests to this server come from, as ``telemetry`` records them."""
         ...
 
     def session_evicted(self) -> None:

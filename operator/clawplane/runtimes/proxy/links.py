@@ -6,7 +6,7 @@ and messages helpers here are the ones the mux rewrites traffic with.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +15,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from clawplane.runtimes.proxy.gate import CallGate, Departure
 from clawplane.runtimes.proxy.wire import Message, RequestId
+from clawplane.telemetry import Call, CallSite, CallTelemetry, Outcome
 
 if TYPE_CHECKING:
     from clawplane.runtimes.proxy.mux import Mux
@@ -82,10 +83,38 @@ class Link:
     pending: dict[Key, int] = field(default_factory=dict)  # downstream id → upstream id
     holds: dict[Key, anyio.CancelScope] = field(default_factory=dict)  # downstream id → its wait
     departures: dict[Key, Departure] = field(default_factory=dict)  # downstream id → its caller's leaving
+    site: CallSite | None = None
+    """Where this party's requests come from, for telemetry (None: they are not observed)."""
+    telemetry: CallTelemetry | None = None
+    calls: dict[Key, Call] = field(default_factory=dict)  # downstream id → the call observed
+    continues: Callable[[Message], bool] | None = None
+    """Whether an answer is one after which its call goes on in another form (a view over the link
+    asks again, as ``eras.bridging`` does for a server that refuses the handshake)."""
 
-    async def send(self, msg: Message) -> None:
-        """Send a message from this party to the server."""
-        await self.mux._from_link(self, msg)
+    async def send(self, msg: Message, *, size: int = 0, headers: Mapping[str, str] | None = None) -> None:
+        """Send a message from this party to the server (``size`` bytes on the wire, and the HTTP
+        ``headers`` it came with: telemetry's only)."""
+        await self.mux._from_link(self, msg, size, headers)
+
+    def observe(self, msg: Message, size: int, headers: Mapping[str, str] | None) -> Call | None:
+        """Start observing client request ``msg`` (None: this party is not observed)."""
+        if self.telemetry is None or self.site is None:
+            return None
+        key = request_key(msg["id"])
+        going = self.calls.get(key)
+        if going is not None:  # the same call again, with the client's input (MRTR): it goes on
+            return going
+        call = self.telemetry.begin(self.site, msg, size=size, headers=headers)
+        if call is not None:
+            self.calls[key] = call
+        return call
+
+    def abandon(self, request_id: Any, outcome: Outcome) -> None:
+        """The observed call ``request_id`` ends unanswered (cancelled, or its caller left)."""
+        if self.calls and isinstance(request_id, int | str):
+            call = self.calls.pop(request_key(request_id), None)
+            if call is not None:
+                call.finish(None, outcome)
 
     async def receive(self) -> Delivery:
         """The next message for this party; ``anyio.EndOfStream`` once the link is closed."""
@@ -116,6 +145,8 @@ class Link:
     def _deliver(self, delivery: Delivery) -> None:
         if self.closed.is_set():
             return
+        if self.calls and "method" not in delivery.message:
+            self._answered(delivery.message)
         try:
             self._send.send_nowait(delivery)
         except anyio.WouldBlock:
@@ -124,11 +155,26 @@ class Link:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._end("the client went away")
 
+    def _answered(self, msg: Message) -> None:
+        answered = msg.get("id")
+        if not isinstance(answered, int | str):
+            return
+        result = msg.get("result")
+        if isinstance(result, dict) and result.get("resultType") == "input_required":
+            return  # the call waits for its client's input and is asked again under the same id
+        if self.continues is not None and self.continues(msg):
+            return
+        call = self.calls.pop(request_key(answered), None)
+        if call is not None:
+            call.finish(msg)
+
     def _end(self, reason: str) -> None:
         if not self.closed.is_set():
             self.reason = reason
             self.closed.set()
             self._send.close()
+        while self.calls:
+            self.calls.popitem()[1].finish(None, Outcome.CANCELLED)
 
 
 

@@ -38,7 +38,7 @@ from __future__ import annotations
 import copy
 import itertools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -70,6 +70,7 @@ from clawplane.runtimes.proxy.wire import (
     params_of,
     progress_token,
 )
+from clawplane.telemetry import CallSite, CallTelemetry, Outcome
 
 __all__ = ["Delivery", "Link", "Mux", "UpstreamGoneError"]
 
@@ -119,12 +120,15 @@ class Mux:
         priority: int = 1,
         tool_allowed: Callable[[str], bool] | None = None,
         gate: CallGate | None = None,
+        site: CallSite | None = None,
+        telemetry: CallTelemetry | None = None,
     ) -> Link:
-        """A new party; lower ``priority`` parties get server requests only when no other is busy."""
+        """A new party; lower ``priority`` parties get server requests only when no other is busy.
+        Its requests are reported to ``telemetry`` as coming from ``site``, when both are given."""
         if self.gone is not None:
             raise UpstreamGoneError(self.gone)
         send, receive = anyio.create_memory_object_stream[Delivery](_LINK_BUFFER)
-        link = Link(self, label, priority, send, receive, tool_allowed, gate)
+        link = Link(self, label, priority, send, receive, tool_allowed, gate, site=site, telemetry=telemetry)
         self._links.append(link)
         return link
 
@@ -166,7 +170,11 @@ class Mux:
             await self._write(msg)
 
     # -- downstream → upstream -------------------------------------------------------------
-    async def _from_link(self, link: Link, msg: Message) -> None:
+    async def _from_link(
+        self, link: Link, msg: Message, size: int = 0, headers: Mapping[str, str] | None = None
+    ) -> None:
+        if link.telemetry is not None and is_request(msg):
+            link.observe(msg, size, headers)  # answered through the link's deliveries, whoever answers
         if self.gone is not None:
             if is_request(msg):
                 link._deliver(Delivery(self._gone_error(msg["id"])))
@@ -191,7 +199,7 @@ class Mux:
         if method == "tools/call" and link.tool_allowed is not None:
             tool = params.get("name")
             if isinstance(tool, str) and not link.tool_allowed(tool.strip()):
-                link._deliver(Delivery(error_response(msg["id"], INVALID_PARAMS, f"Unknown tool: {tool}")))
+                self._refuse(link, error_response(msg["id"], INVALID_PARAMS, f"Unknown tool: {tool}"))
                 return
         if method == "tools/call" and link.gate is not None and isinstance(params.get("name"), str):
             arguments = params.get("arguments")
@@ -218,9 +226,20 @@ class Mux:
             out, pending.token = self._claim_token(out, token, upstream_id)
         self._pending[upstream_id] = pending
         link.pending[request_key(msg["id"])] = upstream_id
+        observed = link.calls.get(request_key(msg["id"])) if link.calls else None
+        if observed is not None:
+            observed.forwarded()
         if method == "initialize" and self.share_initialize and self._initializing is None:
             self._initializing = anyio.Event()
         await self._write(out)
+
+    @staticmethod
+    def _refuse(link: Link, answer: Message) -> None:
+        """Answer a request the proxy does not forward (a filtered tool, a refused approval)."""
+        call = link.calls.pop(request_key(answer["id"]), None) if link.calls else None
+        if call is not None:
+            call.finish(answer, Outcome.REFUSED)
+        link._deliver(Delivery(answer))
 
     def _hold(self, link: Link, msg: Message, call: GatedCall) -> None:
         key = request_key(msg["id"])
@@ -247,6 +266,9 @@ class Mux:
                                    request_id))  # fmt: skip
 
         verdict = None
+        observed = link.calls.get(request_key(request_id)) if link.calls else None
+        if observed is not None:
+            observed.holding()
         try:
             with scope:
                 verdict = await link.gate.gate.hold(call, progress)
@@ -258,10 +280,14 @@ class Mux:
         finally:
             link.holds.pop(request_key(request_id), None)
             link.departures.pop(request_key(request_id), None)
+        if observed is not None:
+            answer = "withdrawn" if verdict is None else "approved" if verdict.proceed else "refused"
+            observed.released(answer)
         if verdict is None or link.closed.is_set():
+            link.abandon(request_id, Outcome.CANCELLED)
             return  # withdrawn: cancelled by the caller, or the caller went away
         if not verdict.proceed:
-            link._deliver(Delivery(refusal_result(request_id, verdict)))
+            self._refuse(link, refusal_result(request_id, verdict))
         elif self.gone is not None:
             link._deliver(Delivery(self._gone_error(request_id)))
         else:
@@ -325,6 +351,7 @@ class Mux:
             pending = self._pending.get(upstream_id)
             if pending is not None:
                 pending.cancelled = True
+            link.abandon(request_id, Outcome.CANCELLED)
             msg = dict(msg, params=dict(params, requestId=upstream_id))
         await self._write(msg)
 

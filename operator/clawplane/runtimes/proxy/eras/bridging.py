@@ -20,7 +20,7 @@ on the client's behalf:
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -74,6 +74,18 @@ class HandshakeView:
         self._rounds: dict[Key, _Round] = {}  # request id → its input round
         self._asked: dict[Key, Key] = {}  # our server→client request id → the call it asks for
         self._ids = itertools.count(1)
+        link.continues = self._continues
+
+    def _continues(self, msg: Message) -> bool:
+        """A refused ``initialize`` is asked again as ``server/discover``: the call goes on."""
+        init = self._initialize
+        return (
+            not self.modern
+            and init is not None
+            and isinstance(msg.get("id"), int | str)
+            and _key(msg["id"]) == _key(init["id"])
+            and _refused(msg)
+        )
 
     @property
     def reason(self) -> str | None:
@@ -89,11 +101,13 @@ class HandshakeView:
         await self.link.aclose()
 
     # -- client → server -------------------------------------------------------------------
-    async def send(self, msg: Message) -> None:
-        """A message of the client, for the server."""
+    async def send(self, msg: Message, *, size: int = 0, headers: Mapping[str, str] | None = None) -> None:
+        """A message of the client, for the server (``size`` and ``headers``: see ``Link.send``)."""
         if is_request(msg) and msg.get("method") == "initialize" and self._initialize is None:
             self._initialize = msg
             self._capabilities = params_of(msg).get("capabilities") or {}
+        if is_request(msg) and self.link.telemetry is not None:
+            self.link.observe(msg, size, headers)  # as the client asked it, whatever it becomes upstream
         if not self.modern:
             await self.link.send(msg)
             return

@@ -70,6 +70,7 @@ from clawplane.runtimes.proxy.eras.sse import (
     read_body,
     sse_event,
     stream_key,
+    trace_headers,
     write_chunk,
 )
 from clawplane.runtimes.proxy.gate import CallGate
@@ -78,6 +79,7 @@ from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE
 from clawplane.runtimes.proxy.ledger import Seat
 from clawplane.runtimes.proxy.mux import Mux
 from clawplane.runtimes.proxy.wire import Message, is_notification, is_request, is_response
+from clawplane.telemetry import CallSite, CallTelemetry
 
 __all__ = [
     "BATCH_REVISION",
@@ -109,8 +111,14 @@ class LegacySession(StreamStore):
         connect_timeout: float | None = None,
         tool_allowed: Callable[[str], bool] | None = None,
         gate: CallGate | None = None,
+        site: CallSite | None = None,
+        telemetry: CallTelemetry | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex
+        self._site = site
+        if site is not None:
+            site.session = self.id
+        self._telemetry = telemetry
         self.server = server
         self.principal = principal
         self.protocol_version: str | None = None
@@ -137,7 +145,10 @@ class LegacySession(StreamStore):
             async with self._upstream as mux:
                 # A server that refuses the handshake is spoken to in 2026-07-28 for the client (eras).
                 link = self._link = HandshakeView(
-                    mux.open_link(f"session {self.id[:8]}", tool_allowed=self._tool_allowed, gate=self._gate)
+                    mux.open_link(
+                        f"session {self.id[:8]}", tool_allowed=self._tool_allowed, gate=self._gate,
+                        site=self._site, telemetry=self._telemetry,
+                    )
                 )
                 try:
                     with anyio.CancelScope() as self._scope:
@@ -210,6 +221,8 @@ class LegacySession(StreamStore):
             version = result.get("protocolVersion")
             if isinstance(version, str):
                 self.protocol_version = version
+                if self._site is not None:
+                    self._site.revision = version
 
     # -- client → upstream -------------------------------------------------------------------
     async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -271,7 +284,7 @@ class LegacySession(StreamStore):
             await send({"type": "http.response.start", "status": 202, "headers": [self._sid]})
             await send({"type": "http.response.body", "body": b""})
             return
-        await self._request(decoded, link, receive, send)
+        await self._request(decoded, link, receive, send, len(body), scope)
 
     async def _after_notification(self, msg: Message) -> None:
         if is_notification(msg) and msg.get("method") == "notifications/cancelled":
@@ -283,7 +296,10 @@ class LegacySession(StreamStore):
                 if stream.send is not None:
                     stream.send.close()
 
-    async def _request(self, msg: Message, link: HandshakeView, receive: Receive, send: Send) -> None:
+    async def _request(
+        self, msg: Message, link: HandshakeView, receive: Receive, send: Send, size: int = 0,
+        scope: Scope | None = None,
+    ) -> None:
         key = stream_key(msg["id"])
         stream = self._streams[key] = Stream()
         # Not subscripted: a subscripted generic costs a typing call on every request.
@@ -298,7 +314,10 @@ class LegacySession(StreamStore):
         opening = msg.get("method") == "initialize" and self.protocol_version is None
         deadline = anyio.current_time() + self._connect_timeout if opening and self._connect_timeout else None
         try:
-            await link.send(msg)
+            if self._telemetry is not None and scope is not None:
+                await link.send(msg, size=size, headers=trace_headers(scope))
+            else:
+                await link.send(msg)
             answered = await self._answer(key, stream, receiver, receive, send, priming, deadline)
             if not answered:
                 self.terminate(f"the server did not answer initialize within {self._connect_timeout:g} s")

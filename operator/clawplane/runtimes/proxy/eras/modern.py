@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 import anyio
@@ -66,6 +67,7 @@ from clawplane.runtimes.proxy.wire import (
     meta_of,
     params_of,
 )
+from clawplane.telemetry import TRACE_KEYS
 
 __all__ = ["SSE_DEFER_S", "handle_modern"]
 
@@ -207,7 +209,22 @@ async def handle_modern(
     except InputRequiredError as exc:
         await _json(send, error_response(decoded["id"], INVALID_PARAMS, str(exc)))
         return
-    await _forward(hosted, decoded, receive, send, principal, parking, parked)
+    wire = _Wire(len(body), request.headers.get(MCP_PROTOCOL_VERSION_HEADER), trace_context(request.headers))
+    await _forward(hosted, decoded, receive, send, principal, parking, parked, wire)
+
+
+@dataclass(frozen=True, slots=True)
+class _Wire:
+    """What telemetry records of the HTTP request a call came in."""
+
+    size: int
+    revision: str | None
+    trace: dict[str, str]
+
+
+def trace_context(headers: Mapping[str, str]) -> dict[str, str]:
+    """The W3C trace context headers among ``headers``."""
+    return {key: value for key in TRACE_KEYS if (value := headers.get(key)) is not None}
 
 
 def _is_request(decoded: Any) -> bool:
@@ -244,12 +261,18 @@ async def _forward(
     principal: Principal,
     parking: Parking,
     parked: Parked | None,
+    wire: _Wire,
 ) -> None:
     if parked is None:
         gate = hosted.call_gate(principal.consumer)
+        telemetry = hosted.telemetry
+        site = hosted.call_site("hosted", principal.consumer, revision=wire.revision) if telemetry else None
         try:
             mux = await hosted.primary()
-            link = mux.open_link(f"request {decoded['id']!r}", tool_allowed=hosted.tool_allowed, gate=gate)
+            link = mux.open_link(
+                f"request {decoded['id']!r}", tool_allowed=hosted.tool_allowed, gate=gate, site=site,
+                telemetry=telemetry,
+            )  # fmt: skip
         except (UnavailableError, UpstreamGoneError) as exc:
             await _json(send, error_response(decoded["id"], SERVER_UNAVAILABLE, str(exc)), 503)
             return
@@ -277,7 +300,7 @@ async def _forward(
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(_watch_disconnect, receive, tg.cancel_scope)
-            await link.send(first)
+            await link.send(first, size=wire.size, headers=wire.trace)
             waiting = await _answer(link, decoded["id"], str(decoded["method"]), send, ask)
             tg.cancel_scope.cancel()
     finally:

@@ -111,6 +111,18 @@ def header(scope: Scope, name: bytes) -> str:
     return ""
 
 
+_TRACE_HEADERS = (b"traceparent", b"tracestate")
+
+
+def trace_headers(scope: Scope) -> dict[str, str]:
+    """The request's W3C trace context headers (``traceparent``, ``tracestate``), for telemetry."""
+    return {
+        key.decode(): value.decode("latin-1")
+        for key, value in scope.get("headers", ())
+        if key in _TRACE_HEADERS
+    }
+
+
 def accepts(scope: Scope) -> tuple[bool, bool]:
     """Whether the client accepts JSON, and whether it accepts SSE."""
     accept = header(scope, b"accept").lower()
@@ -273,7 +285,6 @@ class StreamStore:
         while len(self._events) > MAX_EVENTS:
             self._events.popitem(last=False)
         return self._event_ids
-
 
     def _leaving(self, key: StreamKey, stream: Stream) -> Callable[[], None]:
         """What the client reading ``key``'s stream leaving means: a call still held for an approval

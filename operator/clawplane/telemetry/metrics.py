@@ -1,0 +1,112 @@
+"""Prometheus metrics of MCP traffic: per server, method, tool and outcome, with bounded labels.
+
+A label value is a time series for as long as the process lives, so nothing a client chooses
+freely becomes one: a method outside MCP's own is ``_other``, a tool the server does not list is
+``_unknown``, and past ``MAX_TOOLS_PER_SERVER`` distinct tools a server's further ones are
+``_other``. Consumers, sessions, arguments and resource URIs are never labels.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from clawplane.telemetry.calls import Call, CallRecord
+
+__all__ = ["MAX_TOOLS_PER_SERVER", "METHODS", "CallMetrics", "bounded_method"]
+
+MAX_TOOLS_PER_SERVER = 256
+METHODS = frozenset(
+    {
+        "initialize", "ping", "server/discover", "tools/list", "tools/call", "resources/list",
+        "resources/templates/list", "resources/read", "resources/subscribe", "resources/unsubscribe",
+        "prompts/list", "prompts/get", "completion/complete", "logging/setLevel", "subscriptions/listen",
+        "tasks/get", "tasks/list", "tasks/result", "tasks/cancel", "skills/list",
+    }
+)  # fmt: skip
+"""The request methods of MCP's revisions; anything else is counted as ``_other``."""
+# Seconds: a cached answer takes a millisecond, a tool that browses or builds takes minutes.
+DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+WAIT_BUCKETS = (0.1, 0.5, 1, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
+
+
+def bounded_method(method: str) -> str:
+    """``method`` when it is one of MCP's, else ``_other``."""
+    return method if method in METHODS else "_other"
+
+
+class CallMetrics:
+    """A ``CallSink`` that counts and times requests in ``registry``."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.requests = Histogram(
+            "clawplane_mcp_request_duration_seconds",
+            "MCP requests through clawplane's endpoints, by how long they took until answered "
+            "(the _count series counts them)",
+            ["endpoint", "server", "method", "tool", "outcome"],
+            buckets=DURATION_BUCKETS,
+            registry=registry,
+        )
+        self.holds = Counter(
+            "clawplane_approval_holds",
+            "Tool calls held for an approval, by how the wait ended",
+            ["server", "verdict"],
+            registry=registry,
+        )
+        self.waits = Histogram(
+            "clawplane_approval_wait_seconds",
+            "How long held tool calls waited for their answer",
+            ["server"],
+            buckets=WAIT_BUCKETS,
+            registry=registry,
+        )
+        self.errors = Counter(
+            "clawplane_mcp_request_errors",
+            "MCP requests that ended in a JSON-RPC error, by its code (codes outside the JSON-RPC and "
+            "MCP bands are counted as other)",
+            ["server", "method", "code"],
+            registry=registry,
+        )
+        self._tools: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def _tool(self, call: Call) -> str:
+        name = call.target
+        if call.method != "tools/call" or name is None:
+            return ""
+        known = call.site.known_tool
+        if known is not None and not known(name):
+            return "_unknown"
+        with self._lock:
+            seen = self._tools.setdefault(call.site.server, set())
+            if name not in seen:
+                if len(seen) >= MAX_TOOLS_PER_SERVER:
+                    return "_other"
+                seen.add(name)
+        return name
+
+    def begin(self, call: Call) -> None:
+        """Nothing to count until the call ends."""
+
+    def forwarded(self, call: Call) -> None:
+        """Nothing to record."""
+
+    def held(self, call: Call) -> None:
+        """Counted when the wait ends."""
+
+    def released(self, call: Call, verdict: str) -> None:
+        """Count one approval wait and its length."""
+        self.holds.labels(call.site.server, verdict).inc()
+        self.waits.labels(call.site.server).observe(call.held_s)
+
+    def finished(self, call: Call, record: CallRecord) -> None:
+        """Count and time one request."""
+        method = bounded_method(record.method)
+        self.requests.labels(
+            record.endpoint, record.server, method, self._tool(call), record.outcome.value
+        ).observe(record.duration_s)
+        if record.error_code is not None:
+            code = record.error_code
+            known = -32768 <= code <= -32000
+            self.errors.labels(record.server, method, str(code) if known else "other").inc()

@@ -1,0 +1,10 @@
+"""Telemetry tests run real fixture servers behind the real proxy, on asyncio."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
