@@ -40,6 +40,8 @@ async def control_endpoint(ctx: SupervisorContext) -> AsyncIterator[None]:
         limits=lambda: endpoint_limits(applied.endpoint.control_sessions),
         total_setting="Gateway spec.endpoint.controlSessions.maxSessions",
         share_setting="Gateway spec.endpoint.controlSessions.maxSessionsPerConsumer",
+        telemetry=ctx.backend.supervisor.settings.telemetry,
+        endpoint="control",
     )
     async with served as app, anyio.create_task_group() as tg:
         tg.start_soon(server.run_updates)

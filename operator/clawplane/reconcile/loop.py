@@ -310,6 +310,8 @@ class ReconcileLoop:
         self._note_held(held.decision)
         ctx = self._context(planned.desired)
         plan = planned.plan
+        if self.metrics is not None:
+            self.metrics.plan_actions.set(len(plan.actionable))
         if not plan.has_changes:
             oversight.sources.remember(planned.validation)
             self.state.refused = None
@@ -341,6 +343,8 @@ class ReconcileLoop:
             self.trigger("retry")
             return PassOutcome.RETRY
         self.state.errors = {k: v for k, v in result.results.items() if v != "ok"}
+        if self.metrics is not None:
+            self.metrics.count_repairs(plan, result.results)
         oversight.sources.remember(planned.validation)
         released = {h.change.key for h in held.decision.released}
         if released and all(result.results.get(key) == "ok" for key in released):

@@ -11,7 +11,7 @@ probes answer only ``ok``/``ready`` and need none.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -24,8 +24,19 @@ from prometheus_client import (
     generate_latest,
 )
 
+from clawplane.planning import Plan, ReasonCode
 from clawplane.runtimes import RequestGuard
 from clawplane.state import ObservedState
+
+DRIFT_REASONS = frozenset(
+    {
+        ReasonCode.RUNTIME_MISSING,
+        ReasonCode.RUNTIME_CRASHED,
+        ReasonCode.RUNTIME_PAUSED_EXPIRED,
+        ReasonCode.TOOLS_DRIFTED,
+    }
+)
+"""Reasons that say the world moved while the folder did not: acting on them repairs drift."""
 
 
 class LoopMetrics:
@@ -67,9 +78,26 @@ class LoopMetrics:
             registry=r,
         )
         self.folder_valid = Gauge("clawplane_folder_valid", "1 when the folder validates, else 0", registry=r)
+        self.plan_actions = Gauge(
+            "clawplane_plan_actions", "Actions the last reconcile pass planned (0: in sync)", registry=r
+        )
+        self.drift_repairs = Counter(
+            "clawplane_drift_repairs",
+            "Actions carried out because the world moved while the folder did not (a runtime missing or "
+            "crashed, a pause expired, tools drifted upstream), by that reason",
+            ["reason"],
+            registry=r,
+        )
         self.degraded = Gauge(
             "clawplane_degraded", "1 while writing it (loop.json, state, outputs) fails", ["what"], registry=r
         )
+
+    def count_repairs(self, plan: Plan, results: Mapping[str, str]) -> None:
+        """Count the actions done (``results``: ``ok``) because the world moved (``DRIFT_REASONS``)."""
+        for change in plan.actionable:
+            if results.get(change.key) == "ok":
+                for code in {r.code for r in change.reasons} & DRIFT_REASONS:
+                    self.drift_repairs.labels(reason=code.value).inc()
 
     def set_degraded(self, degraded: dict[str, str]) -> None:
         """Mirror what cannot be written right now."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
+from prometheus_client import CollectorRegistry, make_asgi_app
 from starlette.types import ASGIApp
 
 from clawplane.models import (
@@ -35,6 +36,7 @@ from clawplane.runtimes.proxy import (
     Principal,
     ReplicaRouter,
     RequestGuard,
+    Route,
     TokenTable,
     bind,
     replica_tag,
@@ -42,10 +44,12 @@ from clawplane.runtimes.proxy import (
 from clawplane.runtimes.settings import RuntimeSettings
 from clawplane.runtimes.status import Phase, RuntimeStatus
 from clawplane.runtimes.supervisor import Supervisor
+from clawplane.telemetry import CallMetrics, CallTelemetry
 
 __all__ = ["BridgeOptions", "BridgeOutcome", "run_bridge"]
 
 _REAP_SECONDS = 1.0
+METRICS_PATH = "/metrics"
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +145,8 @@ async def run_bridge(
 ) -> BridgeOutcome:
     """Serve ``command`` until its primary process exits; returns how it ended.
 
+    ``/metrics`` on the same port (behind the same token) counts the requests it carries.
+
     ``on_ready`` is called with the endpoint once the socket listens, ``on_server_ready``
     once the server has listed its tools.
 
@@ -159,12 +165,17 @@ async def run_bridge(
         tool_approval=options.tool_approval,
         tool_filter=options.tool_filter,
     )
-    settings = replace(options.settings, max_restarts=0, inherit_environment=True)
+    # Its own registry: /metrics on the bridge's port (same token) counts what it carries, under
+    # the names the folder supervisor uses, so one dashboard reads both.
+    registry = CollectorRegistry(auto_describe=True)
+    telemetry = options.settings.telemetry or CallTelemetry([CallMetrics(registry)])
+    settings = replace(options.settings, max_restarts=0, inherit_environment=True, telemetry=telemetry)
     sock = bind(options.host, options.port)  # before anything starts: a busy port fails fast and plainly
     watch_children_with_pidfds()  # the bridge process runs this one loop
     async with Supervisor(settings=settings) as supervisor:
         guard = _guard(options, server)
         endpoint = await supervisor.expose(guard, default=server, sock=sock)
+        supervisor.mount(METRICS_PATH, Route(make_asgi_app(registry=registry), lambda _who, rest: not rest))
         router = _router(options, endpoint)
         if router is not None:
             supervisor.wrap_endpoint(router.wrapping)

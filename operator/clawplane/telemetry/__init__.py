@@ -8,7 +8,7 @@ database: the layers above hand in what they see.
 """
 
 from clawplane.telemetry.calls import TRACE_KEYS, Call, CallRecord, CallSink, CallSite, CallTelemetry, Outcome
-from clawplane.telemetry.metrics import CallMetrics, bounded_method
+from clawplane.telemetry.metrics import CallMetrics, bounded_method, session_hooks
 from clawplane.telemetry.series import FAILED, CallSeries, Minute
 
 __all__ = [
@@ -24,4 +24,5 @@ __all__ = [
     "Minute",
     "Outcome",
     "bounded_method",
+    "session_hooks",
 ]

@@ -9,12 +9,13 @@ freely becomes one: a method outside MCP's own is ``_other``, a tool the server 
 from __future__ import annotations
 
 import threading
+from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from clawplane.telemetry.calls import Call, CallRecord
+from clawplane.telemetry.calls import Call, CallRecord, CallTelemetry
 
-__all__ = ["MAX_TOOLS_PER_SERVER", "METHODS", "CallMetrics", "bounded_method"]
+__all__ = ["MAX_TOOLS_PER_SERVER", "METHODS", "CallMetrics", "bounded_method", "session_hooks"]
 
 MAX_TOOLS_PER_SERVER = 256
 METHODS = frozenset(
@@ -68,6 +69,20 @@ class CallMetrics:
             ["server", "method", "code"],
             registry=registry,
         )
+        self.sessions = Gauge(
+            "clawplane_mcp_sessions",
+            "Client sessions an endpoint holds now (server is empty for the agent and control endpoints, "
+            "whose sessions are counted together)",
+            ["endpoint", "server"],
+            registry=registry,
+        )
+        self.refusals = Counter(
+            "clawplane_mcp_session_refusals",
+            "New client sessions refused because the endpoint (or the consumer's share) was full and none "
+            "of the sessions that would have to make room was idle",
+            ["endpoint", "server"],
+            registry=registry,
+        )
         self._tools: dict[str, set[str]] = {}
         self._lock = threading.Lock()
 
@@ -85,6 +100,14 @@ class CallMetrics:
                     return "_other"
                 seen.add(name)
         return name
+
+    def session_count(self, endpoint: str, server: str, count: int) -> None:
+        """``server``'s sessions on ``endpoint`` are now ``count``."""
+        self.sessions.labels(endpoint, server).set(count)
+
+    def session_refused(self, endpoint: str, server: str) -> None:
+        """A new session of ``server`` on ``endpoint`` was refused at its limit."""
+        self.refusals.labels(endpoint, server).inc()
 
     def begin(self, call: Call) -> None:
         """Nothing to count until the call ends."""
@@ -110,3 +133,18 @@ class CallMetrics:
             code = record.error_code
             known = -32768 <= code <= -32000
             self.errors.labels(record.server, method, str(code) if known else "other").inc()
+
+
+def session_hooks(telemetry: CallTelemetry | None, endpoint: str, server: str) -> dict[str, Any]:
+    """A session ledger's ``on_refuse``/``on_count``, counted by ``telemetry``'s metrics (empty: none)."""
+    metrics = telemetry.find(CallMetrics) if telemetry is not None else None
+    if metrics is None:
+        return {}
+
+    def refused() -> None:
+        metrics.session_refused(endpoint, server)
+
+    def counted(count: int) -> None:
+        metrics.session_count(endpoint, server, count)
+
+    return {"on_refuse": refused, "on_count": counted}

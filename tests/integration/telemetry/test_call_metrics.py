@@ -7,6 +7,7 @@ them. Label values stay bounded whatever tool names a client makes up.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,7 +15,8 @@ import pytest
 from mcp.shared.exceptions import MCPError
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
-from tests.fixtures.servers.helpers import FAST, START_TIMEOUT, authed, guard, stdio_spec
+from tests.fixtures.servers.helpers import FAST, START_TIMEOUT, TOKEN, authed, guard, stdio_spec
+from tests.support import rawsessions as raw
 
 from clawplane.runtimes import Phase, Supervisor
 from clawplane.telemetry import CallMetrics, CallRecord, CallSeries, CallTelemetry, Outcome
@@ -135,3 +137,24 @@ async def test_made_up_tool_names_do_not_become_labels(tmp_path: Path) -> None:
     assert tools <= {"", "_unknown"}
     assert sum(v for k, v in series.items() if dict(k)["tool"] == "_unknown") == 1000
     assert len(series) <= 4
+
+
+async def test_open_sessions_and_refusals_at_the_limit_are_counted(tmp_path: Path) -> None:
+    """A session in use cannot make room: the next one is refused, and counted as refused."""
+    registry = CollectorRegistry()
+    telemetry = CallTelemetry([CallMetrics(registry)])
+    async with Supervisor(settings=replace(FAST, telemetry=telemetry)) as supervisor:
+        await supervisor.ensure("one", stdio_spec("proxy", max_sessions=1), config_hash="h", base_dir=tmp_path)
+        await supervisor.wait_until("one", lambda s: s.phase is Phase.READY, timeout=START_TIMEOUT)
+        endpoint = await supervisor.expose(guard())
+        url = endpoint.url("one")
+        async with raw.client() as http, contextlib.AsyncExitStack() as stack:
+            session = await raw.open_session(http, url, TOKEN)
+            await raw.hold(stack, http, url, TOKEN, session)
+            held = samples(registry, "clawplane_mcp_sessions")
+            refused = await raw.initialize(http, url, TOKEN)
+        counted = samples(registry, "clawplane_mcp_session_refusals_total")
+
+    assert refused.status_code == 503
+    assert held == {(("endpoint", "hosted"), ("server", "one")): 1.0}
+    assert counted == {(("endpoint", "hosted"), ("server", "one")): 1.0}

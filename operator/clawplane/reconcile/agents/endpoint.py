@@ -141,6 +141,8 @@ async def serve_agent_endpoints(supervisor: Supervisor, routes: AgentRoutes) -> 
         limits=lambda: endpoint_limits(routes.endpoint.agent_sessions),
         total_setting="Gateway spec.endpoint.agentSessions.maxSessions",
         share_setting="Gateway spec.endpoint.agentSessions.maxSessionsPerConsumer",
+        telemetry=supervisor.settings.telemetry,
+        endpoint="agent",
     )
     async with served as app, anyio.create_task_group() as tg:
         await tg.start(endpoint.run)

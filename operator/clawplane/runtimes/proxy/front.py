@@ -36,6 +36,7 @@ from clawplane.runtimes.proxy.guard import Principal, reply
 from clawplane.runtimes.proxy.hosting import SERVER_UNAVAILABLE, SESSION_LIMIT, Hosted, UnavailableError
 from clawplane.runtimes.proxy.ledger import RETRY_AFTER_S, SessionLedger, SessionLimitError
 from clawplane.runtimes.proxy.mux import UpstreamGoneError
+from clawplane.telemetry import session_hooks
 
 __all__ = ["ServerFront"]
 
@@ -71,6 +72,7 @@ class ServerFront:
             total_setting=total_setting,
             share_setting=share_setting,
             on_evict=hosted.session_evicted,
+            **session_hooks(hosted.telemetry, "hosted", hosted.name),
         )
         self._admission = anyio.Lock()
         self.parking = Parking(task_group)

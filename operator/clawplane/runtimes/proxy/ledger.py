@@ -157,11 +157,17 @@ class SessionLedger:
         total_setting: str,
         share_setting: str,
         on_evict: Callable[[], None] | None = None,
+        on_refuse: Callable[[], None] | None = None,
+        on_count: Callable[[int], None] | None = None,
     ) -> None:
         self.where = where
         self.evictions = 0
         """Sessions ended to make room for a new one, since the endpoint started."""
         self._on_evict = on_evict
+        self._on_refuse = on_refuse
+        """Told of each session refused at the limit (metrics)."""
+        self._on_count = on_count
+        """Told how many sessions the endpoint holds whenever that changes (metrics)."""
         self._limits = limits
         self._tg = task_group
         self._total_setting = total_setting
@@ -196,6 +202,17 @@ class SessionLedger:
             SessionLimitError: ``consumer`` is at its share, or the endpoint is full, and none of
                 the sessions that would have to make room is idle.
         """
+        try:
+            seat = self._admit(consumer, end)
+        except SessionLimitError:
+            if self._on_refuse is not None:
+                self._on_refuse()
+            raise
+        if self._on_count is not None:
+            self._on_count(len(self._seats))
+        return seat
+
+    def _admit(self, consumer: str, end: Callable[[str], None]) -> Seat:
         limits = self._limits()
         share = limits.share
         if share < limits.max_sessions:
@@ -237,6 +254,8 @@ class SessionLedger:
         seat.ended = True
         if seat in self._seats:
             self._seats.remove(seat)
+            if self._on_count is not None:
+                self._on_count(len(self._seats))
 
     def _changed(self) -> None:
         self._wake.set()

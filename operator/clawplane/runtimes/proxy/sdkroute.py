@@ -49,6 +49,7 @@ from clawplane.runtimes.proxy.ledger import (
     SessionLimitError,
     SessionLimits,
 )
+from clawplane.telemetry import CallTelemetry, session_hooks
 
 __all__ = ["DISCONNECTED_SCOPE_KEY", "SdkSessions", "serve_sdk_server"]
 
@@ -217,18 +218,24 @@ async def serve_sdk_server(
     limits: Callable[[], SessionLimits],
     total_setting: str,
     share_setting: str,
+    telemetry: CallTelemetry | None = None,
+    endpoint: str = "control",
 ) -> AsyncIterator[SdkSessions]:
     """An ASGI app serving ``server`` (mount it as a ``Route``) while the context is open.
 
     ``where`` names the endpoint in refusals, ``limits`` gives its session limits (read at each
-    admission), ``total_setting``/``share_setting`` say where they are declared.
+    admission), ``total_setting``/``share_setting`` say where they are declared; ``telemetry``
+    counts its sessions and refusals as ``endpoint``'s.
     """
     # The ledger, not the SDK, ends idle sessions and bounds them (the SDK's idle clock counts pings).
     manager = StreamableHTTPSessionManager(
         app=server, security_settings=None, session_idle_timeout=None, max_sessions=None
     )
     async with manager.run(), anyio.create_task_group() as tg:
-        ledger = SessionLedger(where, limits, tg, total_setting=total_setting, share_setting=share_setting)
+        ledger = SessionLedger(
+            where, limits, tg, total_setting=total_setting, share_setting=share_setting,
+            **session_hooks(telemetry, endpoint, ""),
+        )  # fmt: skip
         try:
             yield SdkSessions(manager, ledger, tg)
         finally:
