@@ -49,7 +49,7 @@ class TraceExport(Model):
 
 
 class AuditSettings(Model):
-    """The audit trail of tool calls through clawplane's endpoints (``clawplane audit``)."""
+    """The audit trail of tool calls through clawplane's endpoints."""
 
     enabled: bool = True
     """Record every tool call (who, which server and tool, when, outcome, duration; never arguments or results)."""

@@ -42,7 +42,13 @@ async def test_the_bridge_serves_its_call_metrics_to_its_token_holder() -> None:
     assert "clawplane_mcp" not in refused.text + wrong.text
     assert answered.status_code == 200 and answered.headers["content-type"].startswith("text/plain")
     samples = parse(answered.text)
-    labels = (("endpoint", "hosted"), ("method", "tools/call"), ("outcome", "ok"), ("server", "notes"), ("tool", "echo"))
+    labels = (
+        ("endpoint", "hosted"),
+        ("method", "tools/call"),
+        ("outcome", "ok"),
+        ("server", "notes"),
+        ("tool", "echo"),
+    )
     assert samples[("clawplane_mcp_request_duration_seconds_count", labels)] == 4
     # The session the client holds is counted while it is open.
     assert samples[("clawplane_mcp_sessions", (("endpoint", "hosted"), ("server", "notes")))] == 1

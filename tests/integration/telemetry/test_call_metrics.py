@@ -144,7 +144,9 @@ async def test_open_sessions_and_refusals_at_the_limit_are_counted(tmp_path: Pat
     registry = CollectorRegistry()
     telemetry = CallTelemetry([CallMetrics(registry)])
     async with Supervisor(settings=replace(FAST, telemetry=telemetry)) as supervisor:
-        await supervisor.ensure("one", stdio_spec("proxy", max_sessions=1), config_hash="h", base_dir=tmp_path)
+        await supervisor.ensure(
+            "one", stdio_spec("proxy", max_sessions=1), config_hash="h", base_dir=tmp_path
+        )
         await supervisor.wait_until("one", lambda s: s.phase is Phase.READY, timeout=START_TIMEOUT)
         endpoint = await supervisor.expose(guard())
         url = endpoint.url("one")

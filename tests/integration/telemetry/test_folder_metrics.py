@@ -58,7 +58,9 @@ def calls(samples: Samples, **labels: str) -> float:
 async def test_metrics_count_hosted_and_agent_calls_apart(loop: Loop) -> None:
     folder, cli = loop.folder, loop.cli
     loop.wait_settled()
-    async with authed(f"{endpoint(folder)}/mcp/waits", token(cli, folder, "openclaw"), mode="legacy") as hosted:
+    async with authed(
+        f"{endpoint(folder)}/mcp/waits", token(cli, folder, "openclaw"), mode="legacy"
+    ) as hosted:
         for n in range(2):
             await hosted.call_tool("echo", {"message": f"h{n}"})
     async with agent_client(folder, cli, "alpha", mode="legacy") as agent:
@@ -82,7 +84,9 @@ async def test_a_drift_the_loop_repairs_is_counted_and_the_plan_size_returns_to_
     folder, cli = loop.folder, loop.cli
     settled = loop.wait_settled()
     before = parse(loop.metrics())
-    async with authed(f"{endpoint(folder)}/mcp/moving", token(cli, folder, "openclaw"), mode="auto") as client:
+    async with authed(
+        f"{endpoint(folder)}/mcp/moving", token(cli, folder, "openclaw"), mode="auto"
+    ) as client:
         assert client.protocol_version == "2026-07-28"
         await client.call_tool("add_tool", {"name": "appeared"})
     loop.wait_settled(after=settled["reconciles"])
