@@ -23,6 +23,7 @@ from clawplane.jscompat.values import (
     js_string,
     js_truthy_string,
     json_stringify,
+    json_type,
     normalize_string_list,
 )
 
@@ -44,6 +45,7 @@ __all__ = [
     "js_trim",
     "js_truthy_string",
     "json_stringify",
+    "json_type",
     "locale_sort_key",
     "normalize_string_list",
     "utf16_cut",

@@ -24,6 +24,7 @@ __all__ = [
     "js_string",
     "js_truthy_string",
     "json_stringify",
+    "json_type",
     "normalize_string_list",
 ]
 
@@ -66,6 +67,22 @@ def _format_digits(digits: str, n: int) -> str:
     exp = n - 1
     mark = f"e{'+' if exp >= 0 else '-'}{abs(exp)}"
     return (digits if k == 1 else digits[0] + "." + digits[1:]) + mark
+
+
+def json_type(value: Any) -> str:
+    """The JSON Schema type of a parsed JSON value: ``null``, ``boolean``, ``integer``, ``number``,
+    ``string``, ``array`` or ``object`` (a float is a ``number`` even when whole, as JSON wrote it)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list | tuple) else "object"
 
 
 def js_string(value: Any) -> str:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from clawplane import __version__
 from clawplane.k8s.admission.settings import Target, WebhookOptions
+from clawplane.k8s.ha import DEFAULT_LEASE_NAME
 
 if TYPE_CHECKING:
     from clawplane.k8s.ha.election import ElectionSettings
@@ -33,8 +34,6 @@ __all__ = [
 ]
 
 DEFAULT_IMAGE = f"ghcr.io/clawplane/clawplane:{__version__}"
-DEFAULT_LEASE_NAME = "clawplane-operator"
-"""The Lease's name when ``--leader-election-id`` is not given (``k8s.ha.election`` has the same)."""
 GATEWAY_PODS: dict[str, object] = {
     "podSelector": {"matchExpressions": [{"key": "clawplane.dev/gateway", "operator": "Exists"}]}
 }

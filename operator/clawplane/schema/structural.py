@@ -27,6 +27,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from clawplane.jscompat import json_type
 from clawplane.schema.openclawjson import VALUE_FROM_REF
 from clawplane.schema.openclawparts import UNDESCRIBED
 
@@ -364,25 +365,13 @@ def _implied_type(schema: Schema) -> str | None:
     if "const" in schema:
         values = [schema["const"]]
     if values:
-        kinds = {_json_type(v) for v in values if v is not None}
+        kinds = {json_type(v) for v in values if v is not None}
         return kinds.pop() if len(kinds) == 1 else None
     if "properties" in schema or "additionalProperties" in schema:
         return "object"
     if "items" in schema or "prefixItems" in schema:
         return "array"
     return None
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
 
 
 def _scalar(schema: Schema, kind: str) -> Schema:
@@ -418,7 +407,7 @@ def _kube_accepts(key: str, value: Any) -> bool:
 
 
 def _fits(value: Any, kind: str) -> bool:
-    found = _json_type(value)
+    found = json_type(value)
     return found == kind or (kind == "number" and found == "integer")
 
 

@@ -29,10 +29,10 @@ from typing import Any
 import httpx
 
 from clawplane.k8s.api.kubeapi import LEASES, ApiError, KubeApi
+from clawplane.k8s.ha import DEFAULT_LEASE_NAME
 
 log = logging.getLogger("clawplane.k8s")
 
-DEFAULT_LEASE_NAME = "clawplane-operator"
 JITTER = 1.2
 """A standby waits between ``retry_period`` and ``JITTER`` times it, so standbys do not retry in step."""
 

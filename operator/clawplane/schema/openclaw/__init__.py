@@ -19,6 +19,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from clawplane.jscompat import json_type
+
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SCHEMA_FILE = DATA_DIR / "openclaw-config.schema.json"
 RELEASE_FILE = DATA_DIR / "openclaw-release.json"
@@ -143,9 +145,9 @@ def _types(node: Node) -> set[str]:
     if isinstance(kind, list):
         return {str(k) for k in kind}
     if "const" in node:
-        return {_json_type(node["const"])}
+        return {json_type(node["const"])}
     if "enum" in node and isinstance(node["enum"], list):
-        return {_json_type(v) for v in node["enum"]}
+        return {json_type(v) for v in node["enum"]}
     if "properties" in node or "additionalProperties" in node:
         return {"object"}
     return set()
@@ -165,22 +167,6 @@ def _types_of(node: Node) -> set[str]:
             return set()
         found |= kinds
     return found
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def admits_string(node: Node) -> bool:
