@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clawplane._utils.didyoumean import did_you_mean
+from clawplane.jscompat import json_type
 from clawplane.schema.openclaw import Node, branches, types_of
 from clawplane.schema.openclaw.validator import Failure, failures
 
@@ -270,7 +271,7 @@ def _tags(alternatives: Sequence[Any]) -> tuple[str, list[Any]] | None:
 def _fits(inst: Any, alternative: Node) -> bool:
     """Whether ``inst`` has a JSON type the alternative takes (and, for objects, its discriminator)."""
     kinds = types_of(alternative)
-    actual = _json_kind(inst)
+    actual = json_type(inst)
     if kinds and actual not in kinds and not (actual == "integer" and "number" in kinds):
         return False
     if actual == "object":
@@ -285,22 +286,6 @@ def _tag_matches(inst: dict[str, Any], branch: Node) -> bool:
         if tag and inst.get(key) != sub["const"]:
             return False
     return True
-
-
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _words(kinds: Sequence[str]) -> str:
