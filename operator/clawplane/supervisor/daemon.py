@@ -26,7 +26,7 @@ import logging
 import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -44,6 +44,7 @@ from clawplane.runtimes import EventKind, PortInUseError, RequestGuard, RuntimeE
 from clawplane.runtimes.process import raise_descriptor_limit, use_ledger, watch_children_with_pidfds
 from clawplane.runtimes.proxy import is_loopback
 from clawplane.state import FolderLock, StateDB, StateError, store, tokens, utcnow
+from clawplane.supervisor.audittrail import AuditTrail
 from clawplane.supervisor.endpoint import bind_endpoint
 from clawplane.supervisor.extensions import FileChanges, SupervisorContext, SupervisorService
 from clawplane.supervisor.handler import ControlHandler
@@ -90,6 +91,8 @@ class SupervisorOptions:
     """What else runs on the endpoint, passed by the entry point (``clawplane run``: the control plane)."""
     pages: Callable[[PagesContext], ASGIApp] | None = None
     """Makes the app served at ``/ui`` of the hosted endpoint (the dashboard; None: no pages)."""
+    audit_queue: dict[str, int] = field(default_factory=dict)
+    """The audit writer's ``queue_size`` and ``batch`` (defaults when absent; tests make them small)."""
 
 
 @dataclass(frozen=True)
@@ -242,6 +245,8 @@ async def _supervise(
     metrics = LoopMetrics()
     # Every request the endpoint carries: counted on /metrics, charted on the dashboard.
     telemetry = CallTelemetry([CallMetrics(metrics.registry), CallSeries()])
+    # ... and every tool call kept in the audit trail, written off the event loop.
+    trail = AuditTrail(ws.state_dir, telemetry, **options.audit_queue)
     loop_ref: list[ReconcileLoop] = []
 
     surface_changed = [anyio.Event()]
@@ -287,8 +292,10 @@ async def _supervise(
                 ),
                 on_event=on_event,
             )
+            trail.start(db)
             async with backend_cm as backend:
                 backend.refresh_access(db)
+                backend.on_applied.append(trail.follow)
                 # Gated tool calls on the hosted endpoint wait in the folder's approval queue.
                 backend.supervisor.tool_gate = ToolCallApprovals(oversight.approvals)
                 handler = ControlHandler(ws, db, backend, shutdown, cleaned, oversight)
@@ -356,6 +363,7 @@ async def _supervise(
     finally:
         if server is not None:
             server.stop()
+        trail.close()  # after the runtimes: the calls they ended on the way out are kept too
         with contextlib.suppress(OSError):
             ws.pidfile.unlink()
         db.close()
