@@ -90,7 +90,13 @@ class CallAuditor:
         thread, self._thread = self._thread, None
         if thread is None:
             return
-        self._queue.put(_STOP)  # blocks only if full, and the writer is draining it
+        try:
+            self._queue.put(_STOP, timeout=timeout)  # waits only while full, and the writer drains it
+        except queue.Full:
+            log.warning(
+                "the audit writer did not drain its queue in %.0fs; calls still queued are lost", timeout
+            )
+            return
         thread.join(timeout)
         if self._db is not None and not thread.is_alive():
             self._db.close()
@@ -153,6 +159,8 @@ class CallAuditor:
             return
         assert self._db is not None
         try:
+            if self._db.replaced() is not None:  # state.db deleted or swapped: write where it is now
+                self._db.reopen()
             write_calls(self._db, records, settings.retention, unrecorded=dropped)
         except Exception as exc:  # the writer must outlive one bad batch (a full disk, a lock)
             if isinstance(exc, StateError):

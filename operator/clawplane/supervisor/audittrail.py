@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from clawplane.desired import DesiredState
-from clawplane.models import Gateway, Observability
+from clawplane.models import AuditSettings, Gateway, Observability, TraceExport
 from clawplane.state import StateDB, StateError
 from clawplane.state.callaudit import BATCH, QUEUE_SIZE, CallAuditor
 from clawplane.telemetry import CallTelemetry
@@ -29,15 +29,24 @@ log = logging.getLogger("clawplane.reconcile.daemon")
 
 
 def applied_observability(db: StateDB) -> Observability:
-    """The last applied Gateway's ``spec.observability`` (defaults without one, or if it cannot be read)."""
+    """The last applied Gateway's audit settings and traces collector (defaults without one, or if they
+    cannot be read). Only those parts are read: the stored spec is redacted (trace headers are not
+    values any more)."""
     try:
         rows = db.query("SELECT spec_json FROM resources WHERE kind = 'Gateway' ORDER BY key LIMIT 1")
-        if rows:
-            found = json.loads(rows[0]["spec_json"]).get("observability") or {}
-            return Observability.model_validate(found)
-    except (StateError, ValueError, AttributeError) as exc:
+        found = (json.loads(rows[0]["spec_json"]).get("observability") or {}) if rows else {}
+        traces = found.get("traces")
+        return Observability(
+            audit=AuditSettings.model_validate(found.get("audit") or {}),
+            traces=TraceExport.model_validate(
+                {k: traces[k] for k in ("endpoint", "serviceName") if k in traces}
+            )
+            if isinstance(traces, dict)
+            else None,
+        )
+    except (StateError, ValueError, AttributeError, TypeError) as exc:
         log.warning(
-            "audit trail: cannot read the applied Gateway's observability settings (%s); using defaults", exc
+            "audit trail: cannot read the applied Gateway's audit settings (%s); using the defaults", exc
         )
     return Observability()
 

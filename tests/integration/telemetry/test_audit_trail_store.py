@@ -256,3 +256,20 @@ def test_no_state_says_how_to_get_one(tmp_path: Path) -> None:
     shown = cli("audit", str(tmp_path))
     assert shown.returncode == 1
     assert "no state database" in shown.stdout and f"clawplane run {tmp_path}" in shown.stdout
+
+
+def test_the_writer_follows_a_state_database_that_was_deleted(tmp_path: Path) -> None:
+    state = tmp_path / ".clawplane"
+    auditor = CallAuditor(state)
+    auditor.start()
+    try:
+        auditor.finished(None, replace(BASE, target="before"))  # type: ignore[arg-type]
+        auditor.flush()
+        for name in ("state.db", "state.db-wal", "state.db-shm"):
+            (state / name).unlink(missing_ok=True)
+        auditor.finished(None, replace(BASE, target="after"))  # type: ignore[arg-type]
+    finally:
+        auditor.close()
+    db = StateDB.open(state, create=False)
+    assert [r["tool"] for r in find_calls(db, CallFilter())] == ["after"]
+    assert unrecorded(db) == 0
