@@ -10,7 +10,10 @@ control characters as escapes, never as markup.
 from __future__ import annotations
 
 import json
+import os
 import re
+import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,12 +23,13 @@ import typer
 from clawplane.cli.common import FolderArg, OutDirOpt, StateDirOpt, fail, workspace
 from clawplane.cli.console import EXIT_USAGE, err, out
 from clawplane.state import StateDB, StateError
-from clawplane.state.calltrail import CallFilter, find_calls, unrecorded
+from clawplane.state.calltrail import CallFilter, find_calls, iter_calls, unrecorded
 from clawplane.telemetry import Outcome
 
 _SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
 OUTCOMES = tuple(o.value for o in Outcome)
+DEFAULT_LIMIT = 50
 _TIME_HELP = "e.g. 30m, 1h, 2d (that long ago) or an ISO time (2026-12-01T08:00:00Z)"
 
 
@@ -92,7 +96,10 @@ def audit(
     ] = None,
     since: Annotated[str | None, typer.Option("--since", help=f"Calls from then on: {_TIME_HELP}.")] = None,
     until: Annotated[str | None, typer.Option("--until", help=f"Calls up to then: {_TIME_HELP}.")] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most this many calls.")] = 50,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", "-n", min=1, help="At most this many calls (default 50; --jsonl: all)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON array.")] = False,
     as_jsonl: Annotated[
         bool, typer.Option("--jsonl", help="Print JSON lines, one call per line (for export).")
@@ -114,27 +121,41 @@ def audit(
         outcome=outcome,
         since=parse_time(since, "--since", now) if since is not None else None,
         until=parse_time(until, "--until", now) if until is not None else None,
-        limit=limit,
+        limit=None if as_jsonl and limit is None else limit or DEFAULT_LIMIT,
     )
-    calls, missed = _read(folder, state_dir, out_dir, wanted)
-    if missed:
-        err.print(f"warning: {missed} calls not recorded: the writer fell behind", markup=False)
+    db = _open(folder, state_dir, out_dir)
+    try:
+        missed = unrecorded(db)
+        if missed:
+            err.print(f"warning: {missed} calls not recorded: the writer fell behind", markup=False)
+        if as_jsonl:  # streamed a page at a time: an export may hold every row of the trail
+            _write_lines(iter_calls(db, wanted))
+            return
+        calls = find_calls(db, wanted)
+    except StateError as exc:
+        fail(str(exc))
+        raise AssertionError("unreachable") from None
+    finally:
+        db.close()
     if as_json:
         typer.echo(json.dumps(calls, indent=2))
-    elif as_jsonl:
-        typer.echo("".join(json.dumps(call, separators=(",", ":")) + "\n" for call in calls), nl=False)
     elif not calls:
-        out.print(
-            "no tool calls recorded" + (" that match" if wanted != CallFilter(limit=limit) else ""),
-            markup=False,
-        )
+        filtered = wanted != CallFilter(limit=wanted.limit)
+        out.print("no tool calls recorded" + (" that match" if filtered else ""), markup=False)
     else:
         out.print(_table(calls))
 
 
-def _read(
-    folder: Path, state_dir: Path | None, out_dir: Path | None, wanted: CallFilter
-) -> tuple[list[dict[str, Any]], int]:
+def _write_lines(calls: Iterator[dict[str, Any]]) -> None:
+    try:
+        for call in calls:
+            sys.stdout.write(json.dumps(call, separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader (head, a pager) has had enough: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+
+
+def _open(folder: Path, state_dir: Path | None, out_dir: Path | None) -> StateDB:
     ws = workspace(folder, state_dir, out_dir)
     if not (ws.state_dir / "state.db").exists():
         fail(
@@ -143,14 +164,7 @@ def _read(
             "--state-dir if the state lives elsewhere"
         )
     try:
-        db = StateDB.open(ws.state_dir, create=False)
+        return StateDB.open(ws.state_dir, create=False)
     except StateError as exc:
         fail(str(exc))
         raise AssertionError("unreachable") from None
-    try:
-        return find_calls(db, wanted), unrecorded(db)
-    except StateError as exc:
-        fail(str(exc))
-        raise AssertionError("unreachable") from None
-    finally:
-        db.close()

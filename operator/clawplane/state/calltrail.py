@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -29,6 +29,7 @@ __all__ = [
     "Retention",
     "find_calls",
     "iso_ms",
+    "iter_calls",
     "unrecorded",
     "write_calls",
 ]
@@ -62,7 +63,8 @@ class CallFilter:
     outcome: str | None = None
     since: float | None = None
     until: float | None = None
-    limit: int = 50
+    limit: int | None = 50
+    """At most this many (None: every match)."""
 
 
 def _row(record: CallRecord) -> tuple[Any, ...]:
@@ -130,8 +132,17 @@ def find_calls(db: StateDB, wanted: CallFilter) -> list[dict[str, Any]]:
     Raises:
         StateError: The database cannot be read.
     """
+    return list(iter_calls(db, wanted))
+
+
+def iter_calls(db: StateDB, wanted: CallFilter, *, page: int = 1000) -> Iterator[dict[str, Any]]:
+    """``find_calls`` a page at a time (``limit`` None: every match), for exports of any size.
+
+    Raises:
+        StateError: The database cannot be read.
+    """
     if not _has_table(db):
-        return []
+        return
     where: list[str] = []
     params: list[Any] = []
     for column in ("server", "tool", "consumer", "agent", "outcome"):
@@ -145,12 +156,22 @@ def find_calls(db: StateDB, wanted: CallFilter) -> list[dict[str, Any]]:
     if wanted.until is not None:
         where.append("at <= ?")
         params.append(wanted.until)
-    clause = f"WHERE {' AND '.join(where)}" if where else ""
-    rows = db.query(
-        f"SELECT id, {_COLUMNS} FROM tool_calls {clause} ORDER BY at DESC, id DESC LIMIT ?",
-        (*params, max(0, wanted.limit)),
-    )
-    return [_document(r) for r in rows]
+    left = wanted.limit
+    after: tuple[float, int] | None = None
+    while left is None or left > 0:
+        # Keyset pages: each one starts below the last row of the one before, whatever was added since.
+        clause = [*where, "(at, id) < (?, ?)"] if after is not None else where
+        text = f"WHERE {' AND '.join(clause)}" if clause else ""
+        size = page if left is None else min(page, left)
+        rows = db.query(
+            f"SELECT id, {_COLUMNS} FROM tool_calls {text} ORDER BY at DESC, id DESC LIMIT ?",
+            (*params, *(after or ()), size),
+        )
+        yield from (_document(r) for r in rows)
+        if len(rows) < size:
+            return
+        after = (rows[-1]["at"], rows[-1]["id"])
+        left = None if left is None else left - len(rows)
 
 
 def unrecorded(db: StateDB) -> int:

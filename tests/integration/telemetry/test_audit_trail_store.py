@@ -273,3 +273,25 @@ def test_the_writer_follows_a_state_database_that_was_deleted(tmp_path: Path) ->
     db = StateDB.open(state, create=False)
     assert [r["tool"] for r in find_calls(db, CallFilter())] == ["after"]
     assert unrecorded(db) == 0
+
+
+def test_jsonl_exports_every_match_and_stops_quietly_when_the_reader_does(tmp_path: Path) -> None:
+    db = StateDB.open(tmp_path / ".clawplane")
+    rows = [replace(BASE, target=f"t{n}", at=NOW - 5000 + n) for n in range(5000)]
+    write_calls(db, rows, Retention(100_000, 30))
+    db.close()
+    args = [sys.executable, "-m", "clawplane", "audit", str(tmp_path), "--jsonl"]
+    every = subprocess.run(args, capture_output=True, text=True, timeout=120, check=True).stdout.splitlines()
+    assert (
+        len(every) == 5000
+        and json.loads(every[0])["tool"] == "t4999"
+        and json.loads(every[-1])["tool"] == "t0"
+    )
+    assert len(cli("audit", str(tmp_path), "--jsonl", "--limit", "7").stdout.splitlines()) == 7
+    assert len(_json(tmp_path / ".clawplane")) == 50  # a table or an array: the latest 50 unless told
+    reader = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert reader.stdout is not None and reader.stderr is not None
+    assert json.loads(reader.stdout.readline())["tool"] == "t4999"
+    reader.stdout.close()  # as `| head -1` does
+    assert reader.wait(timeout=120) == 0
+    assert reader.stderr.read() == ""
