@@ -147,4 +147,7 @@ CREATE TABLE IF NOT EXISTS tool_calls (
   bytes_out   INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS tool_calls_at ON tool_calls(at);
+-- The dashboard filters by server, tool and outcome on the event loop: each has its index.
 CREATE INDEX IF NOT EXISTS tool_calls_server ON tool_calls(server, at);
+CREATE INDEX IF NOT EXISTS tool_calls_tool ON tool_calls(tool, at);
+CREATE INDEX IF NOT EXISTS tool_calls_outcome ON tool_calls(outcome, at);

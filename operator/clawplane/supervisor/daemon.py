@@ -26,7 +26,7 @@ import logging
 import signal
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -91,8 +91,6 @@ class SupervisorOptions:
     """What else runs on the endpoint, passed by the entry point (``clawplane run``: the control plane)."""
     pages: Callable[[PagesContext], ASGIApp] | None = None
     """Makes the app served at ``/ui`` of the hosted endpoint (the dashboard; None: no pages)."""
-    audit_queue: dict[str, int] = field(default_factory=dict)
-    """The audit writer's ``queue_size`` and ``batch`` (defaults when absent; tests make them small)."""
 
 
 @dataclass(frozen=True)
@@ -246,7 +244,7 @@ async def _supervise(
     # Every request the endpoint carries: counted on /metrics, charted on the dashboard.
     telemetry = CallTelemetry([CallMetrics(metrics.registry), CallSeries()])
     # ... and every tool call kept in the audit trail, written off the event loop.
-    trail = AuditTrail(ws.state_dir, telemetry, **options.audit_queue)
+    trail = AuditTrail(ws.state_dir, telemetry)
     loop_ref: list[ReconcileLoop] = []
 
     surface_changed = [anyio.Event()]
