@@ -64,6 +64,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "mcp": ("mcp", "app", "group"),
     "token": ("token", "token_app", "group"),
     "approvals": ("approvals", "approvals_app", "group"),
+    "audit": ("audit", "audit", "command"),
     "explain": ("explain", "explain", "command"),
     "diff": ("diff", "diff", "command"),
     "doctor": ("doctor", "doctor", "command"),

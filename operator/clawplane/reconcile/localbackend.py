@@ -89,6 +89,8 @@ class LocalBackend:
         self.tokens = tokens or TokenTable()
         self.agents = AgentRoutes()
         """The applied agents, served at ``/mcp/agents/<agent>`` (``agentendpoint``)."""
+        self.on_applied: list[Callable[[DesiredState], None]] = []
+        """Told of each applied desired state once its outputs are written (the audit trail's settings)."""
 
     def outputs_written(
         self, db: StateDB, desired: DesiredState, snapshots: Mapping[str, AgentSnapshot] | None = None
@@ -96,6 +98,8 @@ class LocalBackend:
         """An apply wrote its outputs: reload the tokens, and serve the applied agents and their skills."""
         self.refresh_access(db)
         self.agents.update(desired, snapshots)
+        for follow in self.on_applied:
+            follow(desired)
 
     def refresh_access(self, db: StateDB) -> None:
         """Load the tokens and what each reaches from the state database (after renders, rotation)."""

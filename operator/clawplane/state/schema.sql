@@ -124,3 +124,30 @@ CREATE TABLE IF NOT EXISTS oauth_credentials (
   expires_at REAL,                         -- access token expiry (unix time), for status only
   updated_at TEXT NOT NULL
 );
+-- The audit trail of tool calls (state/calltrail.py): one row per `tools/call` through the
+-- proxy (hosted endpoint, bridge, agent endpoints). Who called which tool, when, how it ended;
+-- never its arguments or result. Kept to Gateway.spec.observability.audit's maxRecords and
+-- maxAgeDays, pruned as rows are written.
+CREATE TABLE IF NOT EXISTS tool_calls (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  at          REAL NOT NULL,                 -- when it arrived, seconds since the epoch
+  duration_s  REAL NOT NULL,
+  endpoint    TEXT NOT NULL,                 -- hosted | agent
+  server      TEXT NOT NULL,
+  tool        TEXT NOT NULL,                 -- as the caller named it (shortened)
+  consumer    TEXT NOT NULL,
+  agent       TEXT,
+  session     TEXT,
+  revision    TEXT,
+  outcome     TEXT NOT NULL,                 -- ok | tool_error | error | refused | cancelled
+  error_code  INTEGER,
+  error       TEXT NOT NULL DEFAULT '',      -- redacted
+  held_s      REAL NOT NULL DEFAULT 0,       -- seconds it waited for an approval
+  bytes_in    INTEGER NOT NULL DEFAULT 0,
+  bytes_out   INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS tool_calls_at ON tool_calls(at);
+-- The dashboard filters by server, tool and outcome on the event loop: each has its index.
+CREATE INDEX IF NOT EXISTS tool_calls_server ON tool_calls(server, at);
+CREATE INDEX IF NOT EXISTS tool_calls_tool ON tool_calls(tool, at);
+CREATE INDEX IF NOT EXISTS tool_calls_outcome ON tool_calls(outcome, at);

@@ -44,6 +44,7 @@ from clawplane.runtimes import EventKind, PortInUseError, RequestGuard, RuntimeE
 from clawplane.runtimes.process import raise_descriptor_limit, use_ledger, watch_children_with_pidfds
 from clawplane.runtimes.proxy import is_loopback
 from clawplane.state import FolderLock, StateDB, StateError, store, tokens, utcnow
+from clawplane.supervisor.audittrail import AuditTrail
 from clawplane.supervisor.endpoint import bind_endpoint
 from clawplane.supervisor.extensions import FileChanges, SupervisorContext, SupervisorService
 from clawplane.supervisor.handler import ControlHandler
@@ -242,6 +243,8 @@ async def _supervise(
     metrics = LoopMetrics()
     # Every request the endpoint carries: counted on /metrics, charted on the dashboard.
     telemetry = CallTelemetry([CallMetrics(metrics.registry), CallSeries()])
+    # ... and every tool call kept in the audit trail, written off the event loop.
+    trail = AuditTrail(ws.state_dir, telemetry)
     loop_ref: list[ReconcileLoop] = []
 
     surface_changed = [anyio.Event()]
@@ -287,8 +290,10 @@ async def _supervise(
                 ),
                 on_event=on_event,
             )
+            trail.start(db)
             async with backend_cm as backend:
                 backend.refresh_access(db)
+                backend.on_applied.append(trail.follow)
                 # Gated tool calls on the hosted endpoint wait in the folder's approval queue.
                 backend.supervisor.tool_gate = ToolCallApprovals(oversight.approvals)
                 handler = ControlHandler(ws, db, backend, shutdown, cleaned, oversight)
@@ -356,6 +361,7 @@ async def _supervise(
     finally:
         if server is not None:
             server.stop()
+        trail.close()  # after the runtimes: the calls they ended on the way out are kept too
         with contextlib.suppress(OSError):
             ws.pidfile.unlink()
         db.close()

@@ -4,7 +4,8 @@ Every MCP request the proxy carries becomes a ``Call`` at ``CallTelemetry.begin`
 ``CallRecord`` when it ends; the sinks registered on the ``CallTelemetry`` turn those into
 Prometheus metrics (``metrics``) and the last hour of traffic per server and agent that the
 dashboard charts (``series``). Nothing here knows MCP's SDK, HTTP or the state
-database: the layers above hand in what they see.
+database: the layers above hand in what they see. ``logexport`` (imported where it is used, not
+here: it loads the OpenTelemetry SDK) sends the audit trail's records on as OTLP log records.
 """
 
 from clawplane.telemetry.calls import TRACE_KEYS, Call, CallRecord, CallSink, CallSite, CallTelemetry, Outcome

@@ -183,7 +183,8 @@ class _Dashboard:
         return self.render("plan.html", session=session, view=view, nav="plan")
 
     async def audit(self, request: Request, session: Session) -> Response:
-        return self.render("audit.html", session=session, view=views.audit_view(self.src), nav="audit")
+        view = views.audit_view(self.src, dict(request.query_params))
+        return self.render("audit.html", session=session, view=view, nav="audit")
 
     async def approvals(
         self, request: Request, session: Session, message: str = "", status: int = 200

@@ -11,6 +11,7 @@ this process resolved) and token scrubbing.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,12 @@ from clawplane.approvals import Status
 from clawplane.reconcile.queries import QueryError, scrubbed
 from clawplane.secrets import redact_data
 from clawplane.state import store
+from clawplane.state.calltrail import CallFilter, find_calls, unrecorded
+from clawplane.telemetry import Outcome
 from clawplane.ui.source import Source
 
+CALLS_SHOWN = 100
+CALL_OUTCOMES = tuple(o.value for o in Outcome)
 __all__ = ["agent_view", "approvals_view", "audit_view", "overview", "plan_view", "server_view"]
 
 _MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -165,6 +170,29 @@ async def plan_view(src: Source, who: str) -> dict[str, Any]:
     return _clean({**found, "error": "", "changes": changes, "outputs": outputs})
 
 
-def audit_view(src: Source) -> dict[str, Any]:
-    """Recent applies (who, commit, plan hash, outcome) and the approval answers."""
-    return _clean({"applies": src.audit(50)["entries"], "answers": _answered(src)})
+def audit_view(src: Source, wanted: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Recent applies (who, commit, plan hash, outcome), the approval answers, and the latest tool
+    calls (filtered by ``wanted``'s server, tool and outcome)."""
+    wanted = wanted or {}
+    picked = {k: v for k in ("server", "tool", "outcome") if (v := wanted.get(k, "").strip())}
+    if picked.get("outcome") not in (None, *CALL_OUTCOMES):
+        picked.pop("outcome")
+    calls = find_calls(
+        src.db,
+        CallFilter(
+            server=picked.get("server"),
+            tool=picked.get("tool"),
+            outcome=picked.get("outcome"),
+            limit=CALLS_SHOWN,
+        ),
+    )
+    return _clean(
+        {
+            "applies": src.audit(50)["entries"],
+            "answers": _answered(src),
+            "calls": calls,
+            "filters": picked,
+            "outcomes": list(CALL_OUTCOMES),
+            "unrecorded": unrecorded(src.db),
+        }
+    )

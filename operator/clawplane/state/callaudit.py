@@ -1,0 +1,178 @@
+"""The recording side of the audit trail: a ``CallSink`` that never makes the proxy wait.
+
+``finished`` runs on the proxy's event loop, so it only puts the record on a bounded queue;
+a writer thread with its own connection to the state database takes what has queued and
+writes it in one transaction (``calltrail.write_calls``), up to ``BATCH`` rows at a time.
+When the queue is full the call is counted, not kept (``clawplane audit`` and the dashboard
+say how many), and the proxy goes on. ``close`` writes what is queued before it returns; a
+process killed with SIGKILL loses what was still queued (at most the queue's contents).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from clawplane.models import AuditSettings
+from clawplane.state.calltrail import Retention, write_calls
+from clawplane.state.db import StateDB, StateError
+from clawplane.telemetry import Call, CallRecord
+
+__all__ = ["BATCH", "QUEUE_SIZE", "CallAuditor", "Export"]
+
+log = logging.getLogger(__name__)
+QUEUE_SIZE = 10_000
+BATCH = 500
+Export = Callable[[Sequence[CallRecord]], None]
+"""Also hands each written batch on (the OTLP logs export)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Settings:
+    enabled: bool
+    retention: Retention
+    export: Export | None
+
+
+_STOP = object()
+
+
+class CallAuditor:
+    """A ``CallSink`` that keeps every ``tools/call`` in the state database's ``tool_calls`` table."""
+
+    def __init__(
+        self,
+        state_dir: Path,
+        settings: AuditSettings | None = None,
+        *,
+        queue_size: int = QUEUE_SIZE,
+        batch: int = BATCH,
+    ) -> None:
+        self._state_dir = state_dir
+        self._queue: queue.Queue[CallRecord | object] = queue.Queue(maxsize=queue_size)
+        self._batch = batch
+        self._lock = threading.Lock()
+        self._dropped = 0
+        """Calls not kept and not yet counted in the database."""
+        self.unrecorded = 0
+        """Calls not kept since this process started (the queue was full, or the disk refused them)."""
+        self._settings = _Settings(True, Retention(0, 0), None)
+        self.configure(settings or AuditSettings())
+        self._thread: threading.Thread | None = None
+        self._db: StateDB | None = None
+
+    def configure(self, settings: AuditSettings, export: Export | None = None) -> None:
+        """Follow the Gateway's ``spec.observability.audit`` (and export batches with ``export``)."""
+        retention = Retention(settings.max_records, settings.max_age_days)
+        self._settings = _Settings(settings.enabled, retention, export)
+
+    @property
+    def enabled(self) -> bool:
+        """Whether calls are recorded (``audit.enabled``)."""
+        return self._settings.enabled
+
+    def start(self) -> None:
+        """Open the writer's own connection and start writing.
+
+        Raises:
+            StateError: The state database cannot be opened.
+        """
+        self._db = StateDB.open(self._state_dir)
+        self._thread = threading.Thread(target=self._run, name="clawplane-call-audit", daemon=True)
+        self._thread.start()
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Write what is queued, stop the writer and close its connection."""
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        try:
+            self._queue.put(_STOP, timeout=timeout)  # waits only while full, and the writer drains it
+        except queue.Full:
+            log.warning(
+                "the audit writer did not drain its queue in %.0fs; calls still queued are lost", timeout
+            )
+            return
+        thread.join(timeout)
+        if self._db is not None and not thread.is_alive():
+            self._db.close()
+
+    def flush(self) -> None:
+        """Wait until every call queued so far is written (or counted as not recorded)."""
+        if self._thread is not None:
+            self._queue.join()
+
+    # -- CallSink ---------------------------------------------------------------------------
+    def begin(self, call: Call) -> None:
+        """Recorded when it ends."""
+
+    def forwarded(self, call: Call) -> None:
+        """Nothing to record."""
+
+    def held(self, call: Call) -> None:
+        """Recorded when it ends, with how long it was held."""
+
+    def released(self, call: Call, verdict: str) -> None:
+        """Recorded when it ends."""
+
+    def finished(self, call: Call, record: CallRecord) -> None:
+        """Queue a finished ``tools/call`` for the writer; count it when the queue is full."""
+        if record.method != "tools/call" or not self._settings.enabled:
+            return
+        try:
+            self._queue.put_nowait(record)
+        except queue.Full:
+            self._count_dropped(1)
+
+    # -- the writer thread ------------------------------------------------------------------
+    def _count_dropped(self, n: int) -> None:
+        with self._lock:
+            self._dropped += n
+            self.unrecorded += n
+
+    def _run(self) -> None:
+        stopping = False
+        while not stopping:
+            taken = [self._queue.get()]
+            while len(taken) < self._batch:
+                try:
+                    taken.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            records = [r for r in taken if isinstance(r, CallRecord)]
+            stopping = len(records) < len(taken)
+            try:
+                self._write(records)
+            finally:
+                for _ in taken:
+                    self._queue.task_done()
+
+    def _write(self, records: list[CallRecord]) -> None:
+        settings = self._settings
+        with self._lock:
+            dropped, self._dropped = self._dropped, 0
+        if not records and not dropped:
+            return
+        assert self._db is not None
+        try:
+            if self._db.replaced() is not None:  # state.db deleted or swapped: write where it is now
+                self._db.reopen()
+            write_calls(self._db, records, settings.retention, unrecorded=dropped)
+        except Exception as exc:  # the writer must outlive one bad batch (a full disk, a lock)
+            if isinstance(exc, StateError):
+                log.warning("could not record %d tool call(s) in the audit trail: %s", len(records), exc)
+            else:
+                log.exception("could not record %d tool call(s) in the audit trail", len(records))
+            with self._lock:  # counted in the database with the next batch that can be written
+                self._dropped += dropped + len(records)
+                self.unrecorded += len(records)
+            return
+        if settings.export is not None and records:
+            try:
+                settings.export(records)
+            except Exception:
+                log.exception("could not export %d tool call(s) as OTLP logs", len(records))
