@@ -133,6 +133,8 @@ def test_charts_show_real_traffic_and_follow_it_live(dashboard: Dashboard, brows
     from playwright.sync_api import expect
 
     page = browser.new_page()
+    refused: list[str] = []  # what the pages' strict CSP blocked, as Chromium reports it
+    page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
     _log_in(page, dashboard)
     expect(page.locator("#live")).to_have_text("live", timeout=WAIT_MS)
 
@@ -185,6 +187,7 @@ def test_charts_show_real_traffic_and_follow_it_live(dashboard: Dashboard, brows
     expect(page.locator("#spark-notes .spark-calls")).to_have_text(re.compile(rf"^{total}\s+calls$"))
     page.screenshot(path=str(shots / "overview.png"), full_page=True)
     _png(shots / "overview.png")
+    assert refused == []
     print(f"screenshots: {shots}")
 
 
