@@ -32,8 +32,10 @@
       .then(function () { busy = false; if (again) { again = false; refresh(); } });
   }
 
+  var charting = false;  // one chart read at a time, however slow the answer
   function charts() {
-    if (busy || document.hidden || !document.querySelector("[data-chart]")) { return; }
+    if (busy || charting || document.hidden || !document.querySelector("[data-chart]")) { return; }
+    charting = true;
     fetch(location.pathname, { credentials: "same-origin", cache: "no-store" })
       .then(function (r) { return r.ok ? r.text() : null; })
       .then(function (html) {
@@ -45,7 +47,8 @@
           if (next && next.hasAttribute("data-chart")) { shown[i].replaceWith(document.importNode(next, true)); }
         }
       })
-      .catch(function () {});
+      .catch(function () {})
+      .then(function () { charting = false; });
   }
   setInterval(charts, CHART_MS);
 
