@@ -21,6 +21,7 @@ from clawplane.reconcile.statusview import status_document
 from clawplane.runtimes import TokenTable
 from clawplane.state import StateDB, store
 from clawplane.supervisor import PagesContext, live_reports
+from clawplane.telemetry import CallSeries
 from clawplane.workspace import Workspace, read_loop_status
 
 __all__ = ["LocalSource", "Source"]
@@ -59,6 +60,11 @@ class Source(ABC):
     @abstractmethod
     def loop(self) -> dict[str, Any]:
         """What the reconcile loop last saw (``loop.json``'s fields: folderValid, diagnostics, ...)."""
+
+    def traffic(self) -> CallSeries | None:
+        """The last hour of calls per server and agent, where this process carries them (None: its
+        servers' traffic goes elsewhere, as a namespace's goes through its bridge pods)."""
+        return None
 
     def plan(self) -> dict[str, Any]:
         """What an apply would do now, planned in this process (raises ``QueryError``); a source that
@@ -122,6 +128,11 @@ class LocalSource(Source):
         if self.ctx.loop is not None:
             return self.ctx.loop.to_dict()
         return read_loop_status(self.ws) or {}
+
+    def traffic(self) -> CallSeries | None:
+        """The series the supervisor's proxy feeds (None: it was started without one)."""
+        telemetry = self.ctx.backend.supervisor.settings.telemetry
+        return telemetry.find(CallSeries) if telemetry is not None else None
 
     async def planned(self, who: str | None = None) -> dict[str, Any]:
         """A fresh plan of the folder, made by the query worker (the loop's engine is not disturbed,

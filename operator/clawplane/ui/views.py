@@ -15,17 +15,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from markupsafe import Markup
+
 from clawplane.approvals import Status
 from clawplane.reconcile.queries import QueryError, scrubbed
 from clawplane.secrets import redact_data
 from clawplane.state import store
 from clawplane.state.calltrail import CallFilter, find_calls, unrecorded
 from clawplane.telemetry import Outcome
+from clawplane.ui import charts
 from clawplane.ui.source import Source
 
 CALLS_SHOWN = 100
 CALL_OUTCOMES = tuple(o.value for o in Outcome)
-__all__ = ["agent_view", "approvals_view", "audit_view", "overview", "plan_view", "server_view"]
+__all__ = ["agent_view", "approvals_view", "audit_view", "overview", "plan_view", "server_view", "traffic"]
 
 _MAX_FILE_BYTES = 2 * 1024 * 1024
 RECENT_EVENTS = 30
@@ -44,7 +47,7 @@ def overview(src: Source) -> dict[str, Any]:
     applies = [e for e in src.audit(20)["entries"] if not str(e.get("outcome", "")).startswith("approval-")]
     running = [e for e in applies if e.get("outcome") == "running"]
     finished = [e for e in applies if e.get("outcome") != "running"]
-    return _clean(
+    view = _clean(
         {
             "label": src.label,
             "resources": resources,
@@ -65,6 +68,36 @@ def overview(src: Source) -> dict[str, Any]:
             "pending": len(src.oversight.approvals.find()),
         }
     )
+    view["sparklines"] = _sparklines(src, [str(r["name"]) for r in resources if r["kind"] == "McpServer"])
+    return view
+
+
+def traffic(src: Source, kind: str, name: str) -> dict[str, Any] | None:
+    """The hour's charts of one server or agent (``kind``) and their words; None where this
+    source carries no traffic (the page then says where to read it)."""
+    series = src.traffic()
+    if series is None:
+        return None
+    minutes = series.hour(kind, name)
+    empty = "no calls " + charts.hour_span(series.since, None)
+    return {
+        # The charts escape every name they draw: safe to place as they are.
+        "activity": Markup(charts.activity_chart(minutes, name, empty=empty)),
+        "latency": Markup(charts.latency_chart(minutes, name, empty=empty)),
+        "summary": charts.summary(minutes, series.since),
+    }
+
+
+def _sparklines(src: Source, servers: list[str]) -> dict[str, dict[str, Any]] | None:
+    series = src.traffic()
+    if series is None:
+        return None
+    found = {}
+    for name in servers:
+        minutes = series.hour("server", name)
+        svg = Markup(charts.sparkline(minutes, name))  # it escapes the name
+        found[name] = {"svg": svg, "calls": sum(m.calls for m in minutes)}
+    return found
 
 
 def _resource(doc: dict[str, Any], kind: str, name: str) -> dict[str, Any] | None:
@@ -103,7 +136,9 @@ def server_view(src: Source, name: str) -> dict[str, Any] | None:
         {"at": e.at, "type": e.type, **dict(e.data)}
         for e in src.oversight.events.recent([f"McpServer/{name}", name], limit=RECENT_EVENTS)
     ]
-    return _clean(entry)
+    view = _clean(entry)
+    view["traffic"] = traffic(src, "server", name)
+    return view
 
 
 def _read_json(path: Path) -> Any:
@@ -142,7 +177,9 @@ def agent_view(src: Source, name: str) -> dict[str, Any] | None:
             "rendered": sorted(p.name for p in folder.iterdir()) if folder.is_dir() else [],
         }
     )
-    return _clean(entry)
+    view = _clean(entry)
+    view["traffic"] = traffic(src, "agent", name)
+    return view
 
 
 def approvals_view(src: Source) -> dict[str, Any]:

@@ -118,6 +118,13 @@ def test_the_namespace_dashboard_shows_what_the_folder_dashboard_shows(
         assert "notes__" in agent and "other__" in agent  # the merged tool catalog of both servers
         overview = cluster.client.get("/ui").text
         assert f"Namespace {namespace}" in overview and re.search(r'id="last-reconcile">applied at \d{4}-', overview)
+        # Traffic: the folder's supervisor carries the calls and charts them; a namespace's go
+        # through its bridge pods, and its pages say so where the folder's draw charts.
+        local_agent = local.client.get("/ui/agents/bot").text
+        assert 'id="traffic-summary"' in local_agent and "<svg" in local_agent
+        assert 'class="sparkline"' in local.client.get("/ui").text
+        for page in (agent, overview, cluster.client.get("/ui/servers/notes").text):
+            assert 'id="traffic-note"' in page and "<svg" not in page
 
         # Deleting a server is held in both, with the same summary.
         (loop.folder / "other-mcpserver.yaml").unlink()

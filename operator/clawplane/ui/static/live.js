@@ -1,10 +1,13 @@
 // Live updates: follow the folder's event queue (Server-Sent Events) and re-read this page's
-// <main> when something happens. No polling: nothing is fetched until an event arrives.
+// <main> when something happens. Calls are not events (there are far too many), so a page
+// with traffic charts ([data-chart]) also re-reads itself every CHART_MS while it is visible
+// and swaps only those charts.
 (function () {
   "use strict";
   if (!window.EventSource || !window.fetch) { return; }
   var badge = document.getElementById("live");
   var busy = false, again = false;
+  var CHART_MS = 5000;
 
   function typing() {
     var fields = document.querySelectorAll("main input[type=text], main input[type=password]");
@@ -28,6 +31,26 @@
       .catch(function () {})
       .then(function () { busy = false; if (again) { again = false; refresh(); } });
   }
+
+  var charting = false;  // one chart read at a time, however slow the answer
+  function charts() {
+    if (busy || charting || document.hidden || !document.querySelector("[data-chart]")) { return; }
+    charting = true;
+    fetch(location.pathname, { credentials: "same-origin", cache: "no-store" })
+      .then(function (r) { return r.ok ? r.text() : null; })
+      .then(function (html) {
+        if (!html || busy) { return; }
+        var fresh = new DOMParser().parseFromString(html, "text/html");
+        var shown = document.querySelectorAll("[data-chart][id]");
+        for (var i = 0; i < shown.length; i++) {
+          var next = fresh.getElementById(shown[i].id);
+          if (next && next.hasAttribute("data-chart")) { shown[i].replaceWith(document.importNode(next, true)); }
+        }
+      })
+      .catch(function () {})
+      .then(function () { charting = false; });
+  }
+  setInterval(charts, CHART_MS);
 
   // From the moment the page was rendered: events while it loaded are not lost. A reconnect
   // sends Last-Event-ID, which the server prefers.
