@@ -39,6 +39,12 @@ def _iso(moment: datetime) -> str:
     return moment.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+def _iso_after(moment: datetime) -> str:
+    """``moment`` in whole seconds, rounded up: a deadline stored this way never comes early."""
+    whole = moment.replace(microsecond=0)
+    return _iso(whole if whole == moment else whole + timedelta(seconds=1))
+
+
 def _row(r: sqlite3.Row) -> Approval:
     return Approval(
         id=r["id"],
@@ -148,7 +154,7 @@ class ApprovalQueue:
             summary=redact(summary),
             subject=redact_data(json.loads(json.dumps(dict(subject), default=str))),
             requested_at=_iso(now),
-            expires_at=_iso(now + timedelta(seconds=ttl_s)),
+            expires_at=_iso_after(now + timedelta(seconds=ttl_s)),
             fingerprint=fingerprint,
             plan_hash=plan_hash,
             requested_by=requested_by,

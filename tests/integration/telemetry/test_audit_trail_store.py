@@ -186,12 +186,15 @@ def test_a_corrupt_database_is_refused_clearly(tmp_path: Path) -> None:
 
 @pytest.fixture
 def trail(tmp_path: Path) -> Path:
+    # Ages relative to the test's own start (not the module's import, which xdist may do minutes
+    # earlier): the --since/--until windows below are read against the clock when the CLI runs.
+    now = time.time()
     state = tmp_path / ".clawplane"
     records = [
-        replace(BASE, target="search", at=NOW - 7200),
-        replace(BASE, target="search", at=NOW - 600, outcome=Outcome.ERROR, error_code=-32000, error="boom"),
-        replace(BASE, target="[bold red]fake[/]", at=NOW - 300, server="other", consumer="codex:alpha"),
-        replace(BASE, target="write", at=NOW - 60, endpoint="agent", agent="alpha", consumer="agent:alpha"),
+        replace(BASE, target="search", at=now - 7200),
+        replace(BASE, target="search", at=now - 600, outcome=Outcome.ERROR, error_code=-32000, error="boom"),
+        replace(BASE, target="[bold red]fake[/]", at=now - 300, server="other", consumer="codex:alpha"),
+        replace(BASE, target="write", at=now - 60, endpoint="agent", agent="alpha", consumer="agent:alpha"),
     ]
     record_all(state, records)
     return state
@@ -216,7 +219,7 @@ def test_filters_select_the_calls_they_name(trail: Path) -> None:
         "search",
     ]
     assert len(_json(trail, "--limit", "2")) == 2
-    iso = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(NOW - 3600))
+    iso = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 3600))
     assert len(_json(trail, "--since", iso)) == 3
 
 
