@@ -57,7 +57,8 @@ from clawplane.supervisor.processes import (
     mark_runtimes_stopped,
     release_generation,
 )
-from clawplane.telemetry import CallMetrics, CallSeries, CallTelemetry
+from clawplane.supervisor.traces import tracing_follower
+from clawplane.telemetry import CallMetrics, CallSeries, CallSpans, CallTelemetry, Tracing
 from clawplane.workspace import (
     ProtocolError,
     Shutdown,
@@ -240,8 +241,10 @@ async def _supervise(
                 shutdown.set()
 
     metrics = LoopMetrics()
-    # Every request the endpoint carries: counted on /metrics, charted on the dashboard.
-    telemetry = CallTelemetry([CallMetrics(metrics.registry), CallSeries()])
+    # Every request the endpoint carries: counted on /metrics, charted on the dashboard, and
+    # traced once a pass finds trace export configured.
+    tracing = Tracing()
+    telemetry = CallTelemetry([CallMetrics(metrics.registry), CallSeries(), CallSpans(tracing)])
     loop_ref: list[ReconcileLoop] = []
 
     surface_changed = [anyio.Event()]
@@ -295,6 +298,7 @@ async def _supervise(
                 loop = handler.loop
                 loop.metrics, loop.resync_interval = metrics, options.resync_interval
                 loop.on_reopen, loop.on_pass = ledger.record_all, ledger.retry
+                loop.tracing, loop.on_desired = tracing, tracing_follower(tracing, handler.engine.resolver)
                 ledger.on_error = lambda message: loop.state.degrade("state", message)
                 if options.watch:
                     handler.watching = True
@@ -356,6 +360,7 @@ async def _supervise(
     finally:
         if server is not None:
             server.stop()
+        tracing.shutdown()  # the last spans go out (bounded by the exporter's timeout)
         with contextlib.suppress(OSError):
             ws.pidfile.unlink()
         db.close()
