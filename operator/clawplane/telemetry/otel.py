@@ -23,7 +23,7 @@ from opentelemetry.trace import Tracer
 from clawplane import __version__
 from clawplane.models import SecretValue
 from clawplane.models.observability import TraceExport
-from clawplane.secrets import KNOWN
+from clawplane.secrets import KNOWN, redact
 
 if TYPE_CHECKING:  # the SDK and the exporter load only once traces are on (a CLI start spares them)
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -160,22 +160,29 @@ class _Exporter:
 
 
 class _Quiet(logging.Filter):
-    """Lets the OTLP exporter's own messages through once a minute (a dead collector repeats them)."""
+    """Lets the OTLP exporter's own messages through once a minute (a dead collector repeats them),
+    with every secret this process resolved (the export headers among them) redacted."""
 
     def __init__(self) -> None:
         super().__init__()
         self._last = 0.0
 
     def filter(self, record: logging.LogRecord) -> bool:
+        """Keep one record a minute, redacted."""
         now = time.monotonic()
         if now - self._last < FAILURE_LOG_INTERVAL_S:
             return False
         self._last = now
+        record.msg, record.args = redact(record.getMessage()), ()
         return True
 
 
-logging.getLogger("opentelemetry.exporter.otlp.proto.http").addFilter(_Quiet())
-logging.getLogger("opentelemetry.exporter.otlp.proto.http.trace_exporter").addFilter(_Quiet())
+for _name in (
+    "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    "opentelemetry.exporter.otlp.proto.http._common",
+    "opentelemetry.exporter.otlp.common.http",
+):
+    logging.getLogger(_name).addFilter(_Quiet())
 
 
 class Tracing:

@@ -8,6 +8,7 @@ opentelemetry-proto (``tests.support.otlp_receiver``).
 from __future__ import annotations
 
 import base64
+import json
 import urllib.parse
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,6 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import httpx2
+import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -48,9 +50,10 @@ async def client(url: str, mode: str, **headers: str) -> AsyncIterator[Client]:
 
 @asynccontextmanager
 async def traced(
-    tmp_path: Path, receiver: OtlpReceiver | None, *, payloads: bool = False, **env: str
+    tmp_path: Path, receiver: OtlpReceiver | None, *, payloads: bool = False, propagate: bool = False
 ) -> AsyncIterator[str]:
-    """A supervisor hosting the proxy fixture, its calls traced to ``receiver``; yields the server URL."""
+    """A supervisor hosting the proxy fixture, its calls traced to ``receiver``; yields the server URL.
+    With ``propagate``, its primary mux propagates trace context as a remote server's would."""
     tracing = Tracing()
     if receiver is not None:
         tracing.configure(TraceConfig(endpoint=receiver.url, record_payloads=payloads))
@@ -61,6 +64,9 @@ async def traced(
             await supervisor.ensure("proxy", spec, config_hash="h", base_dir=tmp_path)
             await supervisor.wait_until("proxy", lambda s: s.phase is Phase.READY, timeout=START_TIMEOUT)
             endpoint = await supervisor.expose(guard())
+            hosted = supervisor.hosted("proxy")
+            assert hosted is not None
+            (await hosted.primary()).propagate = propagate
             yield endpoint.url("proxy")
     finally:
         tracing.shutdown()  # flushes what is queued
@@ -128,6 +134,27 @@ async def test_the_requests_own_meta_traceparent_wins_over_the_header(tmp_path: 
         spans = receiver.spans()
     server = named(spans, "tools/call meta", "SERVER")[0]
     assert (server.trace_id, server.parent_span_id) == (own_trace, own_parent)
+
+
+@pytest.mark.parametrize("propagate", [True, False])
+async def test_a_propagating_mux_sends_the_client_spans_context_upstream(
+    tmp_path: Path, propagate: bool
+) -> None:
+    """No remote server is proxied yet (only hosted stdio servers are): the primary mux of a stdio
+    server is switched to propagate as a remote server's would, and its ``meta`` tool echoes ``_meta``."""
+    with otlp_receiver() as receiver:
+        async with traced(tmp_path, receiver, propagate=propagate) as url, client(url, "auto") as c:
+            echoed = await c.call_tool("meta", {}, meta={"traceparent": TRACEPARENT, "keep": "me"})
+        spans = receiver.spans()
+    block = echoed.content[0]
+    assert isinstance(block, types.TextContent)
+    meta = json.loads(block.text)
+    upstream = named(spans, "tools/call meta", "CLIENT")[0]
+    assert meta["keep"] == "me"  # the rest of the client's _meta is forwarded as it was
+    if propagate:
+        assert meta["traceparent"] == f"00-{TRACE_ID}-{upstream.span_id}-01"
+    else:  # faithful forwarding: the client's own context, untouched
+        assert meta["traceparent"] == TRACEPARENT
 
 
 async def test_no_carrier_starts_a_new_sampled_root(tmp_path: Path) -> None:
