@@ -21,8 +21,7 @@ from urllib.parse import unquote, urlsplit
 from opentelemetry.trace import Tracer
 
 from clawplane import __version__
-from clawplane.models import SecretValue
-from clawplane.models.observability import TraceExport
+from clawplane.models import SecretValue, TraceExport
 from clawplane.secrets import KNOWN, redact
 
 if TYPE_CHECKING:  # the SDK and the exporter load only once traces are on (a CLI start spares them)

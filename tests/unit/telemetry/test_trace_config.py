@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from tests.support.otlp_receiver import otlp_receiver
 
-from clawplane.models import ValueFrom
-from clawplane.models.observability import TraceExport
+from clawplane.models import TraceExport, ValueFrom
 from clawplane.secrets import KNOWN, SecretError, SecretResolver
 from clawplane.telemetry import TraceConfig, Tracing, trace_config
 from clawplane.telemetry.otel import parse_headers, redact_endpoint
