@@ -39,6 +39,7 @@ from clawplane.state import (
     store,
     utcnow,
 )
+from clawplane.telemetry import Tracing, action_span
 
 Emit = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -111,6 +112,8 @@ class ApplyContext:
     """Called once the rendered files are written (the local endpoint reloads its tokens and agents)."""
     secret_reader: SecretReader | None = None
     """How provider probes resolve secrets (default: this process's environment and files)."""
+    tracing: Tracing | None = None
+    """Where each action's span goes (a child of the pass's span; None: no spans)."""
 
 
 SETTLED_PHASES = frozenset({"Ready", "Disabled", "NotProbed", "ToolsUnknown", "LoginRequired"})
@@ -157,22 +160,28 @@ async def apply_plan(plan: Plan, ctx: ApplyContext, *, allow_mass_delete: bool, 
 
     async def run(change: Change) -> None:
         async with limiter:
-            await emit({"event": "start", "key": change.key, "action": change.action.value})
-            try:
-                await _apply_change(change, ctx)
-                result.results[change.key] = "ok"
-                await emit({"event": "done", "key": change.key, "action": change.action.value, "ok": True})
-            except ServerNotReadyError as exc:
-                result.results[change.key] = str(exc)
-                result.ok = False
-                failure = {"phase": exc.phase, "stderr": list(exc.stderr), "hint": exc.hint}
-                result.failures[change.key] = failure
-                await emit({"event": "done", "key": change.key, "ok": False, "error": str(exc), **failure})
-            except Exception as exc:  # one failed action must not stop unrelated ones
-                message = f"{type(exc).__name__}: {exc}"
-                result.results[change.key] = message
-                result.ok = False
-                await emit({"event": "done", "key": change.key, "ok": False, "error": message})
+            with action_span(ctx.tracing, change.kind, change.name, change.action.value) as span:
+                await emit({"event": "start", "key": change.key, "action": change.action.value})
+                try:
+                    await _apply_change(change, ctx)
+                    result.results[change.key] = "ok"
+                    span.outcome("ok")
+                    done = {"event": "done", "key": change.key, "action": change.action.value, "ok": True}
+                    await emit(done)
+                except ServerNotReadyError as exc:
+                    result.results[change.key] = str(exc)
+                    result.ok = False
+                    span.outcome("failed", exc)
+                    failure = {"phase": exc.phase, "stderr": list(exc.stderr), "hint": exc.hint}
+                    result.failures[change.key] = failure
+                    await emit({"event": "done", "key": change.key, "ok": False, "error": str(exc),
+                                **failure})  # fmt: skip
+                except Exception as exc:  # one failed action must not stop unrelated ones
+                    message = f"{type(exc).__name__}: {exc}"
+                    result.results[change.key] = message
+                    result.ok = False
+                    span.outcome("failed", exc)
+                    await emit({"event": "done", "key": change.key, "ok": False, "error": message})
 
     # Servers and providers first: server tools feed the catalogs and prompts rendered
     # afterwards, and the models a provider lists feed its agents' status.

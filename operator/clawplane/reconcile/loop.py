@@ -46,6 +46,7 @@ from clawplane.reconcile.oversight import Oversight
 from clawplane.runtimes import EventKind, RuntimeEvent
 from clawplane.secrets import redact_data
 from clawplane.state import StateDB, StateError, ToolRecord, store, utcnow
+from clawplane.telemetry import PassSpan, Tracing
 from clawplane.workspace import LOOP_STATUS_FILE, Workspace, write_loop_status
 
 log = logging.getLogger("clawplane.reconcile")
@@ -154,6 +155,12 @@ class ReconcileLoop:
         """Called after the state database was reopened (the daemon records its processes again)."""
         self.on_pass: Callable[[], None] | None = None
         """Called before each pass (the daemon retries process records that failed to write)."""
+        self.on_desired: Callable[[DesiredState], None] | None = None
+        """Called with each pass's valid desired state (the daemon configures tracing from its Gateway)."""
+        self.tracing: Tracing | None = None
+        """Where each pass's span and its actions' spans go (None: no spans)."""
+        self._span = PassSpan(None, "")
+        self._plan_size = 0
 
     def _reload_tokens(self, desired: DesiredState) -> None:
         self.backend.outputs_written(self.db, desired, self.engine.renderer.snapshots)
@@ -218,6 +225,7 @@ class ReconcileLoop:
                 quiet = reason == "resync"
                 if not quiet:
                     events.publish(EventType.PASS_STARTED, "", id=rid, reason=reason)
+                self._span, self._plan_size = PassSpan(self.tracing, reason), 0
                 try:
                     self.check_database()
                     if self.on_pass is not None:
@@ -231,6 +239,8 @@ class ReconcileLoop:
                     log.exception("reconcile failed")
                     result = PassOutcome.ERROR
                 elapsed = time.monotonic() - started
+                self._span.close(result, plan_size=self._plan_size, duration_s=elapsed,
+                                 failed=result.is_error)  # fmt: skip
                 self.state.degrade("events", events.failure)
                 # Recorded before "pass finished" goes out: a reader woken by that event (the
                 # dashboard, MCP subscribers) must find loop.json and metrics already saying so.
@@ -287,6 +297,9 @@ class ReconcileLoop:
             log.info("the folder validates again")
             self.oversight.events.publish(EventType.DIAGNOSTICS, "", valid=True, errors=[])
         self.state.folder_valid, self.state.diagnostics = True, []
+        if self.on_desired is not None:
+            self.on_desired(planned.desired)
+        self._span.open()
         deleting = [c.key for c in planned.plan.changes if c.action.value == "delete"]
         quiet = time.monotonic() - self._last_change
         if deleting and quiet < DELETE_SETTLE_S:
@@ -312,6 +325,7 @@ class ReconcileLoop:
         plan = planned.plan
         if self.metrics is not None:
             self.metrics.plan_actions.set(len(plan.actionable))
+        self._plan_size = len(plan.actionable)
         if not plan.has_changes:
             oversight.sources.remember(planned.validation)
             self.state.refused = None
@@ -337,7 +351,8 @@ class ReconcileLoop:
                 log.info("%s %s", event["event"], event["path"])
 
         try:
-            result = await apply_plan(plan, ctx, allow_mass_delete=False, emit=emit)
+            with self._span.current():
+                result = await apply_plan(plan, ctx, allow_mass_delete=False, emit=emit)
         except PlanRefusedError as exc:  # the world moved between plan and apply: go round again
             log.warning("plan refused (%s); retrying", exc)
             self.trigger("retry")
@@ -382,7 +397,7 @@ class ReconcileLoop:
         return ApplyContext(
             desired, self.db, self.backend, self.engine.renderer, self.ws.out_dir,
             require_ready=True, on_outputs=self._reload_tokens,
-            secret_reader=resolver_reader(self.engine.resolver),
+            secret_reader=resolver_reader(self.engine.resolver), tracing=self.tracing,
         )  # fmt: skip
 
     def sync_runtimes(self) -> None:

@@ -58,7 +58,8 @@ from clawplane.supervisor.processes import (
     mark_runtimes_stopped,
     release_generation,
 )
-from clawplane.telemetry import CallMetrics, CallSeries, CallTelemetry
+from clawplane.supervisor.traces import tracing_follower
+from clawplane.telemetry import CallMetrics, CallSeries, CallSpans, CallTelemetry, Tracing
 from clawplane.workspace import (
     ProtocolError,
     Shutdown,
@@ -241,8 +242,10 @@ async def _supervise(
                 shutdown.set()
 
     metrics = LoopMetrics()
-    # Every request the endpoint carries: counted on /metrics, charted on the dashboard.
-    telemetry = CallTelemetry([CallMetrics(metrics.registry), CallSeries()])
+    # Every request the endpoint carries: counted on /metrics, charted on the dashboard, and
+    # traced once a pass finds trace export configured...
+    tracing = Tracing()
+    telemetry = CallTelemetry([CallMetrics(metrics.registry), CallSeries(), CallSpans(tracing)])
     # ... and every tool call kept in the audit trail, written off the event loop.
     trail = AuditTrail(ws.state_dir, telemetry)
     loop_ref: list[ReconcileLoop] = []
@@ -300,6 +303,7 @@ async def _supervise(
                 loop = handler.loop
                 loop.metrics, loop.resync_interval = metrics, options.resync_interval
                 loop.on_reopen, loop.on_pass = ledger.record_all, ledger.retry
+                loop.tracing, loop.on_desired = tracing, tracing_follower(tracing, handler.engine.resolver)
                 ledger.on_error = lambda message: loop.state.degrade("state", message)
                 if options.watch:
                     handler.watching = True
@@ -362,6 +366,7 @@ async def _supervise(
         if server is not None:
             server.stop()
         trail.close()  # after the runtimes: the calls they ended on the way out are kept too
+        tracing.shutdown()  # the last spans go out (bounded by the exporter's timeout)
         with contextlib.suppress(OSError):
             ws.pidfile.unlink()
         db.close()

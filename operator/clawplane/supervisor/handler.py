@@ -140,6 +140,8 @@ class ControlHandler:
             planned = self.engine.plan(self.db)
         except InvalidFolderError as exc:
             return {"ok": False, "error": f"the folder does not validate ({exc}); nothing was changed"}
+        if self.loop.on_desired is not None:  # an apply sees the Gateway as a pass does
+            self.loop.on_desired(planned.desired)
         # Someone waiting at `clawplane apply` wants each server Ready or a reason why not.
         wait, allow_mass_delete = request.wait, request.allow_mass_delete
         ctx = self._context(planned.desired, wait)
@@ -174,5 +176,5 @@ class ControlHandler:
             on_outputs=lambda applied: self.backend.outputs_written(
                 self.db, applied, self.engine.renderer.snapshots
             ),
-            secret_reader=resolver_reader(self.engine.resolver),
+            secret_reader=resolver_reader(self.engine.resolver), tracing=self.loop.tracing,
         )  # fmt: skip

@@ -4,8 +4,9 @@ The proxy knows a request at two moments: when a client's message reaches the mu
 the server it is for (``CallTelemetry.begin``) and when its answer goes back, or the proxy
 answers it itself, or the caller leaves first (``Call.finish``). Everything the supervisor
 learns about traffic — spans, metrics, the audit trail of tool calls, the dashboard's charts —
-hangs off those two moments, through the ``CallSink`` each of them implements. A sink never
-sees arguments or results: only names, sizes, outcomes and times.
+hangs off those two moments, through the ``CallSink`` each of them implements. A sink records
+names, sizes, outcomes and times; ``Call.arguments`` and ``Call.answer`` are there only for the
+tracing sink's opt-in ``recordPayloads``, which passes them through the site's redactor first.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 
 __all__ = [
     "TRACE_KEYS",
+    "UPSTREAM_CONTEXT",
     "Call",
     "CallRecord",
     "CallSink",
@@ -32,6 +34,10 @@ S = TypeVar("S")
 
 TRACE_KEYS = ("traceparent", "tracestate")
 """W3C trace context keys a client may send, as HTTP headers or in a request's ``params._meta``."""
+
+UPSTREAM_CONTEXT = "trace.upstream"
+"""``Call.state`` key of the trace context a forwarded request carries upstream (set by the tracing
+sink at ``forwarded``; a proxy that propagates it puts it in the request's ``params._meta``)."""
 
 # The methods whose target (a tool, a prompt) names what was called; a resource's URI is not a
 # target (unbounded), only a span attribute.
@@ -90,6 +96,11 @@ class Call:
     started: float = field(default_factory=time.perf_counter)
     held_s: float = 0.0
     """Seconds the call waited for an approval."""
+    arguments: Any = None
+    """A ``tools/call``'s or ``prompts/get``'s ``arguments`` as the client sent them (never recorded
+    unless a sink opts in, and then only redacted)."""
+    answer: Mapping[str, Any] | None = None
+    """The JSON-RPC response sent back, set at ``finish`` (same rule as ``arguments``)."""
     state: dict[str, Any] = field(default_factory=dict)
     """What each sink keeps for the call between ``begin`` and ``finish`` (a span, a hold's start)."""
     _telemetry: CallTelemetry | None = None
@@ -125,6 +136,7 @@ class Call:
         if self._done or self._telemetry is None:
             return
         self._done = True
+        self.answer = answer
         if "hold_started" in self.state:
             self.released("withdrawn")
         code, error = None, ""
@@ -245,6 +257,7 @@ class CallTelemetry:
             resource_uri=uri if isinstance(uri, str) else None,
             carrier=_carrier(params, headers),
             bytes_in=size,
+            arguments=params.get("arguments") if key else None,
             _telemetry=self,
         )
         for sink in self.sinks:

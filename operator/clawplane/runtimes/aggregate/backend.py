@@ -189,11 +189,13 @@ class Backend:
         on_message: OnMessage | None = None,
         on_request: OnRequest | None = None,
         gone: anyio.Event | None = None,
+        trace: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
         """Send one request and return its result; what the server sends for it goes to the callbacks.
 
         ``gone`` is set when the downstream client disconnected: a call still held for an
-        approval is withdrawn then (and answered with the gate's refusal).
+        approval is withdrawn then (and answered with the gate's refusal). ``trace`` is the
+        caller's W3C trace context, for telemetry (not forwarded).
 
         Raises:
             BackendError: The server answered with an error, or went away first.
@@ -214,7 +216,7 @@ class Backend:
         if params is not None:
             msg["params"] = dict(params)
         try:
-            await link.send(msg)
+            await link.send(msg, headers=trace)
             async with anyio.create_task_group() as tg:
                 if gone is not None:
                     tg.start_soon(_withdraw_when_gone, gone, link)

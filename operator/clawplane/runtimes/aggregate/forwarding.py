@@ -25,6 +25,7 @@ from clawplane.runtimes.aggregate.changes import ChangeNotices
 from clawplane.runtimes.aggregate.sessions import Downstream
 from clawplane.runtimes.catalog import ServerTools, ToolEntry, build_server_tools
 from clawplane.runtimes.proxy import DISCONNECTED_SCOPE_KEY, SERVER_UNAVAILABLE, Message
+from clawplane.telemetry import TRACE_KEYS
 
 __all__ = ["MAX_LIST_PAGES", "Forwarding"]
 
@@ -152,7 +153,7 @@ class Forwarding(ChangeNotices):
             return await backend.request(
                 method, params, on_message=on_message if asked is None else relayed,
                 on_request=on_request if asked is None else asked,
-                gone=gone if isinstance(gone, anyio.Event) else None,
+                gone=gone if isinstance(gone, anyio.Event) else None, trace=_trace_context(ctx),
             )  # fmt: skip
         except BackendError as exc:
             raise MCPError(exc.code, exc.message, exc.data) from None
@@ -174,3 +175,14 @@ class Forwarding(ChangeNotices):
             if not cursor:
                 break
         return items
+
+
+def _trace_context(ctx: ServerRequestContext[Any, Any]) -> dict[str, str]:
+    """The caller's W3C trace context, for telemetry only: the request's ``_meta`` first (it names
+    this very message), else its HTTP headers (the backend request itself carries neither)."""
+    meta = ctx.meta if isinstance(ctx.meta, Mapping) else {}
+    found = {k: v for k in TRACE_KEYS if isinstance(v := meta.get(k), str)}
+    headers = getattr(ctx.request, "headers", None)
+    if "traceparent" not in found and isinstance(headers, Mapping):
+        found = {k: v for k in TRACE_KEYS if isinstance(v := headers.get(k), str)}
+    return found

@@ -69,8 +69,9 @@ from clawplane.runtimes.proxy.wire import (
     meta_of,
     params_of,
     progress_token,
+    with_trace_meta,
 )
-from clawplane.telemetry import CallSite, CallTelemetry, Outcome
+from clawplane.telemetry import UPSTREAM_CONTEXT, CallSite, CallTelemetry, Outcome
 
 __all__ = ["Delivery", "Link", "Mux", "UpstreamGoneError"]
 
@@ -83,6 +84,7 @@ _LINK_BUFFER = 4096
 # Long-lived requests that must not attract logging or server requests of other calls.
 _STREAMING_METHODS = frozenset({"subscriptions/listen"})
 
+
 class Mux:
     """Links over one upstream channel (see the module docstring)."""
 
@@ -93,9 +95,13 @@ class Mux:
         name: str,
         share_initialize: bool = False,
         describe_end: Callable[[], str] | None = None,
+        propagate: bool = False,
     ) -> None:
         self.name = name
         self.share_initialize = share_initialize
+        self.propagate = propagate
+        """Put the upstream span's trace context in each observed request's ``params._meta`` (a remote
+        server's mux, while tracing is on); off, requests pass as the client wrote them."""
         self._channel = channel
         self._describe_end = describe_end or (lambda: "the connection closed")
         self._ids = itertools.count(1)
@@ -229,6 +235,8 @@ class Mux:
         observed = link.calls.get(request_key(msg["id"])) if link.calls else None
         if observed is not None:
             observed.forwarded()
+            if self.propagate:
+                out = with_trace_meta(out, observed.state.get(UPSTREAM_CONTEXT))
         if method == "initialize" and self.share_initialize and self._initializing is None:
             self._initializing = anyio.Event()
         await self._write(out)

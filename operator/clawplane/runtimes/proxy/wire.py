@@ -26,6 +26,7 @@ __all__ = [
     "meta_of",
     "params_of",
     "progress_token",
+    "with_trace_meta",
 ]
 
 Message = dict[str, Any]
@@ -72,6 +73,16 @@ def progress_token(msg: Mapping[str, Any]) -> RequestId | None:
     meta = meta_of(msg)
     token = meta.get(PROGRESS_TOKEN) if meta else None
     return token if isinstance(token, int | str) and not isinstance(token, bool) else None
+
+
+def with_trace_meta(msg: Message, carrier: Mapping[str, str] | None) -> Message:
+    """``msg`` with ``carrier`` (W3C ``traceparent``/``tracestate``) in its ``params._meta``, replacing
+    the client's (MCP's convention for trace context); unchanged without a carrier."""
+    if not carrier:
+        return msg
+    params = params_of(msg)
+    meta = {k: v for k, v in (meta_of(msg) or {}).items() if k not in ("traceparent", "tracestate")}
+    return {**msg, "params": {**params, "_meta": {**meta, **carrier}}}
 
 
 def error_response(request_id: RequestId | None, code: int, message: str, data: Any = None) -> Message:

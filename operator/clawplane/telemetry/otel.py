@@ -1,0 +1,249 @@
+"""Where traces go: the OpenTelemetry tracer provider, configured from the Gateway and ``OTEL_*``.
+
+Tracing is off unless ``Gateway.spec.observability.traces`` is declared or an OTLP endpoint is
+set in the environment (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, ``OTEL_EXPORTER_OTLP_ENDPOINT``);
+``OTEL_SDK_DISABLED=true`` turns it off whatever else says. The Gateway's values win over the
+environment's. Spans leave through a ``BatchSpanProcessor`` (a bounded queue, a worker thread):
+a slow or dead collector drops spans, it never holds up a call. A ``Tracing`` is one supervisor's
+switch: ``configure`` swaps the provider when the configuration changes, ``shutdown`` flushes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, cast
+from urllib.parse import unquote, urlsplit
+
+from opentelemetry.trace import Tracer
+
+from clawplane import __version__
+from clawplane.models import SecretValue, TraceExport
+from clawplane.secrets import KNOWN, redact
+
+if TYPE_CHECKING:  # the SDK and the exporter load only once traces are on (a CLI start spares them)
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+
+__all__ = ["TraceConfig", "Tracing", "parse_headers", "redact_endpoint", "trace_config"]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_SERVICE = "clawplane"
+DEFAULT_ENDPOINT = "http://localhost:4318/v1/traces"
+EXPORT_TIMEOUT_S = 5.0
+FAILURE_LOG_INTERVAL_S = 60.0
+_TRUE = frozenset({"true", "1", "yes", "on"})
+
+
+@dataclass(frozen=True)
+class TraceConfig:
+    """What one tracer provider exports, and where (header values never shown)."""
+
+    endpoint: str
+    headers: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    sample_ratio: float = 1.0
+    service_name: str = DEFAULT_SERVICE
+    record_payloads: bool = False
+
+
+def trace_config(
+    declared: TraceExport | None,
+    environ: Mapping[str, str],
+    resolve: Callable[[SecretValue], str] | None = None,
+) -> TraceConfig | None:
+    """The configuration from the Gateway's ``declared`` traces and ``environ`` (None: tracing is off).
+
+    ``resolve`` reads a header's ``valueFrom`` (the engine's secret resolver).
+
+    Raises:
+        SecretError: A declared header's reference cannot be resolved (from ``resolve``).
+    """
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() in _TRUE:
+        return None
+    from_env = environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "").strip()
+    if not from_env and (base := environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip()):
+        from_env = base.rstrip("/") + "/v1/traces"
+    if declared is None and not from_env:
+        return None
+    declared = declared or TraceExport()
+    headers = parse_headers(
+        environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") or environ.get("OTEL_EXPORTER_OTLP_HEADERS", "")
+    )
+    for name, value in declared.headers.items():
+        headers[name.lower()] = resolve(value) if resolve is not None else str(value)
+    for value in headers.values():
+        KNOWN.add(value)  # whatever quotes a header (an error, a log line) has it redacted
+    return TraceConfig(
+        endpoint=declared.endpoint or from_env or DEFAULT_ENDPOINT,
+        headers=tuple(sorted(headers.items())),
+        sample_ratio=declared.sample_ratio if declared.sample_ratio is not None else _env_ratio(environ),
+        service_name=declared.service_name or environ.get("OTEL_SERVICE_NAME", "").strip() or DEFAULT_SERVICE,
+        record_payloads=declared.record_payloads,
+    )
+
+
+def parse_headers(text: str) -> dict[str, str]:
+    """``OTEL_EXPORTER_OTLP_HEADERS`` (``key=value,key2=value2``, URL-encoded) as a dict."""
+    found: dict[str, str] = {}
+    for part in text.split(","):
+        name, sep, value = part.partition("=")
+        if sep and name.strip():
+            found[unquote(name.strip()).lower()] = unquote(value.strip())
+    return found
+
+
+def redact_endpoint(url: str) -> str:
+    """``url`` as logs may show it: scheme, host and path (no credentials, no query)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<an invalid URL>"
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme}://{host}{parts.path}"
+
+
+def _env_ratio(environ: Mapping[str, str]) -> float:
+    try:
+        ratio = float(environ.get("OTEL_TRACES_SAMPLER_ARG", "1"))
+    except ValueError:
+        return 1.0
+    return ratio if 0.0 <= ratio <= 1.0 else 1.0
+
+
+class _Exporter:
+    """The OTLP exporter, with failures logged at most once a minute and never a header value."""
+
+    def __init__(self, config: TraceConfig) -> None:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+        self._inner = OTLPSpanExporter(
+            endpoint=config.endpoint, headers=dict(config.headers), timeout=EXPORT_TIMEOUT_S
+        )
+        self._where = redact_endpoint(config.endpoint)
+        self._last_logged = 0.0
+        self._dropped = 0
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        """Send one batch; a failure is counted and, now and then, logged."""
+        from opentelemetry.sdk.trace.export import SpanExportResult
+
+        try:
+            result = self._inner.export(spans)
+        except Exception as exc:  # a collector's failure must stay in the exporter's thread
+            result, why = SpanExportResult.FAILURE, type(exc).__name__
+        else:
+            why = "the collector refused or did not answer"
+        if result is SpanExportResult.FAILURE:
+            self._dropped += len(spans)
+            now = time.monotonic()
+            if now - self._last_logged >= FAILURE_LOG_INTERVAL_S:
+                self._last_logged = now
+                logger.warning(
+                    "could not export traces to %s (%s); %d span(s) dropped so far: check that the "
+                    "collector runs and accepts OTLP/HTTP protobuf, and its headers",
+                    self._where, why, self._dropped,
+                )  # fmt: skip
+        return result
+
+    def shutdown(self) -> None:
+        """Close the HTTP session."""
+        self._inner.shutdown()  # type: ignore[no-untyped-call]
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        """Nothing is buffered here (the batch processor buffers)."""
+        return True
+
+
+class _Quiet(logging.Filter):
+    """Lets the OTLP exporter's own messages through once a minute (a dead collector repeats them),
+    with every secret this process resolved (the export headers among them) redacted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last = 0.0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Keep one record a minute, redacted."""
+        now = time.monotonic()
+        if now - self._last < FAILURE_LOG_INTERVAL_S:
+            return False
+        self._last = now
+        record.msg, record.args = redact(record.getMessage()), ()
+        return True
+
+
+for _name in (
+    "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+    "opentelemetry.exporter.otlp.proto.http._common",
+    "opentelemetry.exporter.otlp.common.http",
+):
+    logging.getLogger(_name).addFilter(_Quiet())
+
+
+class Tracing:
+    """One process's traces: the provider for the current configuration, or none (off)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._config: TraceConfig | None = None
+        self._provider: TracerProvider | None = None
+        self._tracer: Tracer | None = None
+
+    @property
+    def tracer(self) -> Tracer | None:
+        """The tracer spans start from now (None: tracing is off)."""
+        return self._tracer
+
+    @property
+    def config(self) -> TraceConfig | None:
+        """The configuration in effect (None: off)."""
+        return self._config
+
+    @property
+    def record_payloads(self) -> bool:
+        """Whether spans carry redacted tool arguments and results."""
+        return self._config is not None and self._config.record_payloads
+
+    def configure(self, config: TraceConfig | None) -> None:
+        """Export per ``config`` from now on (None: stop); the previous provider flushes in the background."""
+        with self._lock:
+            if config == self._config:
+                return
+            old = self._provider
+            self._config, self._provider, self._tracer = config, None, None
+            if config is not None:
+                self._provider = _provider(config)
+                self._tracer = self._provider.get_tracer("clawplane", __version__)
+                logger.info(
+                    "exporting traces to %s (service %s, sample ratio %g)",
+                    redact_endpoint(config.endpoint), config.service_name, config.sample_ratio,
+                )  # fmt: skip
+            elif old is not None:
+                logger.info("trace export is off")
+        if old is not None:  # its last batch goes out without holding up the caller
+            threading.Thread(target=old.shutdown, name="clawplane-traces-old", daemon=True).start()
+
+    def shutdown(self) -> None:
+        """Flush what is queued and stop exporting (the supervisor is leaving)."""
+        with self._lock:
+            provider, self._provider, self._tracer, self._config = self._provider, None, None, None
+        if provider is not None:
+            provider.shutdown()
+
+
+def _provider(config: TraceConfig) -> TracerProvider:
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
+
+    resource = Resource.create({"service.name": config.service_name, "service.version": __version__})
+    sampler = ParentBased(TraceIdRatioBased(config.sample_ratio))
+    provider = TracerProvider(resource=resource, sampler=sampler)
+    # Queue and batch sizes and delays come from OTEL_BSP_* (the SDK's defaults: 2048 spans queued).
+    provider.add_span_processor(BatchSpanProcessor(cast("SpanExporter", _Exporter(config))))
+    return provider
