@@ -25,7 +25,7 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
@@ -43,9 +43,10 @@ from clawplane.reconcile.metrics import LoopMetrics
 from clawplane.reconcile.modelproviders import resolver_reader
 from clawplane.reconcile.outcome import PassOutcome
 from clawplane.reconcile.oversight import Oversight
+from clawplane.reconcile.runtimesync import sync_runtimes
 from clawplane.runtimes import EventKind, RuntimeEvent
 from clawplane.secrets import redact_data
-from clawplane.state import StateDB, StateError, ToolRecord, store, utcnow
+from clawplane.state import StateDB, StateError, store, utcnow
 from clawplane.telemetry import PassSpan, Tracing
 from clawplane.workspace import LOOP_STATUS_FILE, Workspace, write_loop_status
 
@@ -402,36 +403,7 @@ class ReconcileLoop:
 
     def sync_runtimes(self) -> None:
         """Fold the live state of hosted runtimes into the state database (level-based)."""
-        observed = store.load_observed(self.db)
-        live = set(self.backend.supervisor.names())
-        for name, rt in observed.runtimes.items():
-            if name not in live:
-                if rt.pid is not None and rt.phase != "stopped":
-                    store.put_runtime(
-                        self.db, replace(rt, phase="stopped", pid=None, pgid=None, updated_at=utcnow())
-                    )
-                continue
-            report = self.backend.report(name)
-            if report is None:
-                continue
-            fresh = replace(
-                rt,
-                phase=report.phase,
-                pid=report.pid,
-                pgid=report.pgid,
-                restarts=report.restarts,
-                last_error=report.last_error,
-                paused_until=report.paused_until,
-            )
-            if fresh != rt:
-                store.put_runtime(self.db, replace(fresh, updated_at=utcnow()))
-            if report.phase == "ready":
-                tools = tuple(
-                    ToolRecord(t.raw_name, t.safe_name, t.schema_hash, t.description) for t in report.tools
-                )
-                if tools != tuple(observed.tools_observed.get(name, ())):
-                    log.info("runtime %s: tool surface changed (%d tools)", name, len(tools))
-                    store.set_tools(self.db, name, "observed", tools)
+        sync_runtimes(self.db, self.backend)
 
     def _refresh_server_status(self, ctx: ApplyContext) -> bool:
         """Rewrite the status of hosted servers whose live phase, restarts or session evictions moved

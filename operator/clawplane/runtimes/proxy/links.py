@@ -6,7 +6,7 @@ and messages helpers here are the ones the mux rewrites traffic with.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ __all__ = [
     "Pending",
     "UpstreamGoneError",
     "as_upstream_id",
+    "busiest",
     "cancelled_notice",
     "filter_tools",
     "request_key",
@@ -216,3 +217,24 @@ def cancelled_notice(upstream_id: int, reason: str) -> Message:
         "method": "notifications/cancelled",
         "params": {"requestId": upstream_id, "reason": reason},
     }
+
+
+# Long-lived requests that must not attract logging or server requests of other calls.
+_STREAMING_METHODS = frozenset({"subscriptions/listen"})
+
+
+def busiest(pending: Iterable[Pending]) -> tuple[Link, RequestId] | None:
+    """The link and downstream request the server most likely works for now: the newest pending
+    request of the highest-priority link (stdio carries no "related request" field)."""
+    best: tuple[int, int, Pending] | None = None
+    for item in pending:
+        if item.link is None or item.cancelled or item.method in _STREAMING_METHODS:
+            continue
+        rank = (item.link.priority, item.seq)
+        if best is None or rank > best[:2]:
+            best = (*rank, item)
+    if best is None:
+        return None
+    found = best[2]
+    assert found.link is not None and found.downstream_id is not None
+    return found.link, found.downstream_id

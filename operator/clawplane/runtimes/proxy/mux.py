@@ -46,6 +46,7 @@ import anyio.abc
 
 from clawplane.runtimes.proxy.channel import Channel, ChannelClosedError
 from clawplane.runtimes.proxy.gate import CallGate, GatedCall, refusal_result
+from clawplane.runtimes.proxy.holds import INTERNAL_ERROR, await_verdict
 from clawplane.runtimes.proxy.links import (
     Delivery,
     Key,
@@ -53,6 +54,7 @@ from clawplane.runtimes.proxy.links import (
     Pending,
     UpstreamGoneError,
     as_upstream_id,
+    busiest,
     cancelled_notice,
     filter_tools,
     request_key,
@@ -77,12 +79,9 @@ __all__ = ["Delivery", "Link", "Mux", "UpstreamGoneError"]
 
 logger = logging.getLogger(__name__)
 
-INTERNAL_ERROR = -32603
 INVALID_PARAMS = -32602
 METHOD_NOT_FOUND = -32601
 _LINK_BUFFER = 4096
-# Long-lived requests that must not attract logging or server requests of other calls.
-_STREAMING_METHODS = frozenset({"subscriptions/listen"})
 
 
 class Mux:
@@ -261,36 +260,8 @@ class Mux:
 
     async def _held(self, link: Link, msg: Message, call: GatedCall, scope: anyio.CancelScope) -> None:
         """Wait for the gate's answer to one call, then forward it or answer the refusal."""
-        assert link.gate is not None
-        request_id, token = msg["id"], progress_token(msg)
-
-        async def progress(done: float, total: float | None, message: str) -> None:
-            if token is None:
-                return
-            params: dict[str, Any] = {PROGRESS_TOKEN: token, "progress": done, "message": message}
-            if total is not None:
-                params["total"] = total
-            link._deliver(Delivery({"jsonrpc": "2.0", "method": "notifications/progress", "params": params},
-                                   request_id))  # fmt: skip
-
-        verdict = None
-        observed = link.calls.get(request_key(request_id)) if link.calls else None
-        if observed is not None:
-            observed.holding()
-        try:
-            with scope:
-                verdict = await link.gate.gate.hold(call, progress)
-        except Exception as exc:  # a broken queue must fail the call, not the server's other parties
-            logger.exception("%s: holding %s for an approval failed", self.name, call.tool)
-            link._deliver(Delivery(error_response(
-                request_id, INTERNAL_ERROR, f"could not hold the call for an approval: {exc}"
-            )))  # fmt: skip
-        finally:
-            link.holds.pop(request_key(request_id), None)
-            link.departures.pop(request_key(request_id), None)
-        if observed is not None:
-            answer = "withdrawn" if verdict is None else "approved" if verdict.proceed else "refused"
-            observed.released(answer)
+        verdict = await await_verdict(link, msg, call, scope, self.name)
+        request_id = msg["id"]
         if verdict is None or link.closed.is_set():
             link.abandon(request_id, Outcome.CANCELLED)
             return  # withdrawn: cancelled by the caller, or the caller went away
@@ -426,18 +397,7 @@ class Mux:
 
     def _busy(self) -> tuple[Link, RequestId] | None:
         """The link and request the server is most likely working for right now."""
-        best: tuple[int, int, Pending] | None = None
-        for pending in self._pending.values():
-            if pending.link is None or pending.cancelled or pending.method in _STREAMING_METHODS:
-                continue
-            rank = (pending.link.priority, pending.seq)
-            if best is None or rank > best[:2]:
-                best = (*rank, pending)
-        if best is None:
-            return None
-        pending = best[2]
-        assert pending.link is not None and pending.downstream_id is not None
-        return pending.link, pending.downstream_id
+        return busiest(self._pending.values())
 
     def _server_request(self, msg: Message) -> None:
         busy = self._busy()
