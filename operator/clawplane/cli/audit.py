@@ -22,8 +22,7 @@ import typer
 
 from clawplane.cli.common import FolderArg, OutDirOpt, StateDirOpt, fail, workspace
 from clawplane.cli.console import EXIT_USAGE, err, out
-from clawplane.state import StateDB, StateError
-from clawplane.state.calltrail import CallFilter, find_calls, iter_calls, unrecorded
+from clawplane.state import CallFilter, StateDB, StateError, find_calls, iter_calls, unrecorded
 from clawplane.telemetry import Outcome
 
 _SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")

@@ -1,6 +1,8 @@
 """State: the embedded SQLite database of what clawplane observed and applied."""
 
 from clawplane.state import store, tokens
+from clawplane.state.callaudit import AUDIT_BATCH, AUDIT_QUEUE_SIZE, CallAuditor
+from clawplane.state.calltrail import CallFilter, find_calls, iter_calls, unrecorded
 from clawplane.state.db import SCHEMA_VERSION, StateDB, StateError, open_state_dir, prepare_state_dir, utcnow
 from clawplane.state.lock import FolderLock
 from clawplane.state.oauth import Credential, CredentialStore
@@ -23,11 +25,15 @@ from clawplane.state.tokens import (
 )
 
 __all__ = [
+    "AUDIT_BATCH",
+    "AUDIT_QUEUE_SIZE",
     "CLI",
     "OPENCLAW",
     "READER",
     "SCHEMA_VERSION",
     "AuditRecord",
+    "CallAuditor",
+    "CallFilter",
     "Credential",
     "CredentialStore",
     "FolderLock",
@@ -41,10 +47,13 @@ __all__ = [
     "agent_access",
     "agent_consumer",
     "codex_consumer",
+    "find_calls",
+    "iter_calls",
     "load_tokens",
     "open_state_dir",
     "prepare_state_dir",
     "store",
     "tokens",
+    "unrecorded",
     "utcnow",
 ]

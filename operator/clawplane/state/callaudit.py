@@ -2,7 +2,7 @@
 
 ``finished`` runs on the proxy's event loop, so it only puts the record on a bounded queue;
 a writer thread with its own connection to the state database takes what has queued and
-writes it in one transaction (``calltrail.write_calls``), up to ``BATCH`` rows at a time.
+writes it in one transaction (``calltrail.write_calls``), up to ``AUDIT_BATCH`` rows at a time.
 When the queue is full the call is counted, not kept (``clawplane audit`` and the dashboard
 say how many), and the proxy goes on. ``close`` writes what is queued before it returns; a
 process killed with SIGKILL loses what was still queued (at most the queue's contents).
@@ -22,11 +22,11 @@ from clawplane.state.calltrail import Retention, write_calls
 from clawplane.state.db import StateDB, StateError
 from clawplane.telemetry import Call, CallRecord
 
-__all__ = ["BATCH", "QUEUE_SIZE", "CallAuditor", "Export"]
+__all__ = ["AUDIT_BATCH", "AUDIT_QUEUE_SIZE", "CallAuditor", "Export"]
 
 log = logging.getLogger(__name__)
-QUEUE_SIZE = 10_000
-BATCH = 500
+AUDIT_QUEUE_SIZE = 10_000
+AUDIT_BATCH = 500
 Export = Callable[[Sequence[CallRecord]], None]
 """Also hands each written batch on (the OTLP logs export)."""
 
@@ -49,8 +49,8 @@ class CallAuditor:
         state_dir: Path,
         settings: AuditSettings | None = None,
         *,
-        queue_size: int = QUEUE_SIZE,
-        batch: int = BATCH,
+        queue_size: int = AUDIT_QUEUE_SIZE,
+        batch: int = AUDIT_BATCH,
     ) -> None:
         self._state_dir = state_dir
         self._queue: queue.Queue[CallRecord | object] = queue.Queue(maxsize=queue_size)

@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING
 
 from clawplane.desired import DesiredState
 from clawplane.models import AuditSettings, Gateway, Observability, TraceExport
-from clawplane.state import StateDB, StateError
-from clawplane.state.callaudit import BATCH, QUEUE_SIZE, CallAuditor
+from clawplane.state import AUDIT_BATCH, AUDIT_QUEUE_SIZE, CallAuditor, StateDB, StateError
 from clawplane.telemetry import CallTelemetry
 
 if TYPE_CHECKING:
-    from clawplane.telemetry.logexport import CallLogExport
+    from clawplane.telemetry import CallLogExport
 
 __all__ = ["AuditTrail"]
 
@@ -55,7 +54,12 @@ class AuditTrail:
     """Records every tool call ``telemetry`` sees in the folder's state database, and exports them."""
 
     def __init__(
-        self, state_dir: Path, telemetry: CallTelemetry, *, queue_size: int = QUEUE_SIZE, batch: int = BATCH
+        self,
+        state_dir: Path,
+        telemetry: CallTelemetry,
+        *,
+        queue_size: int = AUDIT_QUEUE_SIZE,
+        batch: int = AUDIT_BATCH,
     ) -> None:
         self.auditor = CallAuditor(state_dir, queue_size=queue_size, batch=batch)
         telemetry.add(self.auditor)
@@ -78,7 +82,7 @@ class AuditTrail:
         audit = settings.audit
         endpoint = None
         if audit.enabled and audit.export_logs:
-            from clawplane.telemetry.logexport import logs_endpoint
+            from clawplane.telemetry import logs_endpoint
 
             traces = settings.traces.endpoint if settings.traces is not None else None
             endpoint = logs_endpoint(traces)
@@ -92,7 +96,7 @@ class AuditTrail:
         if endpoint is None:
             self._export = None
         elif old is None or (old.endpoint, old.service_name) != (endpoint, service):
-            from clawplane.telemetry.logexport import CallLogExport
+            from clawplane.telemetry import CallLogExport
 
             self._export = CallLogExport(endpoint, service_name=service)
         self.auditor.configure(audit, self._export)

@@ -5,11 +5,19 @@ Every MCP request the proxy carries becomes a ``Call`` at ``CallTelemetry.begin`
 Prometheus metrics (``metrics``), the last hour of traffic per server and agent that the
 dashboard charts (``series``) and OpenTelemetry spans (``tracing``, exported as ``otel``
 configures; the engine's passes and actions in ``engine``). Nothing here knows MCP's SDK, HTTP
-or the state database: the layers above hand in what they see. ``logexport`` (imported where it
-is used, not here: it loads the OpenTelemetry SDK) sends the audit trail's records on as OTLP
-log records.
+or the state database: the layers above hand in what they see. ``logexport`` sends the audit trail's
+records on as OTLP log records.
+
+Only ``calls`` is imported with the package: the proxy's types are needed everywhere (the state
+database's audit trail, every command that reads it), while the sinks load prometheus_client and
+OpenTelemetry, which a command that only reads status should not pay for (PEP 562).
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from clawplane._utils.lazy import LazyNames
 from clawplane.telemetry.calls import (
     TRACE_KEYS,
     UPSTREAM_CONTEXT,
@@ -20,19 +28,45 @@ from clawplane.telemetry.calls import (
     CallTelemetry,
     Outcome,
 )
-from clawplane.telemetry.engine import ActionSpan, PassSpan, action_span
-from clawplane.telemetry.metrics import CallMetrics, bounded_method, session_hooks
-from clawplane.telemetry.otel import TraceConfig, Tracing, trace_config
-from clawplane.telemetry.series import FAILED, CallSeries, Minute
-from clawplane.telemetry.tracing import SEMCONV, CallSpans, span_name
+
+if TYPE_CHECKING:
+    from clawplane.telemetry.engine import ActionSpan, PassSpan, action_span
+    from clawplane.telemetry.logexport import EVENT_NAME, CallLogExport, logs_endpoint
+    from clawplane.telemetry.metrics import CallMetrics, bounded_method, session_hooks
+    from clawplane.telemetry.otel import TraceConfig, Tracing, trace_config
+    from clawplane.telemetry.series import FAILED, CallSeries, Minute
+    from clawplane.telemetry.tracing import SEMCONV, CallSpans, span_name
+
+_HOMES = {
+    "ActionSpan": "clawplane.telemetry.engine",
+    "PassSpan": "clawplane.telemetry.engine",
+    "action_span": "clawplane.telemetry.engine",
+    "EVENT_NAME": "clawplane.telemetry.logexport",
+    "CallLogExport": "clawplane.telemetry.logexport",
+    "logs_endpoint": "clawplane.telemetry.logexport",
+    "CallMetrics": "clawplane.telemetry.metrics",
+    "bounded_method": "clawplane.telemetry.metrics",
+    "session_hooks": "clawplane.telemetry.metrics",
+    "TraceConfig": "clawplane.telemetry.otel",
+    "Tracing": "clawplane.telemetry.otel",
+    "trace_config": "clawplane.telemetry.otel",
+    "FAILED": "clawplane.telemetry.series",
+    "CallSeries": "clawplane.telemetry.series",
+    "Minute": "clawplane.telemetry.series",
+    "SEMCONV": "clawplane.telemetry.tracing",
+    "CallSpans": "clawplane.telemetry.tracing",
+    "span_name": "clawplane.telemetry.tracing",
+}
 
 __all__ = [
+    "EVENT_NAME",
     "FAILED",
     "SEMCONV",
     "TRACE_KEYS",
     "UPSTREAM_CONTEXT",
     "ActionSpan",
     "Call",
+    "CallLogExport",
     "CallMetrics",
     "CallRecord",
     "CallSeries",
@@ -47,7 +81,20 @@ __all__ = [
     "Tracing",
     "action_span",
     "bounded_method",
+    "logs_endpoint",
     "session_hooks",
     "span_name",
     "trace_config",
 ]
+
+_names = LazyNames(__name__, _HOMES, globals())
+
+
+def __getattr__(name: str) -> Any:
+    """Import the module that defines a public name when it is first read."""
+    return _names.getattr(name)
+
+
+def __dir__() -> list[str]:
+    """The public names, loaded or not."""
+    return _names.dir()

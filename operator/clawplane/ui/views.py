@@ -20,8 +20,7 @@ from markupsafe import Markup
 from clawplane.approvals import Status
 from clawplane.reconcile.queries import QueryError, scrubbed
 from clawplane.secrets import redact_data
-from clawplane.state import store
-from clawplane.state.calltrail import CallFilter, find_calls, unrecorded
+from clawplane.state import CallFilter, find_calls, store, unrecorded
 from clawplane.telemetry import Outcome
 from clawplane.ui import charts
 from clawplane.ui.source import Source

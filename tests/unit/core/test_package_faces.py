@@ -20,7 +20,7 @@ FACED = [
     "clawplane.reconcile.queries", "clawplane.render", "clawplane.render.clients", "clawplane.render.openclaw",
     "clawplane.runtimes", "clawplane.runtimes.oauth", "clawplane.runtimes.process", "clawplane.runtimes.proxy",
     "clawplane.schema.openclaw", "clawplane.secrets", "clawplane.state", "clawplane.skills", "clawplane.skills.frontmatter",
-    "clawplane.supervisor", "clawplane.ui", "clawplane.validation", "clawplane.validation.openclaw",
+    "clawplane.supervisor", "clawplane.telemetry", "clawplane.ui", "clawplane.validation", "clawplane.validation.openclaw",
     "clawplane.workspace",
 ]  # fmt: skip
 # Importers allowed to reach past a face, and why.
