@@ -101,6 +101,9 @@ class Call:
     unless a sink opts in, and then only redacted)."""
     answer: Mapping[str, Any] | None = None
     """The JSON-RPC response sent back, set at ``finish`` (same rule as ``arguments``)."""
+    propagate: bool = False
+    """The upstream gets this call's trace context (``UPSTREAM_CONTEXT``): its spans are made as it
+    happens, not after it ends."""
     state: dict[str, Any] = field(default_factory=dict)
     """What each sink keeps for the call between ``begin`` and ``finish`` (a span, a hold's start)."""
     _telemetry: CallTelemetry | None = None

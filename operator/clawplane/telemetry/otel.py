@@ -23,6 +23,7 @@ from opentelemetry.trace import Tracer
 from clawplane import __version__
 from clawplane.models import SecretValue, TraceExport
 from clawplane.secrets import KNOWN, redact
+from clawplane.telemetry.spanwork import SpanWork
 
 if TYPE_CHECKING:  # the SDK and the exporter load only once traces are on (a CLI start spares them)
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -192,6 +193,8 @@ class Tracing:
         self._config: TraceConfig | None = None
         self._provider: TracerProvider | None = None
         self._tracer: Tracer | None = None
+        self.work = SpanWork()
+        """Where finished calls' spans are made, off the event loop."""
 
     @property
     def tracer(self) -> Tracer | None:
@@ -227,8 +230,16 @@ class Tracing:
         if old is not None:  # its last batch goes out without holding up the caller
             threading.Thread(target=old.shutdown, name="clawplane-traces-old", daemon=True).start()
 
+    def flush(self) -> None:
+        """Make the spans of every call finished so far and export what is queued."""
+        self.work.drain()
+        provider = self._provider
+        if provider is not None:
+            provider.force_flush()
+
     def shutdown(self) -> None:
         """Flush what is queued and stop exporting (the supervisor is leaving)."""
+        self.work.drain()
         with self._lock:
             provider, self._provider, self._tracer, self._config = self._provider, None, None, None
         if provider is not None:

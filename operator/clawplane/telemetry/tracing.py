@@ -12,7 +12,9 @@ and then only after the site's redactor (every secret clawplane resolved, in eve
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from opentelemetry.context import Context
@@ -29,6 +31,7 @@ SEMCONV = "semantic-conventions-genai v0.1.0 (MCP), OpenTelemetry semantic conve
 MAX_PAYLOAD_CHARS = 8192
 _PROPAGATOR = TraceContextTextMapPropagator()
 _SERVER, _CLIENT, _HOLD, _TRACER = "trace.server", "trace.client", "trace.hold", "trace.tracer"
+_FORWARDS, _HOLD_AT, _HOLDS = "trace.forwards", "trace.hold_at", "trace.holds"
 _FAILED = frozenset({Outcome.ERROR, Outcome.TOOL_ERROR})
 
 
@@ -38,111 +41,180 @@ def span_name(method: str, target: str | None) -> str:
 
 
 class CallSpans:
-    """A ``CallSink`` making the spans of each call while ``tracing`` has a tracer."""
+    """A ``CallSink`` making the spans of each call while ``tracing`` has a tracer.
+
+    A call's spans are made once it has finished, off the event loop (``spanwork``), with the
+    times its moments happened; only a call whose context the upstream gets (``Call.propagate``)
+    has its spans made as it happens, since the upstream needs the CLIENT span's id at once.
+    """
 
     def __init__(self, tracing: Tracing) -> None:
         self.tracing = tracing
 
     def begin(self, call: Call) -> None:
-        """Start the SERVER span, continuing the client's trace context."""
+        """Note the tracer this call's spans will come from (None: tracing is off)."""
         tracer = self.tracing.tracer
-        if tracer is None:
-            return
-        parent = _PROPAGATOR.extract(call.carrier) if call.carrier else Context()
-        site = call.site
-        attributes: dict[str, Any] = {
-            "mcp.method.name": call.method,
-            "network.transport": "pipe" if site.transport == "stdio" else "tcp",
-            "clawplane.endpoint": site.endpoint,
-            "clawplane.server": site.server,
-            "clawplane.consumer": site.consumer,
-            "clawplane.request.bytes": call.bytes_in,
-        }
-        if site.transport != "stdio":
-            attributes["network.protocol.name"] = "http"
-        if call.request_id is not None:
-            attributes["jsonrpc.request.id"] = str(call.request_id)
-        if site.session:
-            attributes["mcp.session.id"] = site.session
-        if site.revision:
-            attributes["mcp.protocol.version"] = site.revision
-        if site.agent:
-            attributes["clawplane.agent"] = site.agent
-        attributes.update(_target_attributes(call))
-        if call.resource_uri is not None:
-            attributes["mcp.resource.uri"] = _redactor(call)(call.resource_uri)
-        if self.tracing.record_payloads and call.arguments is not None:
-            attributes["gen_ai.tool.call.arguments"] = _payload(call, call.arguments)
-        call.state[_TRACER] = tracer
-        call.state[_SERVER] = tracer.start_span(
-            span_name(call.method, call.target), context=parent, kind=SpanKind.SERVER,
-            attributes=attributes, start_time=int(call.started_at * 1e9),
-        )  # fmt: skip
+        if tracer is not None:
+            call.state[_TRACER] = tracer
 
     def forwarded(self, call: Call) -> None:
-        """Start the CLIENT span of the request written upstream, and the context it carries there."""
-        server: Span | None = call.state.get(_SERVER)
+        """Note when the request was written upstream (or start its CLIENT span, to propagate it)."""
         tracer: Tracer | None = call.state.get(_TRACER)
-        if server is None or tracer is None:
+        if tracer is None:
             return
+        if not call.propagate and _SERVER not in call.state:
+            call.state.setdefault(_FORWARDS, []).append(time.time_ns())
+            return
+        if _SERVER not in call.state:
+            call.state[_SERVER] = _start_server(tracer, call, self.tracing.record_payloads)
+        server: Span = call.state[_SERVER]
         _end(call.state.pop(_CLIENT, None))  # asked again (client input): one span per attempt
-        attributes: dict[str, Any] = {"mcp.method.name": call.method, "network.transport": "pipe"}
-        attributes.update(_target_attributes(call))
-        client = tracer.start_span(
-            span_name(call.method, call.target), context=set_span_in_context(server),
-            kind=SpanKind.CLIENT, attributes=attributes,
-        )  # fmt: skip
+        client = _start_client(tracer, call, server, None)
         call.state[_CLIENT] = client
         carrier: dict[str, str] = {}
         _PROPAGATOR.inject(carrier, context=set_span_in_context(client))
         call.state[UPSTREAM_CONTEXT] = carrier
 
     def held(self, call: Call) -> None:
-        """Start the ``approval hold`` span."""
-        server: Span | None = call.state.get(_SERVER)
+        """Note (or start the span of) the wait for an approval."""
         tracer: Tracer | None = call.state.get(_TRACER)
-        if server is not None and tracer is not None:
+        server: Span | None = call.state.get(_SERVER)
+        if tracer is not None and server is not None:
             call.state[_HOLD] = tracer.start_span(
                 "approval hold", context=set_span_in_context(server), kind=SpanKind.INTERNAL
             )
+        elif tracer is not None:
+            call.state[_HOLD_AT] = time.time_ns()
 
     def released(self, call: Call, verdict: str) -> None:
-        """End the ``approval hold`` span with its verdict."""
+        """Note (or end the span of) the approval wait, with its verdict."""
         hold: Span | None = call.state.pop(_HOLD, None)
         if hold is not None:
             hold.set_attribute("clawplane.approval.verdict", verdict)
             hold.end()
+            return
+        started = call.state.pop(_HOLD_AT, None)
+        if started is not None:
+            call.state.setdefault(_HOLDS, []).append((started, time.time_ns(), verdict))
 
     def finished(self, call: Call, record: CallRecord) -> None:
-        """End the call's spans with its outcome."""
-        server: Span | None = call.state.pop(_SERVER, None)
-        client: Span | None = call.state.pop(_CLIENT, None)
-        call.state.pop(_TRACER, None)
-        if server is None:
+        """End the call's spans, or queue the making of them."""
+        tracer: Tracer | None = call.state.pop(_TRACER, None)
+        if tracer is None:
             return
-        _end(call.state.pop(_HOLD, None))
         end = int((call.started_at + record.duration_s) * 1e9)
-        attributes: dict[str, Any] = {"clawplane.outcome": record.outcome.value}
-        error_type: str | None = None
-        if record.outcome is Outcome.TOOL_ERROR:
-            error_type = "tool_error"
-        elif record.error_code is not None:
-            error_type = str(record.error_code)
-            attributes["rpc.response.status_code"] = str(record.error_code)
-        elif record.outcome is Outcome.ERROR:
-            error_type = "_OTHER"
-        if error_type is not None:
-            attributes["error.type"] = error_type
-        if self.tracing.record_payloads and call.answer is not None and "result" in call.answer:
-            attributes["gen_ai.tool.call.result"] = _payload(call, call.answer["result"])
-        for span in (client, server):
-            if span is None:
-                continue
-            span.set_attributes(attributes if span is server else _client_part(attributes))
-            if record.outcome in _FAILED:
-                # The message passed the site's redactor at ``finish``; it may still be long.
-                span.set_status(Status(StatusCode.ERROR, record.error or error_type))
-            span.end(end_time=end)
+        payloads = self.tracing.record_payloads
+        server: Span | None = call.state.pop(_SERVER, None)
+        holds: list[tuple[int, int, str]] = call.state.pop(_HOLDS, [])
+        if _HOLD_AT in call.state:
+            holds.append((call.state.pop(_HOLD_AT), end, "withdrawn"))
+        if server is not None:  # made as it happened (propagated); a hold came before it
+            _end(call.state.pop(_HOLD, None))
+            _holds(tracer, server, holds)
+            _close(server, call.state.pop(_CLIENT, None), call, record, payloads, end)
+            return
+        forwards: list[int] = call.state.pop(_FORWARDS, [])
+        self.tracing.work.put(partial(_made_later, tracer, call, record, forwards, holds, payloads, end))
+
+
+def _made_later(
+    tracer: Tracer,
+    call: Call,
+    record: CallRecord,
+    forwards: list[int],
+    holds: list[tuple[int, int, str]],
+    payloads: bool,
+    end: int,
+) -> None:
+    """Every span of a finished call, with the times its moments happened (on the span worker)."""
+    server = _start_server(tracer, call, payloads)
+    _holds(tracer, server, holds)
+    client = None
+    for started in forwards:
+        if client is not None:
+            client.end(end_time=started)  # asked again (client input): one span per attempt
+        client = _start_client(tracer, call, server, started)
+    _close(server, client, call, record, payloads, end)
+
+
+def _holds(tracer: Tracer, server: Span, holds: list[tuple[int, int, str]]) -> None:
+    """An ``approval hold`` span under ``server`` for each (start, end, verdict) wait."""
+    for started, ended, verdict in holds:
+        hold = tracer.start_span(
+            "approval hold", context=set_span_in_context(server), kind=SpanKind.INTERNAL,
+            attributes={"clawplane.approval.verdict": verdict}, start_time=started,
+        )  # fmt: skip
+        hold.end(end_time=ended)
+
+
+def _start_server(tracer: Tracer, call: Call, payloads: bool) -> Span:
+    """The SERVER span of ``call``, continuing the client's trace context, from when it arrived."""
+    parent = _PROPAGATOR.extract(call.carrier) if call.carrier else Context()
+    site = call.site
+    attributes: dict[str, Any] = {
+        "mcp.method.name": call.method,
+        "network.transport": "pipe" if site.transport == "stdio" else "tcp",
+        "clawplane.endpoint": site.endpoint,
+        "clawplane.server": site.server,
+        "clawplane.consumer": site.consumer,
+        "clawplane.request.bytes": call.bytes_in,
+    }
+    if site.transport != "stdio":
+        attributes["network.protocol.name"] = "http"
+    if call.request_id is not None:
+        attributes["jsonrpc.request.id"] = str(call.request_id)
+    if site.session:
+        attributes["mcp.session.id"] = site.session
+    if site.revision:
+        attributes["mcp.protocol.version"] = site.revision
+    if site.agent:
+        attributes["clawplane.agent"] = site.agent
+    attributes.update(_target_attributes(call))
+    if call.resource_uri is not None:
+        attributes["mcp.resource.uri"] = _redactor(call)(call.resource_uri)
+    if payloads and call.arguments is not None:
+        attributes["gen_ai.tool.call.arguments"] = _payload(call, call.arguments)
+    return tracer.start_span(
+        span_name(call.method, call.target), context=parent, kind=SpanKind.SERVER,
+        attributes=attributes, start_time=int(call.started_at * 1e9),
+    )  # fmt: skip
+
+
+def _start_client(tracer: Tracer, call: Call, server: Span, started: int | None) -> Span:
+    """A CLIENT span of the request written upstream, under ``server`` (``started``: now)."""
+    attributes: dict[str, Any] = {"mcp.method.name": call.method, "network.transport": "pipe"}
+    attributes.update(_target_attributes(call))
+    return tracer.start_span(
+        span_name(call.method, call.target), context=set_span_in_context(server),
+        kind=SpanKind.CLIENT, attributes=attributes, start_time=started,
+    )  # fmt: skip
+
+
+def _close(
+    server: Span, client: Span | None, call: Call, record: CallRecord, payloads: bool, end: int
+) -> None:
+    """End ``server`` and ``client`` at ``end`` with the call's outcome."""
+    attributes: dict[str, Any] = {"clawplane.outcome": record.outcome.value}
+    error_type: str | None = None
+    if record.outcome is Outcome.TOOL_ERROR:
+        error_type = "tool_error"
+    elif record.error_code is not None:
+        error_type = str(record.error_code)
+        attributes["rpc.response.status_code"] = str(record.error_code)
+    elif record.outcome is Outcome.ERROR:
+        error_type = "_OTHER"
+    if error_type is not None:
+        attributes["error.type"] = error_type
+    if payloads and call.answer is not None and "result" in call.answer:
+        attributes["gen_ai.tool.call.result"] = _payload(call, call.answer["result"])
+    for span in (client, server):
+        if span is None:
+            continue
+        span.set_attributes(attributes if span is server else _client_part(attributes))
+        if record.outcome in _FAILED:
+            # The message passed the site's redactor at ``finish``; it may still be long.
+            span.set_status(Status(StatusCode.ERROR, record.error or error_type))
+        span.end(end_time=end)
 
 
 def _client_part(attributes: dict[str, Any]) -> dict[str, Any]:

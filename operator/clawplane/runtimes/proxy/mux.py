@@ -233,6 +233,7 @@ class Mux:
         link.pending[request_key(msg["id"])] = upstream_id
         observed = link.calls.get(request_key(msg["id"])) if link.calls else None
         if observed is not None:
+            observed.propagate = self.propagate
             observed.forwarded()
             if self.propagate:
                 out = with_trace_meta(out, observed.state.get(UPSTREAM_CONTEXT))
