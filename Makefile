@@ -80,6 +80,7 @@ durations: prerequisites ## Run the suite and re-record each test file's seconds
 
 lint: setup ## Run ruff, mypy --strict and import-linter only
 	$(BIN)/ruff check operator tests bench
+	$(BIN)/ruff format --check operator
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 

@@ -25,6 +25,12 @@ def test_ruff_is_clean() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_the_product_is_formatted() -> None:
+    """``operator/`` is as ``ruff format`` writes it (tests and benches keep their own layouts)."""
+    proc = run("ruff", "format", "--check", "operator")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_mypy_strict_is_clean() -> None:
     proc = run("mypy")
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -75,19 +75,21 @@ _REFUSALS = {
     errno.EINVAL: "not a regular file",
 }
 # statfs f_type of local file systems, whose every change passes through this kernel.
-_LOCAL_FS = frozenset({
-    0xEF53,  # ext2/3/4
-    0x58465342,  # xfs
-    0x9123683E,  # btrfs
-    0x01021994,  # tmpfs
-    0x858458F6,  # ramfs
-    0x794C7630,  # overlayfs
-    0xF2F52010,  # f2fs
-    0x2FC12FC1,  # zfs
-    0xCA451A4E,  # bcachefs
-    0x3153464A,  # jfs
-    0x52654973,  # reiserfs
-})
+_LOCAL_FS = frozenset(
+    {
+        0xEF53,  # ext2/3/4
+        0x58465342,  # xfs
+        0x9123683E,  # btrfs
+        0x01021994,  # tmpfs
+        0x858458F6,  # ramfs
+        0x794C7630,  # overlayfs
+        0xF2F52010,  # f2fs
+        0x2FC12FC1,  # zfs
+        0xCA451A4E,  # bcachefs
+        0x3153464A,  # jfs
+        0x52654973,  # reiserfs
+    }
+)
 
 
 @dataclass(slots=True, eq=False)
@@ -267,8 +269,9 @@ class ChangeFeed:
         self._this_pass[key] = found
         return found
 
-    def add(self, path: str, *, folder: bool = True, budgeted: bool = False,
-            seen: tuple[int, int] | None = None) -> Watch:
+    def add(
+        self, path: str, *, folder: bool = True, budgeted: bool = False, seen: tuple[int, int] | None = None
+    ) -> Watch:
         """``watch``, raising ``OSError`` with the cause; a folder watcher's watches are not budgeted."""
         encoded = os.fsencode(path)
         with self._lock:

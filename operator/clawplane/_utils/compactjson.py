@@ -14,9 +14,11 @@ __all__ = ["canonical", "compact"]
 
 _SEPARATORS = (",", ":")
 _ENCODERS = {
-    (sort_keys, ascii_only): json.JSONEncoder(sort_keys=sort_keys, ensure_ascii=ascii_only,
-                                              separators=_SEPARATORS)
-    for sort_keys in (False, True) for ascii_only in (False, True)
+    (sort_keys, ascii_only): json.JSONEncoder(
+        sort_keys=sort_keys, ensure_ascii=ascii_only, separators=_SEPARATORS
+    )
+    for sort_keys in (False, True)
+    for ascii_only in (False, True)
 }
 _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=_SEPARATORS, default=str)
 

@@ -89,9 +89,7 @@ def _matches(rule: ApprovalRule, change: Change, labels: Mapping[str, str]) -> b
         return False
     if rule.names is not None and not any(glob_matches(p, change.name) for p in rule.names):
         return False
-    if rule.selector is not None and any(
-        labels.get(k) != v for k, v in rule.selector.match_labels.items()
-    ):
+    if rule.selector is not None and any(labels.get(k) != v for k, v in rule.selector.match_labels.items()):
         return False
     return rule.fields is None or any(_under(d.path, f) for d in change.diff for f in rule.fields)
 

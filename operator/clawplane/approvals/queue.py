@@ -209,9 +209,7 @@ class ApprovalQueue:
     def expire_due(self) -> list[Approval]:
         """Mark every pending request past its expiry as expired; returns those."""
         now = _iso(self.clock())
-        rows = self.db.query(
-            "SELECT * FROM approvals WHERE status = 'pending' AND expires_at <= ?", (now,)
-        )
+        rows = self.db.query("SELECT * FROM approvals WHERE status = 'pending' AND expires_at <= ?", (now,))
         expired = []
         for row in rows:
             approval = _row(row)

@@ -107,8 +107,10 @@ def doctor(
                 verb = "fixed" if f.fixed else "fix"
                 out.print(f"  {verb}: {f.fix}" + ("" if f.fixed else " (run with --fix)"), markup=False)
         for d in schema:
-            out.print(f"{d['file']}:{d['line']}:{d['column']}: {d['severity']}[{d['code']}]: {d['message']}",
-                      markup=False)
+            out.print(
+                f"{d['file']}:{d['line']}:{d['column']}: {d['severity']}[{d['code']}]: {d['message']}",
+                markup=False,
+            )
             if d.get("hint"):
                 out.print(f"  hint: {d['hint']}", markup=False)
         for problem in rendering:

@@ -22,10 +22,15 @@ from clawplane.validation import validate_paths
 
 
 def import_config(
-    config: Annotated[Path, typer.Argument(help=(
-        "The file to import: openclaw.json, .mcp.json, claude_desktop_config.json, .vscode/mcp.json, "
-        ".cursor/mcp.json, .gemini/settings.json, a Codex config.toml or an MCP Registry server.json."
-    ))],
+    config: Annotated[
+        Path,
+        typer.Argument(
+            help=(
+                "The file to import: openclaw.json, .mcp.json, claude_desktop_config.json, .vscode/mcp.json, "
+                ".cursor/mcp.json, .gemini/settings.json, a Codex config.toml or an MCP Registry server.json."
+            )
+        ),
+    ],
     out_dir: Annotated[
         Path, typer.Option("--out", "-o", help="Folder to write the resource files into.")
     ] = Path("."),

@@ -48,14 +48,24 @@ def _evaluate(path: Path, agent: str | None) -> _Evaluated:
         err.print("the resources do not validate", markup=False)
         raise typer.Exit(EXIT_INVALID)
     folder = path if path.is_dir() else path.parent
-    gateways = [Placed(r.resource, Path(r.source.file).parent) for r in result.of_kind("Gateway")
-                if isinstance(r.resource, Gateway)]
-    agents = [Placed(r.resource, Path(r.source.file).parent) for r in result.of_kind("Agent")
-              if isinstance(r.resource, Agent)]
-    skills = [Placed(r.resource, Path(r.source.file).parent) for r in result.of_kind("Skill")
-              if isinstance(r.resource, Skill)]
-    setup = GatewaySkills.from_resources(gateways[0] if gateways else None, agents, skills,
-                                         folder.resolve() / ".clawplane")
+    gateways = [
+        Placed(r.resource, Path(r.source.file).parent)
+        for r in result.of_kind("Gateway")
+        if isinstance(r.resource, Gateway)
+    ]
+    agents = [
+        Placed(r.resource, Path(r.source.file).parent)
+        for r in result.of_kind("Agent")
+        if isinstance(r.resource, Agent)
+    ]
+    skills = [
+        Placed(r.resource, Path(r.source.file).parent)
+        for r in result.of_kind("Skill")
+        if isinstance(r.resource, Skill)
+    ]
+    setup = GatewaySkills.from_resources(
+        gateways[0] if gateways else None, agents, skills, folder.resolve() / ".clawplane"
+    )
     agent_id = _agent_id(setup, agent)
     diags = setup.materialize()
     inputs, problems = setup.inputs_for(agent_id, Host.current())
@@ -75,8 +85,7 @@ def _agent_id(setup: GatewaySkills, agent: str | None) -> str:
         return wanted
     chosen = setup.default_agent_id()
     if chosen is None:
-        err.print(f"error: several agents are declared ({', '.join(ids)}); pass --agent ID",
-                  markup=False)
+        err.print(f"error: several agents are declared ({', '.join(ids)}); pass --agent ID", markup=False)
         raise typer.Exit(EXIT_INVALID)
     return chosen
 
@@ -105,7 +114,9 @@ def _status_word(status: SkillStatus) -> str:
 
 @skills_app.command("list")
 def list_skills(
-    path: PathArg, agent: AgentOpt = None, as_json: JsonOpt = False,
+    path: PathArg,
+    agent: AgentOpt = None,
+    as_json: JsonOpt = False,
     eligible: Annotated[bool, typer.Option("--eligible", help="Only skills ready for the agent.")] = False,
 ) -> None:
     """List every discovered skill with its status for one agent."""
@@ -124,11 +135,15 @@ def list_skills(
     for column in ("Status", "Skill", "Source", "Why left out", "Description"):
         table.add_column(column)
     for s in shown:
-        table.add_row(_status_word(s), escape(s.name), s.source, escape(", ".join(s.reasons)),
-                      escape(s.description))
+        table.add_row(
+            _status_word(s), escape(s.name), s.source, escape(", ".join(s.reasons)), escape(s.description)
+        )
     out.print(table)
-    out.print(f"prompt: {snapshot.prompt.chars} characters, {len(snapshot.prompt.skills)} skills "
-              f"({snapshot.prompt.format})", markup=False)
+    out.print(
+        f"prompt: {snapshot.prompt.chars} characters, {len(snapshot.prompt.skills)} skills "
+        f"({snapshot.prompt.format})",
+        markup=False,
+    )
 
 
 @skills_app.command("check")
@@ -144,19 +159,25 @@ def check_skills(path: PathArg, agent: AgentOpt = None, as_json: JsonOpt = False
     _print_diagnostics(evaluated.diagnostics)
     summary = doc["summary"]
     out.print(f"[bold]Skills check[/] for agent {escape(evaluated.snapshot.agent_id)}")
-    for key, label in (("total", "Total"), ("eligible", "Eligible"), ("modelVisible", "Visible to model"),
-                       ("commandVisible", "Available as command"), ("disabled", "Disabled"),
-                       ("blocked", "Blocked by allowlist"), ("agentFiltered", "Excluded by agent allowlist"),
-                       ("notInjected", "Ready but hidden from model prompt"),
-                       ("missingRequirements", "Missing requirements")):
+    for key, label in (
+        ("total", "Total"),
+        ("eligible", "Eligible"),
+        ("modelVisible", "Visible to model"),
+        ("commandVisible", "Available as command"),
+        ("disabled", "Disabled"),
+        ("blocked", "Blocked by allowlist"),
+        ("agentFiltered", "Excluded by agent allowlist"),
+        ("notInjected", "Ready but hidden from model prompt"),
+        ("missingRequirements", "Missing requirements"),
+    ):
         out.print(f"  {label}: {summary[key]}", markup=False)
     for status in evaluated.snapshot.skills:
         if status.reasons:
-            out.print(f"  {status.name}: {', '.join(status.reasons)}{_missing_text(status)}",
-                      markup=False)
+            out.print(f"  {status.name}: {', '.join(status.reasons)}{_missing_text(status)}", markup=False)
     prompt = evaluated.snapshot.prompt
-    out.print(f"prompt: {prompt.chars} characters, {len(prompt.skills)} skills ({prompt.format})",
-              markup=False)
+    out.print(
+        f"prompt: {prompt.chars} characters, {len(prompt.skills)} skills ({prompt.format})", markup=False
+    )
 
 
 def _missing_text(status: SkillStatus) -> str:

@@ -56,18 +56,6 @@ def status(
     _print_table(doc)
 
 
-
-
-
-
-
-
-
-
-
-
-
-
 def _print_table(doc: dict[str, Any]) -> None:
     _print_supervisor(doc)
     table = Table(box=None, pad_edge=False, header_style="bold")
@@ -97,8 +85,6 @@ def _print_table(doc: dict[str, Any]) -> None:
         out.print(f"its stderr: clawplane status {doc['folder']} {failing[0]}", markup=False)
 
 
-
-
 def _print_supervisor(doc: dict[str, Any]) -> None:
     sup = doc["supervisor"]
     if sup["running"]:
@@ -110,8 +96,11 @@ def _print_supervisor(doc: dict[str, Any]) -> None:
                       markup=False)  # fmt: skip
         cap = sup.get("capacity")
         if cap:
-            out.print(f"  descriptors: {cap['openFiles']} open of {cap['fileLimit']} (room for about "
-                      f"{cap['moreServers']} more stdio servers); {cap['threads']} threads", markup=False)
+            out.print(
+                f"  descriptors: {cap['openFiles']} open of {cap['fileLimit']} (room for about "
+                f"{cap['moreServers']} more stdio servers); {cap['threads']} threads",
+                markup=False,
+            )
     elif sup.get("lastPid"):
         out.print(f"supervisor: stopped (pid {sup['lastPid']} is gone without shutting down cleanly)",
                   markup=False)  # fmt: skip

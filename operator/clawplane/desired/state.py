@@ -83,7 +83,8 @@ class DesiredState:
     _fingerprint: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
     """The fingerprint once computed (a copy made by ``replace`` starts without it)."""
     _groups: dict[tuple[type, str], list[DesiredResource]] = field(
-        default_factory=dict, init=False, repr=False, compare=False)
+        default_factory=dict, init=False, repr=False, compare=False
+    )
     """Resources by model class and kind name, in declaration order, grouped on first use.
 
     A pass asks for many kinds (a render, then the plan): one pass over the resources, not one
@@ -101,8 +102,9 @@ class DesiredState:
             self._fingerprint.append(fingerprint_of(self.resources))
         return self._fingerprint[0]
 
-    def with_digests(self, label: str, digests: Mapping[str, str],
-                     memo: DigestMemo | None = None) -> DesiredState:
+    def with_digests(
+        self, label: str, digests: Mapping[str, str], memo: DigestMemo | None = None
+    ) -> DesiredState:
         """A copy in which each resource key in ``digests`` also depends on its digest (e.g. skills).
 
         With a ``memo`` kept from the last call, a resource that is the same object with the

@@ -100,7 +100,8 @@ def import_entry(
         for key in [k for k in env if is_blocked_env_name(k)]:
             del env[key]
             report.unmapped(
-                (*path, "env", key), "blocked for stdio servers (OpenClaw drops it, clawplane rejects it)")
+                (*path, "env", key), "blocked for stdio servers (OpenClaw drops it, clawplane rejects it)"
+            )
         if env:
             spec["env"] = env
         return spec
@@ -123,8 +124,11 @@ def _plain(value: Any, path: ConfigPath, fmt: EntryFormat, report: ImportReport)
         report.unmapped(path, f"expected a string, got {type(value).__name__}")
         return False
     if fmt.any_reference.search(value):
-        report.unmapped(path, f"{fmt.client} resolves a reference here, and clawplane keeps this field "
-                              "literal", "write the value itself")
+        report.unmapped(
+            path,
+            f"{fmt.client} resolves a reference here, and clawplane keeps this field literal",
+            "write the value itself",
+        )
         return False
     return True
 
@@ -149,12 +153,19 @@ def _values(block: Any, path: ConfigPath, fmt: EntryFormat, report: ImportReport
         if whole:
             out[key] = {"valueFrom": {"env": whole.group(1)}}
         elif fmt.any_reference.search(value):
-            report.unmapped(here, f"mixes text with a {fmt.client} reference; a clawplane value is one "
-                                  "literal or one reference",
-                            "put the whole value in one environment variable and use valueFrom.env")
+            report.unmapped(
+                here,
+                f"mixes text with a {fmt.client} reference; a clawplane value is one "
+                "literal or one reference",
+                "put the whole value in one environment variable and use valueFrom.env",
+            )
         else:
             if value.strip() and is_sensitive_key(key):
-                report.warn("import.literal-secret", here, "literal secret kept as written",
-                            "move it to an environment variable and use valueFrom.env")
+                report.warn(
+                    "import.literal-secret",
+                    here,
+                    "literal secret kept as written",
+                    "move it to an environment variable and use valueFrom.env",
+                )
             out[key] = value
     return out

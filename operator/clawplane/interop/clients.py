@@ -36,7 +36,10 @@ FORMATS: dict[str, EntryFormat] = {
     "vscode": EntryFormat("vscode", "servers", ENV_COLON, DOLLAR_BRACE_ANY, frozenset({"envFile", "dev"})),
     "cursor": EntryFormat("cursor", "mcpServers", ENV_COLON, DOLLAR_BRACE_ANY),
     "gemini-cli": EntryFormat(
-        "gemini-cli", "mcpServers", _GEMINI_REF, _GEMINI_ANY,
+        "gemini-cli",
+        "mcpServers",
+        _GEMINI_REF,
+        _GEMINI_ANY,
         frozenset({"httpUrl", "trust", "includeTools", "excludeTools", "timeout", "description"}),
     ),
 }
@@ -55,8 +58,11 @@ def import_client_config(text: str, source: str, client: str) -> ImportResult:
     if client == "vscode":
         for i, item in enumerate(doc.get("inputs") or []):
             if isinstance(item, Mapping):
-                report.info("import.prompt-input", ("inputs", i),
-                            f"VS Code prompts for {item.get('id')!r}; values that use it are not imported")
+                report.info(
+                    "import.prompt-input",
+                    ("inputs", i),
+                    f"VS Code prompts for {item.get('id')!r}; values that use it are not imported",
+                )
         doc = {k: v for k, v in doc.items() if k != "inputs"}
     return import_entries(doc, fmt, report)
 
@@ -89,6 +95,8 @@ def _gemini_entry(
     if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
         spec["requestTimeoutMs"] = int(timeout)
     if entry.get("trust") is True:
-        report.warn("import.trust", (*path, "trust"),
-                    "Gemini CLI skips confirmations for this server; clawplane's projections "
-                    "write trust: false")
+        report.warn(
+            "import.trust",
+            (*path, "trust"),
+            "Gemini CLI skips confirmations for this server; clawplane's projections write trust: false",
+        )

@@ -92,9 +92,12 @@ def _server(table: Mapping[str, Any], path: ConfigPath, report: ImportReport) ->
         elif key == "default_tools_approval_mode" and isinstance(value, str):
             spec["codex"] = {"defaultToolsApprovalMode": value}
         elif key == "bearer_token_env_var":
-            report.unmapped(here, "Codex sends 'Bearer <value>'; a clawplane header is one literal or one "
-                                  "reference", "keep the whole header value in one variable and use "
-                                  "env_http_headers, or set headers.Authorization with valueFrom.env")
+            report.unmapped(
+                here,
+                "Codex sends 'Bearer <value>'; a clawplane header is one literal or one reference",
+                "keep the whole header value in one variable and use "
+                "env_http_headers, or set headers.Authorization with valueFrom.env",
+            )
         else:
             report.unmapped(here, "Codex setting with no clawplane field")
     for key in [k for k in spec.get("env", {}) if is_blocked_env_name(k)]:
@@ -117,7 +120,11 @@ def _literals(values: Mapping[str, Any], path: ConfigPath, report: ImportReport)
     out: dict[str, Any] = {}
     for key, value in values.items():
         if isinstance(value, str) and value.strip() and is_sensitive_key(key):
-            report.warn("import.literal-secret", (*path, key), "literal secret kept as written",
-                        "move it to an environment variable (env_vars / env_http_headers)")
+            report.warn(
+                "import.literal-secret",
+                (*path, key),
+                "literal secret kept as written",
+                "move it to an environment variable (env_vars / env_http_headers)",
+            )
         out[key] = value if isinstance(value, str | int | float | bool) else str(value)
     return out

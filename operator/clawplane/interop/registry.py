@@ -70,8 +70,9 @@ def import_server_json(text: str, source: str) -> ImportResult:
             report.info("import.registry-name", ("name",), f"{raw} imported as McpServer {name!r}")
         else:
             spec["enabled"] = False
-            report.info("import.alternative", path,
-                        f"another way to run {raw}; imported disabled as {name!r}")
+            report.info(
+                "import.alternative", path, f"another way to run {raw}; imported disabled as {name!r}"
+            )
         servers[name] = spec
         origins[name] = path
         primary = False
@@ -86,12 +87,18 @@ def _package(package: Mapping[str, Any], path: ConfigPath, report: ImportReport)
     declared_transport = package.get("transport")
     transport: Mapping[str, Any] = declared_transport if isinstance(declared_transport, Mapping) else {}
     if not isinstance(identifier, str) or registry not in _RUNTIMES:
-        report.unmapped(path, f"registryType {registry!r} cannot be run from a command line here "
-                              f"(supported: {', '.join(sorted(_RUNTIMES))})")
+        report.unmapped(
+            path,
+            f"registryType {registry!r} cannot be run from a command line here "
+            f"(supported: {', '.join(sorted(_RUNTIMES))})",
+        )
         return None
     if transport.get("type", "stdio") != "stdio":
-        report.unmapped((*path, "transport"), f"the package serves {transport.get('type')} on a local port "
-                                              "it starts itself; clawplane runs stdio packages only")
+        report.unmapped(
+            (*path, "transport"),
+            f"the package serves {transport.get('type')} on a local port "
+            "it starts itself; clawplane runs stdio packages only",
+        )
         return None
     declared = package.get("environmentVariables") or []
     env_vars = _environment(declared, (*path, "environmentVariables"), report)
@@ -101,11 +108,17 @@ def _package(package: Mapping[str, Any], path: ConfigPath, report: ImportReport)
         runtime_args = list(_DEFAULT_RUNTIME_ARGS.get(command, []))
         if registry == "oci":
             runtime_args += [a for name in env_vars for a in ("-e", name)]
-    pinned = identifier if not isinstance(version, str) else (
-        f"{identifier}:{version}" if registry == "oci" else f"{identifier}@{version}")
+    pinned = (
+        identifier
+        if not isinstance(version, str)
+        else (f"{identifier}:{version}" if registry == "oci" else f"{identifier}@{version}")
+    )
     package_args = _arguments(package.get("packageArguments"), (*path, "packageArguments"), report) or []
-    spec: dict[str, Any] = {"transport": "stdio", "command": command,
-                            "args": [*runtime_args, pinned, *package_args]}
+    spec: dict[str, Any] = {
+        "transport": "stdio",
+        "command": command,
+        "args": [*runtime_args, pinned, *package_args],
+    }
     if env_vars:
         spec["env"] = env_vars
     return spec
@@ -126,11 +139,13 @@ def _environment(items: Sequence[Any], path: ConfigPath, report: ImportReport) -
         elif secret or required:
             env[name] = {"valueFrom": {"env": name}}
             what = "secret" if secret else "required"
-            report.info("import.env-reference", here,
-                        f"{what} {name}: read from the environment variable {name}")
+            report.info(
+                "import.env-reference", here, f"{what} {name}: read from the environment variable {name}"
+            )
         else:
-            report.info("import.env-optional", here,
-                        f"optional {name} not set (the server's default applies)")
+            report.info(
+                "import.env-optional", here, f"optional {name} not set (the server's default applies)"
+            )
     return env
 
 
@@ -153,8 +168,11 @@ def _arguments(items: Any, path: ConfigPath, report: ImportReport) -> list[str] 
         elif value is not None:
             args.append(value)
         else:
-            report.unmapped(here, f"argument {item.get('valueHint') or item.get('name')!r} has no value "
-                                  "to fill in", "add it to the imported args yourself")
+            report.unmapped(
+                here,
+                f"argument {item.get('valueHint') or item.get('name')!r} has no value to fill in",
+                "add it to the imported args yourself",
+            )
     return args
 
 
@@ -166,8 +184,11 @@ def _remote(
     kind = remote.get("type")
     url = _filled(remote.get("url"), variables)
     if kind not in ("streamable-http", "sse") or url is None:
-        report.unmapped(path, f"remote of type {kind!r} with url {remote.get('url')!r} cannot be filled in "
-                              "(a variable has no value or default)")
+        report.unmapped(
+            path,
+            f"remote of type {kind!r} with url {remote.get('url')!r} cannot be filled in "
+            "(a variable has no value or default)",
+        )
         return None
     spec: dict[str, Any] = {"transport": kind, "url": url}
     headers: dict[str, Any] = {}
@@ -186,9 +207,12 @@ def _remote(
             var = re.sub(r"[^A-Za-z0-9]+", "_", f"{base}_{name}").upper().strip("_")
             headers[name] = {"valueFrom": {"env": var}}
             shape = f" (the whole value, {header['value']!r})" if isinstance(header.get("value"), str) else ""
-            report.warn("import.header-reference", here,
-                        f"header {name} is read from the environment variable {var}{shape}",
-                        f"export {var} before applying")
+            report.warn(
+                "import.header-reference",
+                here,
+                f"header {name} is read from the environment variable {var}{shape}",
+                f"export {var} before applying",
+            )
     if headers:
         spec["headers"] = headers
     return spec
@@ -216,5 +240,6 @@ def _filled(template: Any, variables: Mapping[str, Any]) -> str | None:
 def _uses_secret(template: Any, variables: Mapping[str, Any]) -> bool:
     if not isinstance(template, str):
         return False
-    return any(isinstance(variables.get(v), Mapping) and variables[v].get("isSecret")
-               for v in _VAR.findall(template))
+    return any(
+        isinstance(variables.get(v), Mapping) and variables[v].get("isSecret") for v in _VAR.findall(template)
+    )

@@ -46,8 +46,12 @@ _BY_NAME = {
     "openclaw.json": "openclaw",
     "clawdbot.json": "openclaw",
 }
-_BY_PARENT = {(".vscode", "mcp.json"): "vscode", (".cursor", "mcp.json"): "cursor",
-              (".gemini", "settings.json"): "gemini-cli", (".codex", "config.toml"): "codex"}
+_BY_PARENT = {
+    (".vscode", "mcp.json"): "vscode",
+    (".cursor", "mcp.json"): "cursor",
+    (".gemini", "settings.json"): "gemini-cli",
+    (".codex", "config.toml"): "codex",
+}
 _OPENCLAW_KEYS = {"agents", "skills", "mcp", "channels", "plugins", "tools", "bindings", "gateway", "meta"}
 
 

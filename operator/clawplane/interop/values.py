@@ -31,9 +31,7 @@ def looks_secret(key: str) -> bool:
 def is_secret_ref(value: Any) -> bool:
     """Whether ``value`` is written as an OpenClaw SecretRef (``{source, provider, id}``)."""
     return (
-        isinstance(value, Mapping)
-        and isinstance(value.get("source"), str)
-        and set(value) <= _SECRET_REF_KEYS
+        isinstance(value, Mapping) and isinstance(value.get("source"), str) and set(value) <= _SECRET_REF_KEYS
     )
 
 

@@ -71,8 +71,7 @@ def _load_icu() -> _Icu | None:
         opener.restype = ctypes.c_void_p
         opener.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]
         get_key.restype = ctypes.c_int32
-        get_key.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32,
-                            ctypes.c_char_p, ctypes.c_int32]
+        get_key.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_char_p, ctypes.c_int32]
         status = ctypes.c_int(_U_ZERO_ERROR)
         collator = opener(b"en", ctypes.byref(status))
         if collator and status.value <= _U_ZERO_ERROR:

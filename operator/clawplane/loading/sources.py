@@ -22,8 +22,17 @@ from clawplane.loading.walk import SKIPPED_DIRS, YAML_SUFFIXES, WalkCache, walk_
 from clawplane.loading.yamlparse import YamlProblem, parse_documents
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
-__all__ = ["MAX_FILE_BYTES", "SKIPPED_DIRS", "YAML_SUFFIXES", "ReadResult", "SourceDocument",
-           "discover_files", "read_file", "read_sources", "read_text"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "SKIPPED_DIRS",
+    "YAML_SUFFIXES",
+    "ReadResult",
+    "SourceDocument",
+    "discover_files",
+    "read_file",
+    "read_sources",
+    "read_text",
+]
 
 
 @dataclass(frozen=True, slots=True)

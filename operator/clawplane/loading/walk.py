@@ -77,8 +77,9 @@ def walk_resource_files(root: Path, cache: WalkCache | None = None) -> tuple[lis
     return found, links
 
 
-def _walk(path: str, top: bool, placed: bool, cache: WalkCache | None, fresh: dict[str, _Entry],
-          found: list[Path]) -> bool:
+def _walk(
+    path: str, top: bool, placed: bool, cache: WalkCache | None, fresh: dict[str, _Entry], found: list[Path]
+) -> bool:
     """Walk ``path``; ``placed`` says its parent's listing was reused, so the name still leads here."""
     listing, reused = _listing(path, placed, cache, fresh)
     if listing is None:
@@ -97,8 +98,9 @@ def _walk(path: str, top: bool, placed: bool, cache: WalkCache | None, fresh: di
     return links
 
 
-def _listing(path: str, placed: bool, cache: WalkCache | None,
-             fresh: dict[str, _Entry]) -> tuple[_Listing | None, bool]:
+def _listing(
+    path: str, placed: bool, cache: WalkCache | None, fresh: dict[str, _Entry]
+) -> tuple[_Listing | None, bool]:
     """The listing of ``path`` and whether it was reused (its children keep their places)."""
     if cache is None:
         return _scan(path), False

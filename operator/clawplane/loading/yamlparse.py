@@ -334,8 +334,8 @@ class _Reader:
             if self._building:
                 n = len(path)
                 anchor.value = value
-                anchor.values = [(p[n:], at) for p, at in self._values[marks[0]:]]
-                anchor.keys = [(p[n:], at) for p, at in self._keys[marks[1]:]]
+                anchor.values = [(p[n:], at) for p, at in self._values[marks[0] :]]
+                anchor.keys = [(p[n:], at) for p, at in self._keys[marks[1] :]]
         return value, total, height, None
 
     def _repeat(self, anchor: _Anchor, path: PathT) -> Any:

@@ -55,4 +55,3 @@ async def control_endpoint(ctx: SupervisorContext) -> AsyncIterator[None]:
             ctx.unmount(CONTROL_PATH)
             unsubscribe()
             tg.cancel_scope.cancel()
-

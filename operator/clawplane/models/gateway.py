@@ -212,6 +212,8 @@ class ApprovalsConfig(OpenPart):
 
     rules: list[ApprovalRule] = Field(default_factory=list)
     """Rules; an action matched by any rule is held until its approval is answered."""
+
+
 class GatewaySecrets(OpenPart):
     """Where the local supervisor finds the values of ``valueFrom.env`` references (``envFile``), and
     OpenClaw's own ``secrets`` (``providers``, ``defaults``, ``egressProxy``)."""
@@ -267,7 +269,6 @@ class GatewaySpec(OpenPart):
     """Raw OpenClaw config merged under the rendered openclaw.json: the escape hatch for keys of an OpenClaw newer than the one clawplane targets. Checked against OpenClaw's schema like everything else; prefer the sections by name under ``spec``."""
     config_unchecked: list[NonEmptyStr] = Field(default_factory=list)
     """Dotted paths under ``config`` (e.g. ``gateway.newThing``) passed to OpenClaw without checking: keys an OpenClaw newer than the one clawplane targets knows."""
-
 
     def openclaw_view(self) -> dict[str, Any]:
         """What the Gateway sets of openclaw.json, by OpenClaw's names: ``config`` with the sections

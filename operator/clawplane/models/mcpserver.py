@@ -187,8 +187,6 @@ class KubernetesResources(Model):
     """e.g. ``{memory: 256Mi}``."""
 
 
-
-
 class McpServerSpec(OpenPart):
     """Desired configuration of one MCP server: clawplane's fields and every key of OpenClaw's
     ``mcp.servers.<name>``."""
@@ -296,7 +294,9 @@ class McpServerSpec(OpenPart):
     @property
     def behind_endpoint(self) -> bool:
         """An enabled stdio server clawplane hosts: consumers reach it at the hosted endpoint."""
-        return self.enabled and self.effective_transport is Transport.STDIO and self.hosting is Hosting.CLAWPLANE
+        return (
+            self.enabled and self.effective_transport is Transport.STDIO and self.hosting is Hosting.CLAWPLANE
+        )
 
     @property
     def effective_transport(self) -> Transport | None:

@@ -95,7 +95,9 @@ def admits_reference(annotation: Any) -> bool:
     return any(admits_reference(arg) for arg in get_args(annotation))
 
 
-def secret_fields(model: BaseModel, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], str, Any]]:
+def secret_fields(
+    model: BaseModel, path: tuple[str | int, ...] = ()
+) -> list[tuple[tuple[str | int, ...], str, Any]]:
     """``(path, key, value)`` of every secret-capable value under ``model``; paths use wire names."""
     found: list[tuple[tuple[str | int, ...], str, Any]] = []
     for name, info in type(model).model_fields.items():

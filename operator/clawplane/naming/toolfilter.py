@@ -48,9 +48,7 @@ def glob_matches(pattern: str, name: str) -> bool:
     return True
 
 
-def is_tool_allowed(
-    raw_name: str, *, include: Sequence[str] | None, exclude: Sequence[str] | None
-) -> bool:
+def is_tool_allowed(raw_name: str, *, include: Sequence[str] | None, exclude: Sequence[str] | None) -> bool:
     """Return True if the raw tool name passes the include-then-exclude filter.
 
     Allowed means: (``include`` is absent or empty, or some include pattern

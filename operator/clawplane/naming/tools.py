@@ -45,9 +45,7 @@ def _reserved_keys(reserved: Iterable[str]) -> set[str]:
     return {key for key in (js_lower_key(name) for name in reserved) if key}
 
 
-def name_tools(
-    safe_server: str, raw_tools: Sequence[str], *, reserved: Iterable[str] = ()
-) -> list[ToolName]:
+def name_tools(safe_server: str, raw_tools: Sequence[str], *, reserved: Iterable[str] = ()) -> list[ToolName]:
     """Pair each raw tool name with its safe ``<safe_server>__<tool>`` name, in input order.
 
     The tool part is sanitized with fallback ``tool`` (no length limit) and

@@ -115,7 +115,10 @@ def _warnings(desired: DesiredState, observed: ObservedState) -> list[PlanWarnin
 
 
 def _resource_change(
-    d: DesiredResource, prior: ResourceRecord | None, observed: ObservedState, now: datetime,
+    d: DesiredResource,
+    prior: ResourceRecord | None,
+    observed: ObservedState,
+    now: datetime,
     noop: Change | None = None,
 ) -> Change:
     """The change for one resource; ``noop``: its no-op from the last plan, made from the same inputs."""

@@ -106,7 +106,11 @@ class Engine:
         desired = self.with_skill_digests(desired)
         digests = self.output_digests(rendered)
         plan = make_plan(
-            desired, observed, outputs=digests, created_at=utcnow(), mass_delete_share=mass_delete_share,
+            desired,
+            observed,
+            outputs=digests,
+            created_at=utcnow(),
+            mass_delete_share=mass_delete_share,
             memo=self._plan_memo,
         )
         problems = render_problems(self.renderer.diagnostics)

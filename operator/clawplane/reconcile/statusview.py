@@ -209,5 +209,9 @@ def _capacity(pid: int) -> dict[str, int] | None:
         used, threads = proc.num_fds(), proc.num_threads()
     except (psutil.Error, OSError):
         return None  # gone meanwhile, or not ours to inspect
-    return {"openFiles": used, "fileLimit": soft, "threads": threads,
-            "moreServers": max(0, soft - used) // DESCRIPTORS_PER_SERVER}
+    return {
+        "openFiles": used,
+        "fileLimit": soft,
+        "threads": threads,
+        "moreServers": max(0, soft - used) // DESCRIPTORS_PER_SERVER,
+    }

@@ -274,7 +274,12 @@ class ServerRuntime(SessionLoop):
         return self.settings.telemetry
 
     def call_site(
-        self, endpoint: str, consumer: str, *, agent: str | None = None, session: str | None = None,
+        self,
+        endpoint: str,
+        consumer: str,
+        *,
+        agent: str | None = None,
+        session: str | None = None,
         revision: str | None = None,
     ) -> CallSite:
         """Where a party's requests come from: tool names this server lists are metric labels, and

@@ -60,6 +60,7 @@ def scrub_tokens(text: str) -> str:
     """``text`` with every clawplane bearer token replaced by ``<redacted>``."""
     return _TOKEN.sub(REDACTED, text) if TOKEN_PREFIX in text else text
 
+
 MIN_SECRET_CHARS = 4
 """Values (and lines of values) shorter than this occur too easily by accident to be replaced."""
 _MAX_KNOWN = 4096

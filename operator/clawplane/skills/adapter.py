@@ -103,8 +103,13 @@ class GatewaySkills:
         object.__setattr__(self, "_by_id", MappingProxyType(by_id))
 
     @classmethod
-    def from_resources(cls, gateway: Placed[Gateway] | None, agents: Sequence[Placed[Agent]],
-                       skills: Sequence[Placed[Skill]], state_dir: Path) -> GatewaySkills:
+    def from_resources(
+        cls,
+        gateway: Placed[Gateway] | None,
+        agents: Sequence[Placed[Agent]],
+        skills: Sequence[Placed[Skill]],
+        state_dir: Path,
+    ) -> GatewaySkills:
         """Collect the resources (the Gateway may be absent: OpenClaw's defaults apply)."""
         return cls(gateway, tuple(agents), tuple(skills), state_dir)
 
@@ -184,14 +189,19 @@ class GatewaySkills:
         roots = self.roots(agent_key, workspace, self._workshop(agent_key, placed))
         managed = self.spec.skills.roots.managed
         inputs = SkillsInputs(
-            roots=roots, settings=settings, agent=view, host=host, config=self._shared_config(),
+            roots=roots,
+            settings=settings,
+            agent=view,
+            host=host,
+            config=self._shared_config(),
             managed_dir=self._path(managed, self.gateway_dir) if managed else None,
         )
         return inputs, diags
 
     # -- roots -----------------------------------------------------------------------------
-    def roots(self, agent_id: str, workspace: str | None,
-              workshop: str | None = None) -> tuple[SkillRoot, ...]:
+    def roots(
+        self, agent_id: str, workspace: str | None, workshop: str | None = None
+    ) -> tuple[SkillRoot, ...]:
         """Every root for ``agent_id`` in precedence order (``workshop``: the agent's workshop folder)."""
         spec, base = self.spec.skills, self.gateway_dir
         roots = [SkillRoot(self._path(d, base), Source.EXTRA) for d in spec.load.extra_dirs]
@@ -218,7 +228,8 @@ class GatewaySkills:
         if own and js_trim(own):
             return self._path(js_trim(own), placed.base_dir if placed else self.gateway_dir)
         sole_owner = (len(self.agents) == 1 and placed is not None) or (
-            not self.agents and agent_id == DEFAULT_AGENT_ID)
+            not self.agents and agent_id == DEFAULT_AGENT_ID
+        )
         fallback = self.spec.agents.defaults.workspace
         if fallback:
             shared = self._path(fallback, self.gateway_dir)
@@ -271,8 +282,9 @@ class GatewaySkills:
         settings = SkillsSettings(
             allow_bundled=tuple(skills.allow_bundled) if skills.allow_bundled is not None else None,
             entries=MappingProxyType(entries),
-            allow_symlink_targets=tuple(self._path(t, self.gateway_dir)
-                                        for t in skills.load.allow_symlink_targets),
+            allow_symlink_targets=tuple(
+                self._path(t, self.gateway_dir) for t in skills.load.allow_symlink_targets
+            ),
             limits=Limits(
                 max_candidates_per_root=skills.limits.max_candidates_per_root,
                 max_skills_loaded_per_source=skills.limits.max_skills_loaded_per_source,
@@ -291,14 +303,19 @@ class GatewaySkills:
             try:
                 env[name] = resolve_value(value, base_dir=self.gateway_dir, environ=host.env)
             except SecretError as exc:
-                diags.append(codes.skill_diagnostic(
-                    codes.SECRET_UNRESOLVED, f"skills.entries.{key}.env.{name}: {exc}",
-                    None, resource=self.gateway.resource.key if self.gateway else ""))
+                diags.append(
+                    codes.skill_diagnostic(
+                        codes.SECRET_UNRESOLVED,
+                        f"skills.entries.{key}.env.{name}: {exc}",
+                        None,
+                        resource=self.gateway.resource.key if self.gateway else "",
+                    )
+                )
         api_key = entry.api_key
         configured = isinstance(api_key, ValueFrom) or (
-            api_key is not None and bool(js_trim(literal_text(api_key))))
-        return EntrySettings(enabled=entry.enabled, env=MappingProxyType(env),
-                             api_key_configured=configured)
+            api_key is not None and bool(js_trim(literal_text(api_key)))
+        )
+        return EntrySettings(enabled=entry.enabled, env=MappingProxyType(env), api_key_configured=configured)
 
     def config_view(self) -> Mapping[str, Any]:
         """OpenClaw-shaped config for ``requires.config``: ``config`` overlaid with typed settings."""
@@ -307,4 +324,3 @@ class GatewaySkills:
 
 def _mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-

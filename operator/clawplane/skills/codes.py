@@ -48,9 +48,13 @@ SECRET_UNRESOLVED = "skills.secret-unresolved"
 
 
 def skill_diagnostic(
-    code: str, message: str, file: str | None, *, severity: Severity = Severity.WARNING,
-    hint: str = "", resource: str = "",
+    code: str,
+    message: str,
+    file: str | None,
+    *,
+    severity: Severity = Severity.WARNING,
+    hint: str = "",
+    resource: str = "",
 ) -> Diagnostic:
     """A skills diagnostic located at ``file`` (usually the SKILL.md)."""
-    return Diagnostic(severity, code, message, Location(file) if file else None, hint=hint,
-                      resource=resource)
+    return Diagnostic(severity, code, message, Location(file) if file else None, hint=hint, resource=resource)

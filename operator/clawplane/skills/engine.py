@@ -92,12 +92,10 @@ class SkillsEngine:
         shared = self._shared_for(inputs, loads, gate)
         evaluation = self._evaluate(inputs, loads, shared)
         self._remember_bins(inputs, gate)
-        self._previous[inputs.agent.agent_id] = _Previous(
-            inputs, loads, shared.bins, home_real, evaluation)
+        self._previous[inputs.agent.agent_id] = _Previous(inputs, loads, shared.bins, home_real, evaluation)
         return evaluation
 
-    def _shared_for(self, inputs: SkillsInputs, loads: tuple[RootLoad, ...],
-                    gate: Gate) -> SharedSkills:
+    def _shared_for(self, inputs: SkillsInputs, loads: tuple[RootLoad, ...], gate: Gate) -> SharedSkills:
         """The merge and verdicts for these roots and gating inputs, made once for all agents."""
         if self.cache.pass_id != self._shared_pass:
             # Keep what the last pass used; drop what two passes in a row did not.
@@ -144,37 +142,55 @@ class SkillsEngine:
         host = inputs.host
         targets = _symlink_targets(inputs.settings.allow_symlink_targets, host)
         return tuple(
-            load_root(self.cache, SkillRoot(resolve_user_path(root.dir, host), root.source),
-                      inputs.settings.limits, targets)
-            for root in inputs.roots)
+            load_root(
+                self.cache,
+                SkillRoot(resolve_user_path(root.dir, host), root.source),
+                inputs.settings.limits,
+                targets,
+            )
+            for root in inputs.roots
+        )
 
-    def _evaluate(self, inputs: SkillsInputs, loads: tuple[RootLoad, ...],
-                  shared: SharedSkills) -> SkillsEvaluation:
+    def _evaluate(
+        self, inputs: SkillsInputs, loads: tuple[RootLoad, ...], shared: SharedSkills
+    ) -> SkillsEvaluation:
         diags: list[Diagnostic] = [d for load in loads for d in load.diagnostics]
         diags.extend(shared.collisions)
         skill_filter = _normalized_filter(inputs.agent.skill_filter)
         allowed = frozenset(skill_filter) if skill_filter is not None else None
         limits = inputs.settings.limits
-        prompt = prepare_prompt(shared.prompt_candidates(allowed),
-                                max_skills=limits.max_skills_in_prompt,
-                                max_chars=_max_chars(inputs), sort_key=locale_sort_key)
+        prompt = prepare_prompt(
+            shared.prompt_candidates(allowed),
+            max_skills=limits.max_skills_in_prompt,
+            max_chars=_max_chars(inputs),
+            sort_key=locale_sort_key,
+        )
         statuses, fragments = shared.statuses(allowed, frozenset(prompt.skills))
         snapshot = AgentSnapshot(
-            agent_id=inputs.agent.agent_id, workspace_dir=inputs.agent.workspace_dir,
-            managed_skills_dir=inputs.managed_dir, platform=inputs.host.platform,
-            skill_filter=skill_filter, skills=statuses,
+            agent_id=inputs.agent.agent_id,
+            workspace_dir=inputs.agent.workspace_dir,
+            managed_skills_dir=inputs.managed_dir,
+            platform=inputs.host.platform,
+            skill_filter=skill_filter,
+            skills=statuses,
             prompt=PromptInfo(
-                text=prompt.text, chars=utf16_len(prompt.text), skills=prompt.skills,
-                format=prompt.format, truncated=prompt.truncated,
+                text=prompt.text,
+                chars=utf16_len(prompt.text),
+                skills=prompt.skills,
+                format=prompt.format,
+                truncated=prompt.truncated,
                 description_max_chars=prompt.description_max_chars,
-                max_skills=limits.max_skills_in_prompt, max_chars=_max_chars(inputs)),
+                max_skills=limits.max_skills_in_prompt,
+                max_chars=_max_chars(inputs),
+            ),
             skills_json=fragments,
         ).sealed()
         return SkillsEvaluation(snapshot, tuple(diags))
 
 
-def _unchanged(previous: _Previous, inputs: SkillsInputs, loads: tuple[RootLoad, ...],
-               home_real: str | None, gate: Gate) -> bool:
+def _unchanged(
+    previous: _Previous, inputs: SkillsInputs, loads: tuple[RootLoad, ...], home_real: str | None, gate: Gate
+) -> bool:
     """Whether the last evaluation still holds: same inputs, same root scans, same binaries."""
     return (
         previous.inputs == inputs

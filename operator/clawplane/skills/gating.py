@@ -34,11 +34,20 @@ __all__ = ["CONFIG_DEFAULTS", "Gate", "Requirement", "SkillGating"]
 CONFIG_DEFAULTS: Mapping[str, bool] = {"browser.enabled": True, "browser.evaluateEnabled": True}
 _BLOCKED_KEYS = frozenset({"__proto__", "prototype", "constructor"})
 # Inherited members a JavaScript object lookup finds (functions, hence truthy).
-_OBJECT_MEMBERS = frozenset({
-    "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
-    "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable", "toLocaleString", "toString",
-    "valueOf",
-})
+_OBJECT_MEMBERS = frozenset(
+    {
+        "__defineGetter__",
+        "__defineSetter__",
+        "__lookupGetter__",
+        "__lookupSetter__",
+        "hasOwnProperty",
+        "isPrototypeOf",
+        "propertyIsEnumerable",
+        "toLocaleString",
+        "toString",
+        "valueOf",
+    }
+)
 _FUNCTION = object()
 _MISSING = object()
 
@@ -56,8 +65,13 @@ class Requirement:
 
     def to_dict(self) -> dict[str, list[str]]:
         """OpenClaw's ``{bins, anyBins, env, config, os}``."""
-        return {"bins": list(self.bins), "anyBins": list(self.any_bins), "env": list(self.env),
-                "config": list(self.config), "os": list(self.os)}
+        return {
+            "bins": list(self.bins),
+            "anyBins": list(self.any_bins),
+            "env": list(self.env),
+            "config": list(self.config),
+            "os": list(self.os),
+        }
 
     @property
     def empty(self) -> bool:
@@ -110,17 +124,24 @@ class Gate:
             required = _NOTHING
         else:
             required = Requirement(
-                bins=requires.bins if requires else (), any_bins=requires.any_bins if requires else (),
-                env=requires.env if requires else (), config=requires.config if requires else (),
+                bins=requires.bins if requires else (),
+                any_bins=requires.any_bins if requires else (),
+                env=requires.env if requires else (),
+                config=requires.config if requires else (),
                 os=os_list,
             )
-        checks = (tuple((path, self.config_truthy(path)) for path in required.config)
-                  if required.config else ())
+        checks = (
+            tuple((path, self.config_truthy(path)) for path in required.config) if required.config else ()
+        )
         bins = tuple(b for b in required.bins if not self.has_bin(b)) if required.bins else ()
-        any_bins = (() if not required.any_bins or any(self.has_bin(b) for b in required.any_bins)
-                    else required.any_bins)
-        env = (tuple(e for e in required.env if not self._env_ok(e, entry, primary_env))
-               if required.env else ())
+        any_bins = (
+            ()
+            if not required.any_bins or any(self.has_bin(b) for b in required.any_bins)
+            else required.any_bins
+        )
+        env = (
+            tuple(e for e in required.env if not self._env_ok(e, entry, primary_env)) if required.env else ()
+        )
         config = tuple(path for path, ok in checks if not ok) if checks else ()
         os_listing_ok = not os_list or _normal_os(self.host.platform) in {_normal_os(o) for o in os_list}
         os_prompt_ok = not os_list or self.host.platform in os_list
@@ -131,12 +152,17 @@ class Gate:
         elif always:
             missing = Requirement(os=os_list)
         else:
-            missing = Requirement(bins=bins, any_bins=any_bins, env=env, config=config,
-                                  os=() if os_listing_ok else os_list)
+            missing = Requirement(
+                bins=bins, any_bins=any_bins, env=env, config=config, os=() if os_listing_ok else os_list
+            )
         allowed = not disabled and not blocked
         return SkillGating(
-            disabled=disabled, blocked_by_allowlist=blocked, always=always, required=required,
-            missing=missing, config_checks=checks,
+            disabled=disabled,
+            blocked_by_allowlist=blocked,
+            always=always,
+            required=required,
+            missing=missing,
+            config_checks=checks,
             eligible=allowed and os_listing_ok and requirements_ok,
             prompt_eligible=allowed and os_prompt_ok and requirements_ok,
         )

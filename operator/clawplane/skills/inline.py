@@ -34,8 +34,7 @@ def _json(value: object) -> str:
     text = json.dumps(value, ensure_ascii=False)
     # YAML treats NEL, LS, PS as line breaks and BOM specially; escape them (and C1 controls).
     return "".join(
-        f"\\u{ord(ch):04x}" if (0x7F <= ord(ch) <= 0x9F or ord(ch) in _ESCAPE_EXTRA) else ch
-        for ch in text
+        f"\\u{ord(ch):04x}" if (0x7F <= ord(ch) <= 0x9F or ord(ch) in _ESCAPE_EXTRA) else ch for ch in text
     )
 
 
@@ -53,9 +52,11 @@ def render_skill_md(skill: Skill) -> str:
         lines.append("user-invocable: false")
     if spec.disable_model_invocation:
         lines.append("disable-model-invocation: true")
-    for key, value in (("command-dispatch", spec.command_dispatch),
-                       ("command-tool", spec.command_tool),
-                       ("command-arg-mode", spec.command_arg_mode)):
+    for key, value in (
+        ("command-dispatch", spec.command_dispatch),
+        ("command-tool", spec.command_tool),
+        ("command-arg-mode", spec.command_arg_mode),
+    ):
         if value is not None:
             lines.append(f"{key}: {_quote(value)}")
     if spec.openclaw is not None:

@@ -96,8 +96,9 @@ def parse_install_spec(raw: Any) -> InstallSpec | None:
         package = _safe_package(raw["package"], _UV)
     module = _safe_package(raw["module"], _GO) if "module" in raw else None
     url = _safe_url(raw["url"]) if "url" in raw else None
-    required = (formula if kind == "brew" else url if kind == "download"
-                else module if kind == "go" else package)
+    required = (
+        formula if kind == "brew" else url if kind == "download" else module if kind == "go" else package
+    )
     if not required:
         return None
     get = raw.get
@@ -158,7 +159,7 @@ def valid_npm_spec(spec: str) -> bool:
     if not spec or _WS.search(spec) or any(bad in spec for bad in ("://", "#", ":")):
         return False
     at = spec.rfind("@")
-    name, selector = (spec[:at], spec[at + 1:]) if at > 0 else (spec, None)
+    name, selector = (spec[:at], spec[at + 1 :]) if at > 0 else (spec, None)
     pattern = _NPM_SCOPED if name.startswith("@") else _NPM_NAME
     if not pattern.match(name):
         return False

@@ -34,9 +34,15 @@ class InstallOption:
         return {"id": self.id, "kind": self.kind, "label": self.label, "bins": list(self.bins)}
 
 
-def install_options(specs: tuple[InstallSpec, ...], skill_os: tuple[str, ...], platform: str,
-                    *, prefer_brew: bool, node_manager: str,
-                    has_bin: Callable[[str], bool]) -> tuple[InstallOption, ...]:
+def install_options(
+    specs: tuple[InstallSpec, ...],
+    skill_os: tuple[str, ...],
+    platform: str,
+    *,
+    prefer_brew: bool,
+    node_manager: str,
+    has_bin: Callable[[str], bool],
+) -> tuple[InstallOption, ...]:
     """OpenClaw's ``normalizeInstallOptions``: the preferred option (or every download)."""
     if skill_os and platform not in skill_os:
         return ()
@@ -44,22 +50,27 @@ def install_options(specs: tuple[InstallSpec, ...], skill_os: tuple[str, ...], p
     if not usable:
         return ()
     if all(s.kind == "download" for s in usable):
-        return tuple(_option(s, i, node_manager) for i, s in enumerate(specs)
-                     if any(s is u for u in usable))
+        return tuple(_option(s, i, node_manager) for i, s in enumerate(specs) if any(s is u for u in usable))
     preferred = _preferred(usable, prefer_brew, has_bin)
     index = next(i for i, spec in enumerate(specs) if spec is preferred)
     return (_option(preferred, index, node_manager),)
 
 
-def _preferred(specs: list[InstallSpec], prefer_brew: bool,
-               has_bin: Callable[[str], bool]) -> InstallSpec:
+def _preferred(specs: list[InstallSpec], prefer_brew: bool, has_bin: Callable[[str], bool]) -> InstallSpec:
     first: dict[str, InstallSpec] = {}
     for spec in specs:
         first.setdefault(spec.kind, spec)
     brew = first.get("brew")
     brew_ready = brew if brew is not None and has_bin("brew") else None
-    order = (brew_ready if prefer_brew else None, first.get("uv"), first.get("node"), brew_ready,
-             first.get("go"), first.get("download"), brew)
+    order = (
+        brew_ready if prefer_brew else None,
+        first.get("uv"),
+        first.get("node"),
+        brew_ready,
+        first.get("go"),
+        first.get("download"),
+        brew,
+    )
     return next((choice for choice in order if choice is not None), specs[0])
 
 
@@ -69,8 +80,9 @@ def _option(spec: InstallSpec, index: int, node_manager: str) -> InstallOption:
         label = f"Install {spec.package} ({node_manager})"
     if not label:
         label = _default_label(spec)
-    return InstallOption(id=js_trim(spec.id or f"{spec.kind}-{index}"), kind=spec.kind,
-                         label=label, bins=spec.bins)
+    return InstallOption(
+        id=js_trim(spec.id or f"{spec.kind}-{index}"), kind=spec.kind, label=label, bins=spec.bins
+    )
 
 
 def _default_label(spec: InstallSpec) -> str:

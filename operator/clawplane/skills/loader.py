@@ -78,21 +78,25 @@ def _frontmatter_text(raw: bytes) -> tuple[str, bool]:
     if line_end == -1 or b"\r" in raw:
         return raw.decode("utf-8"), True
     # The cut is at a newline, so the two parts decode (and fail) exactly as the whole would.
-    head, rest = raw[:line_end + 1], raw[line_end + 1:]
+    head, rest = raw[: line_end + 1], raw[line_end + 1 :]
     text = head.decode("utf-8")
     if not rest.isascii():
         rest.decode("utf-8")
     return text, False
 
 
-def load_candidate(facts: PathFacts, candidate: Candidate, source: Source, max_bytes: int,
-                   diags: list[Diagnostic]) -> SkillRecord | None:
+def load_candidate(
+    facts: PathFacts, candidate: Candidate, source: Source, max_bytes: int, diags: list[Diagnostic]
+) -> SkillRecord | None:
     """The candidate's skill, or ``None`` with a diagnostic explaining why it was skipped."""
     skill_md = child_path(candidate.skill_dir, "SKILL.md")
     real_md = facts.real(skill_md)
     if real_md is None:
-        diags.append(codes.skill_diagnostic(
-            codes.UNRESOLVED_PATH, "SKILL.md could not be resolved (broken symlink?)", skill_md))
+        diags.append(
+            codes.skill_diagnostic(
+                codes.UNRESOLVED_PATH, "SKILL.md could not be resolved (broken symlink?)", skill_md
+            )
+        )
         return None
     md_stat, _present = facts.skill_md(candidate.skill_dir)
     direct = md_stat is not None and not stat_mod.S_ISLNK(md_stat.st_mode)
@@ -105,8 +109,9 @@ def load_candidate(facts: PathFacts, candidate: Candidate, source: Source, max_b
     try:
         parsed = facts.view.cached_file(real_md, st, lambda: _parse_content(_read(real_md)))
     except OSError as exc:
-        diags.append(codes.skill_diagnostic(
-            codes.UNREADABLE, f"SKILL.md could not be read: {exc.strerror}", skill_md))
+        diags.append(
+            codes.skill_diagnostic(codes.UNREADABLE, f"SKILL.md could not be read: {exc.strerror}", skill_md)
+        )
         return None
     if not isinstance(parsed, _Parsed):  # pragma: no cover - the loader only stores _Parsed
         return None
@@ -138,8 +143,15 @@ def _file_problem(st: os.stat_result | None, source: Source, max_bytes: int) -> 
     return None
 
 
-def _record(facts: PathFacts, candidate: Candidate, source: Source, skill_md: str, real_md: str,
-            parsed: _Parsed, diags: list[Diagnostic]) -> SkillRecord | None:
+def _record(
+    facts: PathFacts,
+    candidate: Candidate,
+    source: Source,
+    skill_md: str,
+    real_md: str,
+    parsed: _Parsed,
+    diags: list[Diagnostic],
+) -> SkillRecord | None:
     if parsed.frontmatter is None:
         diags.append(codes.skill_diagnostic(codes.INVALID_FRONTMATTER, parsed.error or "", skill_md))
         return None
@@ -149,20 +161,31 @@ def _record(facts: PathFacts, candidate: Candidate, source: Source, skill_md: st
     if not name or not description:
         code = codes.MISSING_NAME if not name else codes.MISSING_DESCRIPTION
         message = "name is required" if not name else "description is required"
-        diags.append(codes.skill_diagnostic(code, message, skill_md,
-                                            hint="add a description: line to the frontmatter"))
+        diags.append(
+            codes.skill_diagnostic(code, message, skill_md, hint="add a description: line to the frontmatter")
+        )
         return None
     # Discovery builds candidate paths from the normalized root and plain entry names.
     base_dir, file_path = candidate.skill_dir, skill_md
     if not source.contained:  # managed and personal skills are known by their real folder
         base_dir = candidate.real_dir
         file_path = child_path(base_dir, "SKILL.md")
-    skill_key = (parsed.manifest.skill_key if parsed.manifest and parsed.manifest.skill_key
-                 else _source_origin_slug(facts, base_dir)) or name
+    skill_key = (
+        parsed.manifest.skill_key
+        if parsed.manifest and parsed.manifest.skill_key
+        else _source_origin_slug(facts, base_dir)
+    ) or name
     return SkillRecord(
-        name=name, description=description, file_path=file_path, base_dir=base_dir,
-        source=source, frontmatter=frontmatter, manifest=parsed.manifest,
-        invocation=parsed.invocation, skill_key=skill_key, content_hash=parsed.content_hash,
+        name=name,
+        description=description,
+        file_path=file_path,
+        base_dir=base_dir,
+        source=source,
+        frontmatter=frontmatter,
+        manifest=parsed.manifest,
+        invocation=parsed.invocation,
+        skill_key=skill_key,
+        content_hash=parsed.content_hash,
         real_file_path=real_md,
     )
 

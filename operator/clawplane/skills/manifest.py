@@ -137,10 +137,11 @@ def parse_manifest(frontmatter: dict[str, str], json_values: dict[str, Any] | No
     obj: dict[str, Any] = block if isinstance(block, dict) else {}
     requires_raw = obj.get("requires")
     install_raw = obj.get("install")
-    install = tuple(
-        spec for spec in (parse_install_spec(entry) for entry in install_raw)
-        if spec is not None
-    ) if isinstance(install_raw, list) else ()
+    install = (
+        tuple(spec for spec in (parse_install_spec(entry) for entry in install_raw) if spec is not None)
+        if isinstance(install_raw, list)
+        else ()
+    )
     always = obj.get("always")
     skill_key = obj.get("skillKey")
     return Manifest(
@@ -157,8 +158,12 @@ def parse_manifest(frontmatter: dict[str, str], json_values: dict[str, Any] | No
 
 def _requirements(raw: dict[str, Any] | list[Any]) -> Requirements:
     obj: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    return Requirements(*(normalize_string_list(obj[key]) if key in obj else ()
-                          for key in ("bins", "anyBins", "env", "config")))
+    return Requirements(
+        *(
+            normalize_string_list(obj[key]) if key in obj else ()
+            for key in ("bins", "anyBins", "env", "config")
+        )
+    )
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -24,7 +24,8 @@ __all__ = ["merge_records"]
 
 
 def merge_records(
-    loads: Sequence[tuple[SkillRoot, Sequence[SkillRecord]]], home: str | None = None,
+    loads: Sequence[tuple[SkillRoot, Sequence[SkillRecord]]],
+    home: str | None = None,
 ) -> tuple[list[SkillRecord], list[Diagnostic]]:
     """The winning record per skill name, sorted by name, and the collision diagnostics."""
     grouped: dict[Tier, list[SkillRecord]] = {tier: [] for tier in TIER_ORDER}
@@ -44,14 +45,20 @@ def merge_records(
 
 
 def _same_skill(a: SkillRecord, b: SkillRecord) -> bool:
-    return (a.content_hash == b.content_hash and a.name == b.name
-            and a.description == b.description
-            and a.invocation.disable_model_invocation == b.invocation.disable_model_invocation)
+    return (
+        a.content_hash == b.content_hash
+        and a.name == b.name
+        and a.description == b.description
+        and a.invocation.disable_model_invocation == b.invocation.disable_model_invocation
+    )
 
 
 def _collision(winner: SkillRecord, loser: SkillRecord, home: str | None) -> Diagnostic:
     won, lost = compact_home_path(winner.file_path, home), compact_home_path(loser.file_path, home)
-    message = (f'Skill precedence collision: skill="{winner.name[:128]}" '
-               f"winner={winner.source}:{won} loser={loser.source}:{lost}")
-    return codes.skill_diagnostic(codes.COLLISION, message, winner.file_path,
-                                  hint=f"the {loser.source} copy at {lost} is ignored")
+    message = (
+        f'Skill precedence collision: skill="{winner.name[:128]}" '
+        f"winner={winner.source}:{won} loser={loser.source}:{lost}"
+    )
+    return codes.skill_diagnostic(
+        codes.COLLISION, message, winner.file_path, hint=f"the {loser.source} copy at {lost} is ignored"
+    )

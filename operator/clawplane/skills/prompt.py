@@ -53,8 +53,10 @@ _HEADING = "\n\nThe following skills provide specialized instructions for specif
 _LOAD_FULL = "Read a skill's file at its listed location when the task matches its description."
 _LOAD_COMPACT = "Read a skill's file at its listed location when the task matches its name or description."
 _LOAD_NAMES = "Read a skill's file at its listed location when the task matches its name."
-_RELATIVE = ("When a skill file references a relative path, resolve it against the skill directory "
-             "(parent of SKILL.md / dirname of the path) and use that absolute path in tool commands.")
+_RELATIVE = (
+    "When a skill file references a relative path, resolve it against the skill directory "
+    "(parent of SKILL.md / dirname of the path) and use that absolute path in tool commands."
+)
 _WHITESPACE_RUN = re.compile(f"[{re.escape(JS_WHITESPACE)}]+")
 
 
@@ -82,12 +84,18 @@ class PromptResult:
 
 def escape_xml(text: str) -> str:
     """OpenClaw's ``escapeSkillXml``."""
-    return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("'", "&apos;"))
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&apos;")
+    )
 
 
-def _catalog(skills: Sequence[PromptSkill], loading: str,
-             describe: Callable[[PromptSkill], str | None]) -> str:
+def _catalog(
+    skills: Sequence[PromptSkill], loading: str, describe: Callable[[PromptSkill], str | None]
+) -> str:
     if not skills:
         return ""
     lines = [_HEADING, loading, _RELATIVE, "", "<available_skills>"]
@@ -134,13 +142,16 @@ def _cut_safe(text: str, limit: int) -> str:
     return cut
 
 
-def _limit_note(*, truncated: bool, compact: bool, description_max_chars: int, included: int,
-                total: int) -> str:
+def _limit_note(
+    *, truncated: bool, compact: bool, description_max_chars: int, included: int, total: int
+) -> str:
     details = "descriptions shortened" if description_max_chars > 0 else "descriptions omitted"
     if truncated:
         shape = f" (compact format, {details})" if compact else ""
-        return (f"⚠️ Skills truncated: included {included} of {total}{shape}. "
-                "Run `openclaw skills check` to audit.")
+        return (
+            f"⚠️ Skills truncated: included {included} of {total}{shape}. "
+            "Run `openclaw skills check` to audit."
+        )
     if compact:
         return f"⚠️ Skills catalog using compact format ({details}). Run `openclaw skills check` to audit."
     return ""
@@ -157,9 +168,17 @@ class _Fitter:
         """Note line and catalog; ``desc`` None = full format, else the compact cut."""
         compact = desc is not None
         body = format_compact(skills, desc) if desc is not None else format_full(skills)
-        head = _limit_note(truncated=len(skills) < self.total, compact=compact,
-                           description_max_chars=desc or 0, included=len(skills),
-                           total=self.total) if note else ""
+        head = (
+            _limit_note(
+                truncated=len(skills) < self.total,
+                compact=compact,
+                description_max_chars=desc or 0,
+                included=len(skills),
+                total=self.total,
+            )
+            if note
+            else ""
+        )
         return "\n".join(part for part in (head, body) if part)
 
     def fits(self, skills: Sequence[PromptSkill], desc: int | None, note: bool = True) -> bool:
@@ -189,9 +208,13 @@ class _Fitter:
         return lo
 
 
-def prepare_prompt(skills: Sequence[PromptSkill], *, max_skills: int | None = None,
-                   max_chars: int | None = None, sort_key: Callable[[str], Any] | None = None,
-                   ) -> PromptResult:
+def prepare_prompt(
+    skills: Sequence[PromptSkill],
+    *,
+    max_skills: int | None = None,
+    max_chars: int | None = None,
+    sort_key: Callable[[str], Any] | None = None,
+) -> PromptResult:
     """The catalog for ``skills`` within the budget, sorted by ``sort_key`` of the name."""
     count = DEFAULT_MAX_SKILLS_IN_PROMPT if max_skills is None else max_skills
     chars = DEFAULT_MAX_SKILLS_PROMPT_CHARS if max_chars is None else max_chars
@@ -221,10 +244,17 @@ def prepare_prompt(skills: Sequence[PromptSkill], *, max_skills: int | None = No
     return _result(text, chosen if text else [], "compact" if text else "empty", desc, len(ordered))
 
 
-def _result(text: str, skills: Sequence[PromptSkill], shape: str, desc: int | None,
-            total: int) -> PromptResult:
-    return PromptResult(text=text, skills=tuple(s.name for s in skills), format=shape,
-                        description_max_chars=desc, truncated=len(skills) < total, total=total)
+def _result(
+    text: str, skills: Sequence[PromptSkill], shape: str, desc: int | None, total: int
+) -> PromptResult:
+    return PromptResult(
+        text=text,
+        skills=tuple(s.name for s in skills),
+        format=shape,
+        description_max_chars=desc,
+        truncated=len(skills) < total,
+        total=total,
+    )
 
 
 def compact_home_paths(skills: Sequence[PromptSkill], home: str | None) -> list[PromptSkill]:
@@ -248,5 +278,5 @@ def _home_prefixes(home: str) -> list[str]:
 def _compact(path: str, prefixes: Sequence[str]) -> str:
     for prefix in prefixes:
         if path.startswith(prefix):
-            return "~/" + path[len(prefix):]
+            return "~/" + path[len(prefix) :]
     return path

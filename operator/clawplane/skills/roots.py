@@ -29,11 +29,16 @@ class RootLoad:
     diagnostics: tuple[Diagnostic, ...]
 
 
-def load_root(cache: FsCache, root: SkillRoot, limits: Limits,
-              allowed_targets: tuple[str, ...]) -> RootLoad:
+def load_root(cache: FsCache, root: SkillRoot, limits: Limits, allowed_targets: tuple[str, ...]) -> RootLoad:
     """The root's skills, reusing the last scan when none of its inputs moved."""
-    key = (root.dir, root.source, limits.max_candidates_per_root,
-           limits.max_skills_loaded_per_source, limits.max_skill_file_bytes, allowed_targets)
+    key = (
+        root.dir,
+        root.source,
+        limits.max_candidates_per_root,
+        limits.max_skills_loaded_per_source,
+        limits.max_skill_file_bytes,
+        allowed_targets,
+    )
     cached = cache.cached_root(key)
     if isinstance(cached, RootLoad):
         return cached
@@ -47,8 +52,9 @@ def load_root(cache: FsCache, root: SkillRoot, limits: Limits,
     return result
 
 
-def _load_records(facts: PathFacts, found: Discovery, root: SkillRoot, limits: Limits,
-                  diags: list[Diagnostic]) -> list[SkillRecord]:
+def _load_records(
+    facts: PathFacts, found: Discovery, root: SkillRoot, limits: Limits, diags: list[Diagnostic]
+) -> list[SkillRecord]:
     max_bytes = limits.max_skill_file_bytes
     if found.root_candidate is not None:
         record = load_candidate(facts, found.root_candidate, root.source, max_bytes, diags)
@@ -58,11 +64,15 @@ def _load_records(facts: PathFacts, found: Discovery, root: SkillRoot, limits: L
     cap = max(0, limits.max_skills_loaded_per_source)
     for candidate in found.candidates:
         if not found.root_is_skill and len(loaded) >= cap:
-            diags.append(codes.skill_diagnostic(
-                codes.DISCOVERY_LIMIT,
-                f"loaded the first {cap} skills of {root.dir}; the rest are ignored",
-                root.dir, severity=Severity.INFO,
-                hint="raise skills.limits.maxSkillsLoadedPerSource"))
+            diags.append(
+                codes.skill_diagnostic(
+                    codes.DISCOVERY_LIMIT,
+                    f"loaded the first {cap} skills of {root.dir}; the rest are ignored",
+                    root.dir,
+                    severity=Severity.INFO,
+                    hint="raise skills.limits.maxSkillsLoadedPerSource",
+                )
+            )
             break
         record = load_candidate(facts, candidate, root.source, max_bytes, diags)
         if record is not None:

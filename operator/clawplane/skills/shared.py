@@ -34,8 +34,11 @@ SharedKey = tuple[tuple[tuple[int, str, int], ...], str, str, str, str | None]
 
 def shared_key(roots: Sequence[SkillRoot], loads: Sequence[RootLoad], host: Host) -> SharedKey:
     """The hashable part of what a shared evaluation depends on (settings and config compare by value)."""
-    used = tuple((index, str(root.source), id(load))
-                 for index, (root, load) in enumerate(zip(roots, loads, strict=True)) if load.records)
+    used = tuple(
+        (index, str(root.source), id(load))
+        for index, (root, load) in enumerate(zip(roots, loads, strict=True))
+        if load.records
+    )
     return used, host.path, host.cwd, host.platform, host.home
 
 
@@ -63,17 +66,23 @@ class SharedSkills:
     _bases_json: dict[bool, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, roots: Sequence[SkillRoot], loads: tuple[RootLoad, ...], gate: Gate,
-              host: Host) -> SharedSkills:
+    def build(
+        cls, roots: Sequence[SkillRoot], loads: tuple[RootLoad, ...], gate: Gate, host: Host
+    ) -> SharedSkills:
         """Merge the roots' records and gate each once."""
         merged, collisions = merge_records(
-            [(root, load.records) for root, load in zip(roots, loads, strict=True)], host.home)
+            [(root, load.records) for root, load in zip(roots, loads, strict=True)], host.home
+        )
         verdicts = [gate.evaluate(record) for record in merged]
         install = [
             install_options(
-                r.manifest.install if r.manifest else (), r.manifest.os if r.manifest else (),
-                host.platform, prefer_brew=gate.settings.prefer_brew,
-                node_manager=gate.settings.node_manager, has_bin=gate.has_bin)
+                r.manifest.install if r.manifest else (),
+                r.manifest.os if r.manifest else (),
+                host.platform,
+                prefer_brew=gate.settings.prefer_brew,
+                node_manager=gate.settings.node_manager,
+                has_bin=gate.has_bin,
+            )
             for r in merged
         ]
         candidates = [
@@ -83,16 +92,20 @@ class SharedSkills:
         ]
         compacted = compact_home_paths([entry for _, entry in candidates], host.home)
         return cls(
-            settings=gate.settings, config=gate.config, host=host, loads=loads, records=merged,
-            verdicts=verdicts, collisions=tuple(collisions),
+            settings=gate.settings,
+            config=gate.config,
+            host=host,
+            loads=loads,
+            records=merged,
+            verdicts=verdicts,
+            collisions=tuple(collisions),
             bins=tuple(sorted(gate.probed().items())),
             index={r.name: i for i, r in enumerate(merged)},
             prompt_entries=[(i, entry) for (i, _), entry in zip(candidates, compacted, strict=True)],
             _install=install,
         )
 
-    def matches(self, settings: SkillsSettings, config: Mapping[str, Any], host: Host,
-                gate: Gate) -> bool:
+    def matches(self, settings: SkillsSettings, config: Mapping[str, Any], host: Host, gate: Gate) -> bool:
         """Whether these verdicts hold for those inputs (same values, same PATH lookups)."""
         return (
             (self.settings is settings or self.settings == settings)
@@ -107,8 +120,9 @@ class SharedSkills:
             return [entry for _, entry in self.prompt_entries]
         return [entry for _, entry in self.prompt_entries if entry.name in allowed]
 
-    def statuses(self, allowed: frozenset[str] | None,
-                 in_prompt: frozenset[str]) -> tuple[tuple[SkillStatus, ...], SkillsJson]:
+    def statuses(
+        self, allowed: frozenset[str] | None, in_prompt: frozenset[str]
+    ) -> tuple[tuple[SkillStatus, ...], SkillsJson]:
         """Every skill's status for one agent, and their JSON fragments (made when first read)."""
         filtered_by_default = allowed is not None
         statuses = self._base(filtered_by_default)
@@ -145,7 +159,8 @@ class SharedSkills:
         base = self._bases.get(filtered)
         if base is None:
             base = self._bases[filtered] = tuple(
-                self.status(i, filtered, False) for i in range(len(self.records)))
+                self.status(i, filtered, False) for i in range(len(self.records))
+            )
         return base
 
     def _base_json(self, filtered: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -184,25 +199,39 @@ class SharedSkills:
         available = verdict.eligible and not filtered
         user_invocable = record.invocation.user_invocable
         return SkillStatus(
-            name=record.name, description=record.description, skill_key=record.skill_key,
-            source=str(record.source), tier=str(record.source.tier), file_path=record.file_path,
-            base_dir=record.base_dir, content_hash=record.content_hash,
-            emoji=(manifest.emoji if manifest and manifest.emoji is not None
-                   else record.frontmatter.get("emoji")) or None,
-            homepage=_homepage(record), primary_env=manifest.primary_env if manifest else None,
-            always=verdict.always, disabled=verdict.disabled,
-            blocked_by_allowlist=verdict.blocked_by_allowlist, blocked_by_agent_filter=filtered,
-            eligible=verdict.eligible, prompt_eligible=verdict.prompt_eligible,
+            name=record.name,
+            description=record.description,
+            skill_key=record.skill_key,
+            source=str(record.source),
+            tier=str(record.source.tier),
+            file_path=record.file_path,
+            base_dir=record.base_dir,
+            content_hash=record.content_hash,
+            emoji=(
+                manifest.emoji if manifest and manifest.emoji is not None else record.frontmatter.get("emoji")
+            )
+            or None,
+            homepage=_homepage(record),
+            primary_env=manifest.primary_env if manifest else None,
+            always=verdict.always,
+            disabled=verdict.disabled,
+            blocked_by_allowlist=verdict.blocked_by_allowlist,
+            blocked_by_agent_filter=filtered,
+            eligible=verdict.eligible,
+            prompt_eligible=verdict.prompt_eligible,
             model_visible=available and not record.invocation.disable_model_invocation,
-            user_invocable=user_invocable, command_visible=available and user_invocable,
-            in_prompt=in_prompt, requirements=verdict.required, missing=verdict.missing,
-            config_checks=verdict.config_checks, install=self._install[i],
+            user_invocable=user_invocable,
+            command_visible=available and user_invocable,
+            in_prompt=in_prompt,
+            requirements=verdict.required,
+            missing=verdict.missing,
+            config_checks=verdict.config_checks,
+            install=self._install[i],
             reasons=_reasons(record, verdict, filtered, in_prompt),
         )
 
 
-def _reasons(record: SkillRecord, verdict: SkillGating, filtered: bool,
-             in_prompt: bool) -> tuple[str, ...]:
+def _reasons(record: SkillRecord, verdict: SkillGating, filtered: bool, in_prompt: bool) -> tuple[str, ...]:
     reasons: list[str] = []
     if verdict.disabled:
         reasons.append("disabled")

@@ -99,18 +99,31 @@ class SkillStatus:
     def to_dict(self) -> dict[str, Any]:
         """JSON form with OpenClaw's key names where OpenClaw has them."""
         data: dict[str, Any] = {
-            "name": self.name, "description": self.description, "skillKey": self.skill_key,
-            "source": self.source, "tier": self.tier, "bundled": self.bundled,
-            "filePath": self.file_path, "baseDir": self.base_dir,
-            "contentHash": self.content_hash, "emoji": self.emoji, "homepage": self.homepage,
-            "primaryEnv": self.primary_env, "always": self.always, "disabled": self.disabled,
+            "name": self.name,
+            "description": self.description,
+            "skillKey": self.skill_key,
+            "source": self.source,
+            "tier": self.tier,
+            "bundled": self.bundled,
+            "filePath": self.file_path,
+            "baseDir": self.base_dir,
+            "contentHash": self.content_hash,
+            "emoji": self.emoji,
+            "homepage": self.homepage,
+            "primaryEnv": self.primary_env,
+            "always": self.always,
+            "disabled": self.disabled,
             "blockedByAllowlist": self.blocked_by_allowlist,
-            "blockedByAgentFilter": self.blocked_by_agent_filter, "eligible": self.eligible,
+            "blockedByAgentFilter": self.blocked_by_agent_filter,
+            "eligible": self.eligible,
             "promptEligible": self.prompt_eligible,
             "platformIncompatible": self.platform_incompatible,
-            "modelVisible": self.model_visible, "userInvocable": self.user_invocable,
-            "commandVisible": self.command_visible, "inPrompt": self.in_prompt,
-            "requirements": self.requirements.to_dict(), "missing": self.missing.to_dict(),
+            "modelVisible": self.model_visible,
+            "userInvocable": self.user_invocable,
+            "commandVisible": self.command_visible,
+            "inPrompt": self.in_prompt,
+            "requirements": self.requirements.to_dict(),
+            "missing": self.missing.to_dict(),
             "configChecks": [{"path": p, "satisfied": ok} for p, ok in self.config_checks],
             "install": [option.to_dict() for option in self.install],
             "reasons": list(self.reasons),
@@ -134,10 +147,16 @@ class PromptInfo:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form."""
-        return {"text": self.text, "chars": self.chars, "skills": list(self.skills),
-                "format": self.format, "truncated": self.truncated,
-                "descriptionMaxChars": self.description_max_chars,
-                "maxSkills": self.max_skills, "maxChars": self.max_chars}
+        return {
+            "text": self.text,
+            "chars": self.chars,
+            "skills": list(self.skills),
+            "format": self.format,
+            "truncated": self.truncated,
+            "descriptionMaxChars": self.description_max_chars,
+            "maxSkills": self.max_skills,
+            "maxChars": self.max_chars,
+        }
 
 
 class SkillsJson:
@@ -227,16 +246,19 @@ class AgentSnapshot:
             doc["contentHash"] = self.content_hash
         parts = []
         for key in sorted(doc):
-            value = ("[" + ",".join(fragments) + "]" if key == "skills"
-                     else compact_dumps(doc[key], ascii_only))
+            value = (
+                "[" + ",".join(fragments) + "]" if key == "skills" else compact_dumps(doc[key], ascii_only)
+            )
             parts.append(compact_dumps(key, ascii_only) + ":" + value)
         return "{" + ",".join(parts) + "}"
 
     def body_without_skills(self) -> dict[str, Any]:
         """The JSON form without ``contentHash`` and ``skills``."""
         return {
-            "formatVersion": self.format_version, "agentId": self.agent_id,
-            "workspaceDir": self.workspace_dir, "managedSkillsDir": self.managed_skills_dir,
+            "formatVersion": self.format_version,
+            "agentId": self.agent_id,
+            "workspaceDir": self.workspace_dir,
+            "managedSkillsDir": self.managed_skills_dir,
             "platform": self.platform,
             "skillFilter": list(self.skill_filter) if self.skill_filter is not None else None,
             "prompt": self.prompt.to_dict(),

@@ -162,8 +162,13 @@ class Host:
         """This process's environment, PATH, platform, home and working directory."""
         env = dict(os.environ)
         home = env.get("HOME") or os.path.expanduser("~")
-        return cls(env=MappingProxyType(env), path=env.get("PATH", ""), platform=sys.platform,
-                   home=os.path.abspath(home) if home else None, cwd=os.getcwd())
+        return cls(
+            env=MappingProxyType(env),
+            path=env.get("PATH", ""),
+            platform=sys.platform,
+            home=os.path.abspath(home) if home else None,
+            cwd=os.getcwd(),
+        )
 
 
 @dataclass(frozen=True, slots=True)

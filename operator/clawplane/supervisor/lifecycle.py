@@ -114,9 +114,10 @@ def _open_log(ws: Workspace, flags: int) -> int:
 def _log_tail(ws: Workspace, offset: int, lines: int = 10) -> str:
     """What the supervisor logged since ``offset``, for an error message."""
     try:
-        with open_state_dir(ws.state_dir, create=False) as folder, os.fdopen(
-            folder.open_file(ws.log_file.name, os.O_RDONLY), "rb"
-        ) as log:
+        with (
+            open_state_dir(ws.state_dir, create=False) as folder,
+            os.fdopen(folder.open_file(ws.log_file.name, os.O_RDONLY), "rb") as log,
+        ):
             log.seek(offset)
             text = log.read().decode("utf-8", "replace")
     except (OSError, StateError):

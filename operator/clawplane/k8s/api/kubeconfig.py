@@ -78,8 +78,9 @@ class Connection:
             return
         with tempfile.TemporaryDirectory(prefix="clawplane-kube-") as folder:
             cert = self.cert_file or _private_file(Path(folder) / "client.crt", self.cert_data or "")
-            key = self.key_file or (_private_file(Path(folder) / "client.key", self.key_data)
-                                    if self.key_data else None)
+            key = self.key_file or (
+                _private_file(Path(folder) / "client.key", self.key_data) if self.key_data else None
+            )
             yield cert, key
 
     def headers(self) -> dict[str, str]:

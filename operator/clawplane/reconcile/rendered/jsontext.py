@@ -55,15 +55,28 @@ def _indented(value: Any, level: int) -> str:
         if not value:
             return "[]"
         inner = "\n" + INDENT * (level + 1)
-        return "[" + inner + ("," + inner).join(_indented(v, level + 1) for v in value) \
-            + "\n" + INDENT * level + "]"
+        return (
+            "["
+            + inner
+            + ("," + inner).join(_indented(v, level + 1) for v in value)
+            + "\n"
+            + INDENT * level
+            + "]"
+        )
     if isinstance(value, dict) and all(isinstance(k, str) for k in value):
         if not value:
             return "{}"
         inner = "\n" + INDENT * (level + 1)
-        return "{" + inner + ("," + inner).join(
-            _encode_string(k) + ": " + _indented(v, level + 1) for k, v in sorted(value.items())
-        ) + "\n" + INDENT * level + "}"
+        return (
+            "{"
+            + inner
+            + ("," + inner).join(
+                _encode_string(k) + ": " + _indented(v, level + 1) for k, v in sorted(value.items())
+            )
+            + "\n"
+            + INDENT * level
+            + "}"
+        )
     return _shifted(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False), level)
 
 
@@ -99,8 +112,12 @@ class IndentedJson:
         return self._encode(doc, (), 0)
 
     def _encode(self, value: Any, path: tuple[str, ...], level: int) -> str:
-        if path in self._prefixes and value and isinstance(value, dict) \
-                and all(issubclass(t, str) for t in set(map(type, value))):
+        if (
+            path in self._prefixes
+            and value
+            and isinstance(value, dict)
+            and all(issubclass(t, str) for t in set(map(type, value)))
+        ):
             inner = "\n" + INDENT * (level + 1)
             if path in self._leaves:
                 items = self._members(value, path, level + 1)

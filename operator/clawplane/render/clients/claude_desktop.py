@@ -29,11 +29,15 @@ def render(servers: Sequence[McpServer], ctx: ClientContext) -> dict[str, Any]:
     for r in reaches(servers, ctx):
         assert r.server is not None
         if r.kind != "stdio":
-            ctx.diag(Severity.WARNING, "render.client-remote-unsupported", r.server,
-                     "Claude Desktop's config file holds only stdio servers; left out "
-                     f"(add {r.url} in the app as a custom connector)",
-                     "spec.hosting" if r.hosted else "spec.url",
-                     "or set hosting: consumer so Claude Desktop runs the command itself")
+            ctx.diag(
+                Severity.WARNING,
+                "render.client-remote-unsupported",
+                r.server,
+                "Claude Desktop's config file holds only stdio servers; left out "
+                f"(add {r.url} in the app as a custom connector)",
+                "spec.hosting" if r.hosted else "spec.url",
+                "or set hosting: consumer so Claude Desktop runs the command itself",
+            )
             continue
         entry: dict[str, Any] = {"command": r.command, "args": list(r.args)}
         env = ctx.values(r.server, r.env, "env", no_ref)

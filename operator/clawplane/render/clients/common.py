@@ -82,16 +82,24 @@ class ClientContext:
         """This projection's consumer id."""
         return consumer_id(self.client, self.agent_id)
 
-    def diag(self, severity: Severity, code: str, server: McpServer, message: str, path: str,
-             hint: str = "") -> None:
+    def diag(
+        self, severity: Severity, code: str, server: McpServer, message: str, path: str, hint: str = ""
+    ) -> None:
         """Record a problem with ``server``'s entry in this client's file."""
-        self.diagnostics.append(Diagnostic(
-            severity, code, f"{self.client.value} config of agent {self.agent_id}: {server.name}: {message}",
-            path=path, hint=hint, resource=server.key,
-        ))
+        self.diagnostics.append(
+            Diagnostic(
+                severity,
+                code,
+                f"{self.client.value} config of agent {self.agent_id}: {server.name}: {message}",
+                path=path,
+                hint=hint,
+                resource=server.key,
+            )
+        )
 
-    def values(self, server: McpServer, values: Mapping[str, SecretValue], field_name: str,
-               ref: RefText) -> dict[str, str]:
+    def values(
+        self, server: McpServer, values: Mapping[str, SecretValue], field_name: str, ref: RefText
+    ) -> dict[str, str]:
         """``env``/``headers`` as text: literals as written, references in the client's syntax."""
         out: dict[str, str] = {}
         for key, value in values.items():
@@ -101,10 +109,14 @@ class ClientContext:
                 continue
             text = ref(value, path)
             if text is None:
-                self.diag(Severity.ERROR, "render.client-secret-unrenderable", server,
-                          f"{field_name}.{key} left out: {self.client.value} has no syntax for "
-                          "this reference", path,
-                          "use valueFrom.env (the client reads the variable from its environment)")
+                self.diag(
+                    Severity.ERROR,
+                    "render.client-secret-unrenderable",
+                    server,
+                    f"{field_name}.{key} left out: {self.client.value} has no syntax for this reference",
+                    path,
+                    "use valueFrom.env (the client reads the variable from its environment)",
+                )
             else:
                 out[key] = text
         return out
@@ -127,36 +139,59 @@ def reach(server: McpServer, ctx: ClientContext, *, filters_tools: bool = False)
     if transport is Transport.STDIO and spec.hosting is Hosting.CLAWPLANE:
         url = ctx.hosted_urls.get(server.name)
         if url is None:
-            ctx.diag(Severity.ERROR, "render.no-hosted-url", server,
-                     "hosted server has no endpoint yet; left out", "spec.hosting",
-                     "start it under the supervisor first, or set hosting: consumer")
+            ctx.diag(
+                Severity.ERROR,
+                "render.no-hosted-url",
+                server,
+                "hosted server has no endpoint yet; left out",
+                "spec.hosting",
+                "start it under the supervisor first, or set hosting: consumer",
+            )
             return None
         auth = ctx.auth.get(server.name)
         headers: dict[str, SecretValue] = {"Authorization": auth} if auth else {}
         return Reach(server.name, "http", hosted=True, url=url, headers=headers, server=server)
     if spec.tool_filter is not None and not filters_tools:
-        ctx.diag(Severity.WARNING, "render.client-tool-filter", server,
-                 f"{ctx.client.value} cannot filter a server's tools, and this one has a toolFilter; "
-                 "left out rather than expose the tools it hides", "spec.toolFilter",
-                 "host it with clawplane (hosting: clawplane), whose endpoint applies the filter")
+        ctx.diag(
+            Severity.WARNING,
+            "render.client-tool-filter",
+            server,
+            f"{ctx.client.value} cannot filter a server's tools, and this one has a toolFilter; "
+            "left out rather than expose the tools it hides",
+            "spec.toolFilter",
+            "host it with clawplane (hosting: clawplane), whose endpoint applies the filter",
+        )
         return None
     if transport is Transport.STDIO:
         base = base_dir_of(server, ctx.base_dirs)
-        return Reach(server.name, "stdio", command=spec.command or "", args=tuple(spec.args),
-                     cwd=absolute_path(spec.cwd, base) if spec.cwd else None, env=spec.env, server=server)
+        return Reach(
+            server.name,
+            "stdio",
+            command=spec.command or "",
+            args=tuple(spec.args),
+            cwd=absolute_path(spec.cwd, base) if spec.cwd else None,
+            env=spec.env,
+            server=server,
+        )
     kind: Literal["http", "sse"] = "sse" if transport is Transport.SSE else "http"
     return Reach(server.name, kind, url=spec.url or "", headers=spec.headers, server=server)
 
 
-def hosted_servers(servers: Sequence[McpServer], agent_id: str, client: McpClient,
-                   hosted_urls: Mapping[str, str]) -> list[McpServer]:
+def hosted_servers(
+    servers: Sequence[McpServer], agent_id: str, client: McpClient, hosted_urls: Mapping[str, str]
+) -> list[McpServer]:
     """The hosted servers ``client``'s config for ``agent_id`` reaches (what its token must reach)."""
-    return [s for s in servers if projected(s, agent_id, client) and s.name in hosted_urls
-            and s.spec.effective_transport is Transport.STDIO and s.spec.hosting is Hosting.CLAWPLANE]
+    return [
+        s
+        for s in servers
+        if projected(s, agent_id, client)
+        and s.name in hosted_urls
+        and s.spec.effective_transport is Transport.STDIO
+        and s.spec.hosting is Hosting.CLAWPLANE
+    ]
 
 
-def reaches(servers: Sequence[McpServer], ctx: ClientContext, *,
-            filters_tools: bool = False) -> list[Reach]:
+def reaches(servers: Sequence[McpServer], ctx: ClientContext, *, filters_tools: bool = False) -> list[Reach]:
     """Every server projected into ``ctx``'s client, sorted by name, as the client reaches it."""
     out = []
     for server in sorted(servers, key=lambda s: s.name):

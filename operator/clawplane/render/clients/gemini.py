@@ -71,9 +71,13 @@ def _tool_lists(entry: dict[str, Any], r: Reach, ctx: ClientContext) -> bool:
         return True
     tools = (ctx.discovered_tools or {}).get(server.name)
     if tools is None:
-        ctx.diag(Severity.WARNING, "render.client-tool-globs", server,
-                 "Gemini CLI matches exact tool names and the server's tools are not known yet; left out",
-                 "spec.toolFilter")
+        ctx.diag(
+            Severity.WARNING,
+            "render.client-tool-globs",
+            server,
+            "Gemini CLI matches exact tool names and the server's tools are not known yet; left out",
+            "spec.toolFilter",
+        )
         return False
     entry["includeTools"] = [t for t in tools if is_tool_allowed(t, include=flt.include, exclude=flt.exclude)]
     return True

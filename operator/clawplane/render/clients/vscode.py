@@ -30,8 +30,14 @@ def render(servers: Sequence[McpServer], ctx: ClientContext) -> dict[str, Any]:
                 return f"${{env:{value.value_from.env}}}"
             field = path.removeprefix("spec.")
             input_id = f"{server.name}-{field.replace('.', '-')}"
-            inputs.append({"type": "promptString", "id": input_id, "password": True,
-                           "description": f"{field} of MCP server {server.name}"})
+            inputs.append(
+                {
+                    "type": "promptString",
+                    "id": input_id,
+                    "password": True,
+                    "description": f"{field} of MCP server {server.name}",
+                }
+            )
             return f"${{input:{input_id}}}"
 
         if r.kind == "stdio":

@@ -67,8 +67,12 @@ class AgentEntries:
             # A reference may read a file or a Secret that changed: never kept.
             return _agent_entry(agent, base_dir, hidden, diagnostics, secrets)
         hit = self._kept.get(key)
-        if hit is not None and hit[0] is agent and (hit[1] is base_dir or hit[1] == base_dir) \
-                and hit[2] == hidden:
+        if (
+            hit is not None
+            and hit[0] is agent
+            and (hit[1] is base_dir or hit[1] == base_dir)
+            and hit[2] == hidden
+        ):
             self._fresh[key] = hit
             diagnostics.extend(hit[4])
             return hit[3]
@@ -172,8 +176,14 @@ def _entry(
     elif spec.model is not None:
         entry["model"] = spec.model
     if spec.tools is not None:
-        tools = render_tool_policy(spec.tools, resource=agent.key, path="spec.tools", diagnostics=diagnostics,
-                                   keys=keys, node=_under(node, "tools"))
+        tools = render_tool_policy(
+            spec.tools,
+            resource=agent.key,
+            path="spec.tools",
+            diagnostics=diagnostics,
+            keys=keys,
+            node=_under(node, "tools"),
+        )
         if tools:
             entry["tools"] = tools
     return entry
@@ -193,8 +203,12 @@ def render_tool_policy(
     node: Node | None = None,
 ) -> dict[str, Any]:
     """A tool policy as OpenClaw writes it (``allow`` and ``alsoAllow`` cannot both be set)."""
-    keys = keys if keys is not None else KeyRenderer(
-        secrets=SecretRenderer(resolve_secrets=False), base_dir=Path.cwd(), resource=resource
+    keys = (
+        keys
+        if keys is not None
+        else KeyRenderer(
+            secrets=SecretRenderer(resolve_secrets=False), base_dir=Path.cwd(), resource=resource
+        )
     )
     out: dict[str, Any] = keys.part(policy, node, path.removeprefix("spec."))
     if "allow" in out and "alsoAllow" in out:

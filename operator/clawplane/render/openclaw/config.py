@@ -77,7 +77,11 @@ def render_openclaw_config(
             gateway, base_dir=base_dir_of(gateway, base_dirs), secrets=secrets, diagnostics=diagnostics
         )
     mcp_servers = render_servers(
-        servers, hosted_urls=hosted_urls, base_dirs=base_dirs, secrets=secrets, diagnostics=diagnostics,
+        servers,
+        hosted_urls=hosted_urls,
+        base_dirs=base_dirs,
+        secrets=secrets,
+        diagnostics=diagnostics,
         memo=server_memo,
         hosted_auth=hosted_auth,
     )
@@ -122,7 +126,12 @@ def render_openclaw_config(
         diagnostics.extend(found)
     diagnostics.extend(
         check_rendered(
-            final, gateway=gateway, servers=servers, agents=agents, channels=channels, providers=providers,
+            final,
+            gateway=gateway,
+            servers=servers,
+            agents=agents,
+            channels=channels,
+            providers=providers,
             memo=check_memo,
         )
     )

@@ -35,8 +35,9 @@ def render_gateway(
     if defaults.workspace is not None:
         agent_defaults["workspace"] = absolute_path(defaults.workspace, base_dir)
     if defaults.model is not None:
-        agent_defaults["model"] = keys.typed(defaults.model, node_at(("agents", "defaults", "model")) or {},
-                                             "agents.defaults.model")
+        agent_defaults["model"] = keys.typed(
+            defaults.model, node_at(("agents", "defaults", "model")) or {}, "agents.defaults.model"
+        )
     agents = keys.keys(spec.agents, node_at(("agents",)), "agents")
     if agent_defaults:
         agents["defaults"] = agent_defaults
@@ -50,8 +51,14 @@ def render_gateway(
     plugins = keys.part(spec.plugins, node_at(("plugins",)), "plugins")
     if plugins:
         out["plugins"] = plugins
-    tools = render_tool_policy(spec.tools, resource=gateway.key, path="spec.tools", diagnostics=diagnostics,
-                               keys=keys, node=node_at(("tools",)))
+    tools = render_tool_policy(
+        spec.tools,
+        resource=gateway.key,
+        path="spec.tools",
+        diagnostics=diagnostics,
+        keys=keys,
+        node=node_at(("tools",)),
+    )
     if tools:
         out["tools"] = tools
     if spec.session is not None:
@@ -141,6 +148,9 @@ def _entry(
     if env or entry.env:
         out["env"] = env
     if entry.config:
-        out["config"] = keys.value(entry.config, node_at(("skills", "entries", "*", "config")) or {},
-                                   f"{path.removeprefix('spec.')}.config")
+        out["config"] = keys.value(
+            entry.config,
+            node_at(("skills", "entries", "*", "config")) or {},
+            f"{path.removeprefix('spec.')}.config",
+        )
     return out

@@ -48,14 +48,24 @@ class ServerEntries:
         name = server.metadata.name
         hit = self._kept.get(name)
         # The same Path object is the common case; comparing Paths by value costs more.
-        if hit is None or hit[0] is not server or (hit[1] is not base_dir and hit[1] != base_dir) \
-                or hit[2] != url:
+        if (
+            hit is None
+            or hit[0] is not server
+            or (hit[1] is not base_dir and hit[1] != base_dir)
+            or hit[2] != url
+        ):
             return None
         self._fresh[name] = hit
         return hit[3], hit[4]
 
-    def put(self, server: McpServer, base_dir: Path, url: str | None, entry: dict[str, Any],
-            diagnostics: Sequence[Diagnostic]) -> Verbatim:
+    def put(
+        self,
+        server: McpServer,
+        base_dir: Path,
+        url: str | None,
+        entry: dict[str, Any],
+        diagnostics: Sequence[Diagnostic],
+    ) -> Verbatim:
         """Keep a freshly rendered entry (finalized here, so the final pass skips it)."""
         kept = Verbatim(finalize(entry))
         self._fresh[server.name] = (server, base_dir, url, kept, tuple(diagnostics))

@@ -42,6 +42,7 @@ class Route:
     app: ASGIApp
     allows: Callable[[Principal, str], bool]
 
+
 _MCP_PATH = re.compile(r"^/mcp(?:/(?P<name>[^/]+))?/?$")
 
 

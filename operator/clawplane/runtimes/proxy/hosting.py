@@ -137,7 +137,12 @@ class Hosted(Protocol):
         ...
 
     def call_site(
-        self, endpoint: str, consumer: str, *, agent: str | None = None, session: str | None = None,
+        self,
+        endpoint: str,
+        consumer: str,
+        *,
+        agent: str | None = None,
+        session: str | None = None,
         revision: str | None = None,
     ) -> CallSite:
         """Where a party's requests to this server come from, as ``telemetry`` records them."""

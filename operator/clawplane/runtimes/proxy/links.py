@@ -178,7 +178,6 @@ class Link:
             self.calls.popitem()[1].finish(None, Outcome.CANCELLED)
 
 
-
 def as_upstream_id(value: Any) -> int | None:
     """The proxy's own (integer) upstream id that ``value`` names, whatever its JSON type.
 

@@ -71,7 +71,7 @@ def extract_block(normalized: str) -> tuple[str, str] | None:
     while dashes:
         rest = _CLOSING_REST.match(normalized, dashes + 3)
         if rest is not None:
-            return normalized[start:max(dashes - 1, start)], normalized[rest.end():]
+            return normalized[start : max(dashes - 1, start)], normalized[rest.end() :]
         dashes = normalized.find("\n---", dashes) + 1
     return None
 
@@ -185,7 +185,7 @@ def _inline_colon_keys(block: str, node: MappingNode) -> set[str]:
         mark = key_node.start_mark
         start = starts[mark.line] + mark.column if mark.line < len(starts) else len(block)
         end = block.find("\n", start)
-        match = _LINE.match(block[start: end if end != -1 else len(block)])
+        match = _LINE.match(block[start : end if end != -1 else len(block)])
         if match and ":" in match.group(2):
             keys.add(match.group(1))
     return keys

@@ -39,10 +39,12 @@ _OPENER = re.compile(r"([A-Za-z][A-Za-z0-9_-]*): *")
 _KEYWORDS = frozenset({"null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE"})
 _PLAIN_START_BAD = frozenset("-?:,[]{}#&*!|>'\"%@`")
 # Printable per YAML 1.2, minus what could change the meaning of a plain scalar here.
-_UNSAFE = re.compile("[^\\x20-\\x7e\\xa0-\\ud7ff\\ue000-\\ufffd\\U00010000-\\U0010ffff]|[\\[\\]{}]"
-                     "|: | #|:$|\\u2028|\\u2029")
-_UNSAFE_QUOTED = re.compile("[^\\x20-\\x7e\\xa0-\\ud7ff\\ue000-\\ufffd\\U00010000-\\U0010ffff]"
-                            "|\\u2028|\\u2029")
+_UNSAFE = re.compile(
+    "[^\\x20-\\x7e\\xa0-\\ud7ff\\ue000-\\ufffd\\U00010000-\\U0010ffff]|[\\[\\]{}]|: | #|:$|\\u2028|\\u2029"
+)
+_UNSAFE_QUOTED = re.compile(
+    "[^\\x20-\\x7e\\xa0-\\ud7ff\\ue000-\\ufffd\\U00010000-\\U0010ffff]|\\u2028|\\u2029"
+)
 _SINGLE = re.compile(r"'(?:[^']|'')*'")
 # A flow sequence of plain words: no quotes, colons, comments or nested collections.
 _WORD = r"-?[A-Za-z0-9_.~/+][A-Za-z0-9_.~/+-]*"
@@ -166,8 +168,9 @@ def _unsafe_plain(raw: str) -> bool:
     """``_UNSAFE.search(raw)``, by substring tests for printable ASCII (most text)."""
     if not (raw.isascii() and raw.isprintable()):
         return _UNSAFE.search(raw) is not None
-    return ("[" in raw or "]" in raw or "{" in raw or "}" in raw or ": " in raw or " #" in raw
-            or raw[-1] == ":")
+    return (
+        "[" in raw or "]" in raw or "{" in raw or "}" in raw or ": " in raw or " #" in raw or raw[-1] == ":"
+    )
 
 
 def _double_quoted(raw: str) -> str:

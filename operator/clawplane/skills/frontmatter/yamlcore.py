@@ -28,7 +28,6 @@ IMPLICIT_TAG = "?implicit"
 """The tag untagged scalars get, so that the core schema can be applied later."""
 
 
-
 class YamlIssue(Exception):
     """A YAML problem: an eemeli-style code, a message and a 0-based position (or -1)."""
 
@@ -73,8 +72,12 @@ _C_COMPOSER = _c_composer()  # ~15x faster than the pure parser; same documents 
 
 # libyaml (YAML 1.1) refuses a ":" inside a plain scalar in a flow collection
 # (``[http://x]``, ``{a:b}``) and a lone ``:`` or ``?`` there; YAML 1.2 reads them.
-_FLOW_1_1_LIMITS = ("found unexpected ':'", "did not find expected node content",
-                    "did not find expected ',' or ']'", "did not find expected ',' or '}'")
+_FLOW_1_1_LIMITS = (
+    "found unexpected ':'",
+    "did not find expected node content",
+    "did not find expected ',' or ']'",
+    "did not find expected ',' or '}'",
+)
 
 
 def _compose(text: str) -> Node | None:
@@ -143,8 +146,21 @@ def _compose_pure(text: str) -> Node | None:
 # libyaml (YAML 1.1) breaks lines at NEL, LS and PS and refuses control characters, BOMs
 # and U+FFFE/U+FFFF inside a document; OpenClaw's YAML 1.2 parser reads them all as ordinary
 # characters. They are swapped for private-use stand-ins while libyaml reads the block.
-_AWKWARD = "".join(chr(c) for c in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20),
-                                    *range(0x7F, 0xA0), 0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF))
+_AWKWARD = "".join(
+    chr(c)
+    for c in (
+        *range(0x00, 0x09),
+        0x0B,
+        0x0C,
+        *range(0x0E, 0x20),
+        *range(0x7F, 0xA0),
+        0x2028,
+        0x2029,
+        0xFEFF,
+        0xFFFE,
+        0xFFFF,
+    )
+)
 _STAND_INS = "".join(chr(0xF700 + i) for i in range(len(_AWKWARD)))
 _HIDE = str.maketrans(_AWKWARD, _STAND_INS)
 _SHOW = str.maketrans(_STAND_INS, _AWKWARD)
@@ -178,9 +194,13 @@ def _refuse_flow_dashes(root: Node, block: str) -> None:
     """
     for scalar in _flow_plain_scalars(root):
         mark = scalar.end_mark
-        if scalar.value == "-" and not block[mark.index:].lstrip(" ").startswith(":"):
-            raise YamlIssue("BLOCK_IN_FLOW", "Block collections are not allowed within flow collections",
-                            mark.line, mark.column)
+        if scalar.value == "-" and not block[mark.index :].lstrip(" ").startswith(":"):
+            raise YamlIssue(
+                "BLOCK_IN_FLOW",
+                "Block collections are not allowed within flow collections",
+                mark.line,
+                mark.column,
+            )
 
 
 def _show_breaks(root: Node) -> None:

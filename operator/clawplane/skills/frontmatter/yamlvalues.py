@@ -105,9 +105,7 @@ def _scalar(node: ScalarNode) -> Any:
     if tag == _TAG + "str":
         return value
     resolved = resolve_plain(value)
-    expected = {"null": type(None), "bool": bool, "int": float, "float": float}.get(
-        tag.removeprefix(_TAG)
-    )
+    expected = {"null": type(None), "bool": bool, "int": float, "float": float}.get(tag.removeprefix(_TAG))
     if expected is not None and isinstance(resolved, expected):
         return resolved
     return value  # unknown or mismatched tags resolve as strings (yaml only warns)

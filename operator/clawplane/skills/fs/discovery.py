@@ -53,15 +53,26 @@ class Discovery:
     root_candidate: Candidate | None = None
 
 
-def discover(facts: PathFacts, root: SkillRoot, limits: Limits,
-             allowed_targets: tuple[str, ...], diags: list[Diagnostic]) -> Discovery:
+def discover(
+    facts: PathFacts,
+    root: SkillRoot,
+    limits: Limits,
+    allowed_targets: tuple[str, ...],
+    diags: list[Diagnostic],
+) -> Discovery:
     """The skill candidates of ``root`` (whose ``dir`` is absolute and normalized)."""
     return _Discoverer(facts, root, limits, allowed_targets, diags).run()
 
 
 class _Discoverer:
-    def __init__(self, facts: PathFacts, root: SkillRoot, limits: Limits,
-                 allowed_targets: tuple[str, ...], diags: list[Diagnostic]) -> None:
+    def __init__(
+        self,
+        facts: PathFacts,
+        root: SkillRoot,
+        limits: Limits,
+        allowed_targets: tuple[str, ...],
+        diags: list[Diagnostic],
+    ) -> None:
         self.facts = facts
         self.view = facts.view
         self.source = root.source
@@ -88,8 +99,12 @@ class _Discoverer:
             single = (Candidate(base, base_real, os.path.basename(base)),) if ok else ()
             return Discovery(single, root_is_skill=True)
         root_candidate = None
-        if (not container and base != self.root_dir and self.facts.has_skill_md(self.root_dir)
-                and self._skill_file_ok(self.root_dir, root_real)):
+        if (
+            not container
+            and base != self.root_dir
+            and self.facts.has_skill_md(self.root_dir)
+            and self._skill_file_ok(self.root_dir, root_real)
+        ):
             root_candidate = Candidate(self.root_dir, root_real, os.path.basename(self.root_dir))
         candidates = self._scan_base(base, base_real)
         ordered = sorted(candidates, key=lambda c: locale_sort_key(c.name))
@@ -98,8 +113,11 @@ class _Discoverer:
     def _report_unreadable_root(self) -> None:
         _st, missing = self.view.lstat_error(self.root_dir)
         if not missing:
-            self.diags.append(codes.skill_diagnostic(
-                codes.UNREADABLE, f"cannot read skills root {self.root_dir}", self.root_dir))
+            self.diags.append(
+                codes.skill_diagnostic(
+                    codes.UNREADABLE, f"cannot read skills root {self.root_dir}", self.root_dir
+                )
+            )
 
     # -- the grouped scan ----------------------------------------------------------------
     def _scan_base(self, base: str, base_real: str) -> list[Candidate]:
@@ -113,11 +131,19 @@ class _Discoverer:
         if max_s > 0 and "skills" in children and "skills" not in limited:
             limited.append("skills")
         if listing.truncated or len(children) > max_c:
-            self._limit_note(base, f"{len(children)} child folders; scanned the first {max_c} "
-                             "(skills.limits.maxCandidatesPerRoot)")
-        queue = [(child_path(base, name), name,
-                  0 if name == "skills" and not self.facts.has_skill_md(child_path(base, name))
-                  else 1) for name in limited]
+            self._limit_note(
+                base,
+                f"{len(children)} child folders; scanned the first {max_c} "
+                "(skills.limits.maxCandidatesPerRoot)",
+            )
+        queue = [
+            (
+                child_path(base, name),
+                name,
+                0 if name == "skills" and not self.facts.has_skill_md(child_path(base, name)) else 1,
+            )
+            for name in limited
+        ]
         found: list[Candidate] = []
         index = 0
         while index < len(queue):
@@ -137,8 +163,10 @@ class _Discoverer:
             for child in sorted(nested.dirs, key=utf16_sort_key)[:max_c]:
                 queue.append((child_path(skill_dir, child), f"{name}/{child}", depth + 1))
         if budget.truncated:
-            self._limit_note(self.root_dir, "Skill inventory reached its discovery limit; "
-                             "inspect the remaining skills separately.")
+            self._limit_note(
+                self.root_dir,
+                "Skill inventory reached its discovery limit; inspect the remaining skills separately.",
+            )
         return found
 
     def _max_depth(self, base: str, candidate: str) -> int:
@@ -208,8 +236,9 @@ class _Discoverer:
             return self.facts.real(candidate)
         return self._contained(candidate, self.root_dir, root_real, self.allowed)
 
-    def _contained(self, candidate: str, root_dir: str, root_real: str,
-                   allowed: tuple[str, ...]) -> str | None:
+    def _contained(
+        self, candidate: str, root_dir: str, root_real: str, allowed: tuple[str, ...]
+    ) -> str | None:
         real = self.facts.real(candidate)
         if real is None:
             return None
@@ -230,11 +259,16 @@ class _Discoverer:
         else:
             reason, code = "path-escape", codes.PATH_ESCAPE
         resolved_root = "" if os.path.normpath(root_dir) == root_real else f" rootResolved={root_real}"
-        message = (f"Skipping escaped skill path outside its configured root: source={self.source} "
-                   f"root={root_dir}{resolved_root} reason={reason} requested={candidate} "
-                   f"resolved={real}")
-        hint = ("add its target to skills.load.allowSymlinkTargets"
-                if symlink and self.source.honours_symlink_targets else "")
+        message = (
+            f"Skipping escaped skill path outside its configured root: source={self.source} "
+            f"root={root_dir}{resolved_root} reason={reason} requested={candidate} "
+            f"resolved={real}"
+        )
+        hint = (
+            "add its target to skills.load.allowSymlinkTargets"
+            if symlink and self.source.honours_symlink_targets
+            else ""
+        )
         self.diags.append(codes.skill_diagnostic(code, message, candidate, hint=hint))
 
     def _skill_file_ok(self, skill_dir: str, skill_real: str) -> bool:

@@ -33,8 +33,7 @@ Dep = tuple[str, str, Any]
 
 def stat_key(st: os.stat_result) -> StatKey:
     """The identity of a path's state: a change in content, links or type changes it."""
-    return (st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns,
-            st.st_nlink)
+    return (st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_nlink)
 
 
 @dataclass(slots=True)
@@ -52,8 +51,9 @@ class Cover:
     def quiet(self) -> bool:
         """No watch saw a relevant event after pass ``seq``, and all are still in place."""
         seq = self.seq
-        return all(w.alive and w.names <= seq for w in self.names) and \
-            all(w.alive and w.any <= seq for w in self.contents)
+        return all(w.alive and w.names <= seq for w in self.names) and all(
+            w.alive and w.any <= seq for w in self.contents
+        )
 
     @property
     def intact(self) -> bool:
@@ -104,8 +104,10 @@ def cover_reads(deps: list[Dep], anchor: str, feed: ChangeFeed) -> Cover | None:
         return _cover_missing(deps, anchor, feed)
     prefix = anchor + "/"
     builder = _Builder(feed, anchor)
-    anchor_real = next((obs for kind, path, obs in deps if kind == "realpath" and path == anchor
-                        and isinstance(obs, str)), None)
+    anchor_real = next(
+        (obs for kind, path, obs in deps if kind == "realpath" and path == anchor and isinstance(obs, str)),
+        None,
+    )
     checks: list[Dep] = []
     for dep in deps:
         kind, path, observed = dep
@@ -120,8 +122,11 @@ def _covered(builder: _Builder, kind: str, path: str, observed: Any, anchor_real
         # ``stat`` may also miss through a dangling symlink, which can start resolving silently.
         return kind in ("lstat", "realpath") and builder.chain(parent) is not None
     if kind == "realpath":
-        return (anchor_real is not None and observed == anchor_real + path[len(builder.anchor):]
-                and builder.chain(path) is not None)
+        return (
+            anchor_real is not None
+            and observed == anchor_real + path[len(builder.anchor) :]
+            and builder.chain(path) is not None
+        )
     if observed.__class__ is not tuple:
         return False  # an error: checked again each time
     mode = observed[0]
@@ -144,9 +149,15 @@ def _cover_missing(deps: list[Dep], anchor: str, feed: ChangeFeed) -> Cover | No
     if watch is None:
         return None
     prefix = anchor + "/"
-    checks = [dep for dep in deps
-              if not (dep[2] is None and dep[0] in ("lstat", "realpath")
-                      and (dep[1] == anchor or dep[1].startswith(prefix)))]
+    checks = [
+        dep
+        for dep in deps
+        if not (
+            dep[2] is None
+            and dep[0] in ("lstat", "realpath")
+            and (dep[1] == anchor or dep[1].startswith(prefix))
+        )
+    ]
     # Its identity, not its mtime: entries coming and going are the watch's to report.
     checks.append(("folder", folder, (st.st_dev, st.st_ino)))
     return Cover([watch], [], checks, feed.seq)
@@ -170,4 +181,3 @@ def _existing_folder(path: str) -> tuple[str, os.stat_result] | None:
         if stat_mod.S_ISLNK(st.st_mode):
             return None  # what it points to can gain the path without an event here
         path = parent
-

@@ -79,8 +79,9 @@ class ChildLister:
                 return True
         return False
 
-    def child_dirs(self, folder: str, budget: Budget | None, *, follow: bool, max_dirs: int,
-                    report: bool = True) -> Listing:
+    def child_dirs(
+        self, folder: str, budget: Budget | None, *, follow: bool, max_dirs: int, report: bool = True
+    ) -> Listing:
         """OpenClaw's ``listChildDirectories``: candidate sub-folders within the budgets."""
         if budget is not None and (budget.scans <= 0 or budget.raw <= 0):
             budget.truncated = True
@@ -93,18 +94,21 @@ class ChildLister:
         entries = self.view.list_dir(folder)
         if isinstance(entries, OSError):
             if report and not isinstance(entries, FileNotFoundError | NotADirectoryError):
-                self.diags.append(codes.skill_diagnostic(
-                    codes.UNREADABLE, f"cannot list {folder}: {entries.strerror}", folder))
+                self.diags.append(
+                    codes.skill_diagnostic(
+                        codes.UNREADABLE, f"cannot list {folder}: {entries.strerror}", folder
+                    )
+                )
             return Listing()
-        result = self._select_dirs(folder, sorted(entries, key=_bytes_key), follow, max_entries,
-                                   report)
+        result = self._select_dirs(folder, sorted(entries, key=_bytes_key), follow, max_entries, report)
         if budget is not None:
             budget.raw = max(0, budget.raw - result.scanned)
             budget.truncated = budget.truncated or result.truncated
         return result
 
-    def _select_dirs(self, folder: str, entries: list[DirEntry], follow: bool, max_entries: int,
-                     report: bool) -> Listing:
+    def _select_dirs(
+        self, folder: str, entries: list[DirEntry], follow: bool, max_entries: int, report: bool
+    ) -> Listing:
         result = Listing()
         for entry in entries:
             if result.scanned >= max_entries:
@@ -127,9 +131,11 @@ class ChildLister:
         st = self.view.stat(path)
         if st is None:
             if report:
-                self.diags.append(codes.skill_diagnostic(
-                    codes.UNRESOLVED_PATH, f"cannot follow symlink {path}", path,
-                    severity=Severity.INFO))
+                self.diags.append(
+                    codes.skill_diagnostic(
+                        codes.UNRESOLVED_PATH, f"cannot follow symlink {path}", path, severity=Severity.INFO
+                    )
+                )
             return False
         return stat_mod.S_ISDIR(st.st_mode)
 

@@ -146,8 +146,11 @@ class LegacySession(StreamStore):
                 # A server that refuses the handshake is spoken to in 2026-07-28 for the client (eras).
                 link = self._link = HandshakeView(
                     mux.open_link(
-                        f"session {self.id[:8]}", tool_allowed=self._tool_allowed, gate=self._gate,
-                        site=self._site, telemetry=self._telemetry,
+                        f"session {self.id[:8]}",
+                        tool_allowed=self._tool_allowed,
+                        gate=self._gate,
+                        site=self._site,
+                        telemetry=self._telemetry,
                     )
                 )
                 try:
@@ -297,7 +300,12 @@ class LegacySession(StreamStore):
                     stream.send.close()
 
     async def _request(
-        self, msg: Message, link: HandshakeView, receive: Receive, send: Send, size: int = 0,
+        self,
+        msg: Message,
+        link: HandshakeView,
+        receive: Receive,
+        send: Send,
+        size: int = 0,
         scope: Scope | None = None,
     ) -> None:
         key = stream_key(msg["id"])
@@ -427,4 +435,3 @@ class LegacySession(StreamStore):
                 self._streams.pop(key, None)
                 receiver.close()
         await reply(send, 200, responses, headers=[self._sid])
-
