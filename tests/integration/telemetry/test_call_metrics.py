@@ -122,7 +122,7 @@ async def test_each_call_is_counted_once_with_its_outcome(tmp_path: Path, mode: 
     assert sum(m.errors for m in hour) == 3
 
 
-async def test_made_up_tool_names_do_not_become_labels(tmp_path: Path) -> None:
+async def test_made_up_tool_names_and_argument_values_do_not_become_labels(tmp_path: Path) -> None:
     registry = CollectorRegistry()
     telemetry = CallTelemetry([CallMetrics(registry)])
     async with Supervisor(settings=replace(FAST, telemetry=telemetry)) as supervisor:
@@ -132,11 +132,14 @@ async def test_made_up_tool_names_do_not_become_labels(tmp_path: Path) -> None:
             for n in range(1000):
                 result = await client.call_tool(f"made-up-{n}", {"value": n})
                 assert result.is_error  # the server has no such tool
+            for n in range(1000):  # 1,000 distinct argument values of a real tool
+                await client.call_tool("echo", {"message": f"value-{n}"})
     series = samples(registry, HISTOGRAM + "_count")
     tools = {dict(labels)["tool"] for labels in series}
-    assert tools <= {"", "_unknown"}
+    assert tools <= {"", "_unknown", "echo"}
     assert sum(v for k, v in series.items() if dict(k)["tool"] == "_unknown") == 1000
-    assert len(series) <= 4
+    assert sum(v for k, v in series.items() if dict(k)["tool"] == "echo") == 1000
+    assert len(series) <= 5  # handshake, listing, the unknown tools and echo: not one per value
 
 
 async def test_open_sessions_and_refusals_at_the_limit_are_counted(tmp_path: Path) -> None:
