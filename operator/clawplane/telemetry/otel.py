@@ -21,7 +21,8 @@ from urllib.parse import unquote, urlsplit
 from opentelemetry.trace import Tracer
 
 from clawplane import __version__
-from clawplane.models import SecretValue, TraceExport
+from clawplane.models import SecretValue, TraceExport, is_reference
+from clawplane.naming import is_sensitive_key
 from clawplane.secrets import KNOWN, redact
 from clawplane.telemetry.spanwork import SpanWork
 
@@ -74,10 +75,17 @@ def trace_config(
     headers = parse_headers(
         environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") or environ.get("OTEL_EXPORTER_OTLP_HEADERS", "")
     )
+    secret = {name for name in headers if is_sensitive_key(name)}  # OTEL_*_HEADERS carry credentials
     for name, value in declared.headers.items():
         headers[name.lower()] = resolve(value) if resolve is not None else str(value)
-    for value in headers.values():
-        KNOWN.add(value)  # whatever quotes a header (an error, a log line) has it redacted
+        if is_reference(value) or is_sensitive_key(name):
+            secret.add(name.lower())
+        else:
+            secret.discard(name.lower())
+    for name in secret:
+        # Whatever quotes one (an error, a log line) has it redacted. Only secrets: a plain value
+        # (``x-team: blue``) registered here would be redacted from every text of the process.
+        KNOWN.add(headers[name])
     return TraceConfig(
         endpoint=declared.endpoint or from_env or DEFAULT_ENDPOINT,
         headers=tuple(sorted(headers.items())),

@@ -84,6 +84,15 @@ def test_the_gateways_values_win_and_headers_merge(tmp_path: Path) -> None:
     assert dict(config.headers) == {"authorization": SECRET, "x-tenant": "acme", "x-team": "blue"}
     assert (config.service_name, config.sample_ratio, config.record_payloads) == ("declared", 0.1, True)
     assert SECRET not in repr(config)  # header values are never shown
+    # The credential is redacted wherever it is quoted; plain values are not secrets.
+    assert KNOWN.redactor()(f"{SECRET} for team blue, tenant acme") == "<redacted> for team blue, tenant acme"
+
+
+def test_credentials_from_the_environment_are_redacted_too() -> None:
+    environ = {"OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=env-key-5Rt9QzW2,x-region=north-7"}
+    config = trace_config(None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", **environ})
+    assert config is not None
+    assert KNOWN.redactor()("env-key-5Rt9QzW2 in north-7") == "<redacted> in north-7"
 
 
 def test_a_declared_block_without_endpoint_uses_the_otlp_default() -> None:
