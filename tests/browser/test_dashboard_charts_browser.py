@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -25,15 +24,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from tests.browser.test_dashboard_browser import CHROMIUM, playwright_sync  # (and its skip without Chromium)
 from tests.integration.ui.conftest import Dashboard, dashboard  # noqa: F401  (the fixture)
-
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-playwright_sync = pytest.importorskip("playwright.sync_api")
-
-if not Path(CHROMIUM).exists():
-    pytest.skip(
-        "Chromium is not installed (apt-get install chromium; .ci/run does it)", allow_module_level=True
-    )
 
 WAIT_MS = 30_000
 """Charts are re-read every 5 s; a busy 2-core machine gets 30 s."""

@@ -43,6 +43,7 @@ sink at ``forwarded``; a proxy that propagates it puts it in the request's ``par
 # target (unbounded), only a span attribute.
 _TARGET_PARAM = {"tools/call": "name", "prompts/get": "name"}
 _MAX_ERROR_CHARS = 300
+_ERROR_WINDOW = 4096
 
 
 class Outcome(StrEnum):
@@ -131,9 +132,7 @@ class Call:
             for sink in self._telemetry.sinks:
                 sink.released(self, verdict)
 
-    def finish(
-        self, answer: Mapping[str, Any] | None, outcome: Outcome | None = None, *, size: int = 0
-    ) -> None:
+    def finish(self, answer: Mapping[str, Any] | None, outcome: Outcome | None = None) -> None:
         """The call ended: with ``answer`` (the JSON-RPC response sent back), or without one
         (``outcome`` says why: the caller left). Only the first ``finish`` counts."""
         if self._done or self._telemetry is None:
@@ -147,6 +146,8 @@ class Call:
             outcome, code, error = _judge(answer, outcome)
             if error and self.site.redact is not None:
                 error = self.site.redact(error)
+            # Cut after redaction: a secret split at the cut would no longer match the redactor.
+            error = error[:_MAX_ERROR_CHARS]
         record = CallRecord(
             at=self.started_at,
             duration_s=time.perf_counter() - self.started,
@@ -162,7 +163,7 @@ class Call:
             error_code=code,
             error=error,
             bytes_in=self.bytes_in,
-            bytes_out=size,
+            bytes_out=0,  # answers are not measured: sizing one would mean serializing it again
             held_s=self.held_s,
         )
         for sink in self._telemetry.sinks:
@@ -288,7 +289,9 @@ def _judge(answer: Mapping[str, Any], outcome: Outcome | None) -> tuple[Outcome,
     if isinstance(error, Mapping):
         code = error.get("code")
         message = error.get("message")
-        text = message[:_MAX_ERROR_CHARS] if isinstance(message, str) else ""
+        # A bounded window (the proxy's event loop redacts it), wide enough that a secret starting
+        # inside the kept part is whole in it when redacted.
+        text = message[:_ERROR_WINDOW] if isinstance(message, str) else ""
         return outcome or Outcome.ERROR, code if isinstance(code, int) else None, text
     result = answer.get("result")
     if isinstance(result, Mapping) and result.get("isError") is True:
