@@ -37,7 +37,7 @@ TRACE_KEYS = ("traceparent", "tracestate")
 
 UPSTREAM_CONTEXT = "trace.upstream"
 """``Call.state`` key of the trace context a forwarded request carries upstream (set by the tracing
-sink at ``forwarded``; a proxy that propagates it puts it in the request's ``params._meta``)."""
+sink at ``forwarded``; the proxy puts it in the request's ``params._meta``)."""
 
 # The methods whose target (a tool, a prompt) names what was called; a resource's URI is not a
 # target (unbounded), only a span attribute.
@@ -102,9 +102,6 @@ class Call:
     unless a sink opts in, and then only redacted)."""
     answer: Mapping[str, Any] | None = None
     """The JSON-RPC response sent back, set at ``finish`` (same rule as ``arguments``)."""
-    propagate: bool = False
-    """The upstream gets this call's trace context (``UPSTREAM_CONTEXT``): its spans are made as it
-    happens, not after it ends."""
     state: dict[str, Any] = field(default_factory=dict)
     """What each sink keeps for the call between ``begin`` and ``finish`` (a span, a hold's start)."""
     _telemetry: CallTelemetry | None = None

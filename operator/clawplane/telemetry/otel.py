@@ -24,11 +24,13 @@ from clawplane import __version__
 from clawplane.models import SecretValue, TraceExport, is_reference
 from clawplane.naming import is_sensitive_key
 from clawplane.secrets import KNOWN, redact
+from clawplane.telemetry.spanids import PresetIds
 from clawplane.telemetry.spanwork import SpanWork
 
 if TYPE_CHECKING:  # the SDK and the exporter load only once traces are on (a CLI start spares them)
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
+    from opentelemetry.sdk.trace.id_generator import IdGenerator
 
 __all__ = ["TraceConfig", "Tracing", "parse_headers", "redact_endpoint", "trace_config"]
 
@@ -203,6 +205,8 @@ class Tracing:
         self._tracer: Tracer | None = None
         self.work = SpanWork()
         """Where finished calls' spans are made, off the event loop."""
+        self.ids = PresetIds()
+        """The providers' id generator: spans made later get the ids their upstream was told."""
 
     @property
     def tracer(self) -> Tracer | None:
@@ -219,6 +223,14 @@ class Tracing:
         """Whether spans carry redacted tool arguments and results."""
         return self._config is not None and self._config.record_payloads
 
+    def samples(self, trace_id: int) -> bool:
+        """Whether a new root trace ``trace_id`` is sampled (the ratio's rule, as the SDK applies it)."""
+        config = self._config
+        if config is None:
+            return False
+        # TraceIdRatioBased: the trace id's low 64 bits under ratio × 2^64.
+        return (trace_id & 0xFFFFFFFFFFFFFFFF) < round(config.sample_ratio * (1 << 64))
+
     def configure(self, config: TraceConfig | None) -> None:
         """Export per ``config`` from now on (None: stop); the previous provider flushes in the background."""
         with self._lock:
@@ -227,7 +239,7 @@ class Tracing:
             old = self._provider
             self._config, self._provider, self._tracer = config, None, None
             if config is not None:
-                self._provider = _provider(config)
+                self._provider = _provider(config, self.ids)
                 self._tracer = self._provider.get_tracer("clawplane", __version__)
                 logger.info(
                     "exporting traces to %s (service %s, sample ratio %g)",
@@ -254,7 +266,7 @@ class Tracing:
             provider.shutdown()
 
 
-def _provider(config: TraceConfig) -> TracerProvider:
+def _provider(config: TraceConfig, ids: PresetIds) -> TracerProvider:
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
@@ -262,7 +274,7 @@ def _provider(config: TraceConfig) -> TracerProvider:
 
     resource = Resource.create({"service.name": config.service_name, "service.version": __version__})
     sampler = ParentBased(TraceIdRatioBased(config.sample_ratio))
-    provider = TracerProvider(resource=resource, sampler=sampler)
+    provider = TracerProvider(resource=resource, sampler=sampler, id_generator=cast("IdGenerator", ids))
     # Queue and batch sizes and delays come from OTEL_BSP_* (the SDK's defaults: 2048 spans queued).
     provider.add_span_processor(BatchSpanProcessor(cast("SpanExporter", _Exporter(config))))
     return provider

@@ -14,23 +14,32 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from functools import partial
+from dataclasses import dataclass
 from typing import Any
 
 from opentelemetry.context import Context
-from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, set_span_in_context
+from opentelemetry.trace import (
+    Span,
+    SpanKind,
+    Status,
+    StatusCode,
+    Tracer,
+    get_current_span,
+    set_span_in_context,
+)
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from clawplane.secrets import redact
 from clawplane.telemetry.calls import UPSTREAM_CONTEXT, Call, CallRecord, Outcome
 from clawplane.telemetry.otel import Tracing
+from clawplane.telemetry.spanids import PresetIds, new_span_id, new_trace_id, traceparent
 
 __all__ = ["SEMCONV", "CallSpans", "span_name"]
 
 SEMCONV = "semantic-conventions-genai v0.1.0 (MCP), OpenTelemetry semantic conventions 1.45"
 MAX_PAYLOAD_CHARS = 8192
 _PROPAGATOR = TraceContextTextMapPropagator()
-_SERVER, _CLIENT, _HOLD, _TRACER = "trace.server", "trace.client", "trace.hold", "trace.tracer"
+_TRACER, _ROOT = "trace.tracer", "trace.root"
 _FORWARDS, _HOLD_AT, _HOLDS = "trace.forwards", "trace.hold_at", "trace.holds"
 _FAILED = frozenset({Outcome.ERROR, Outcome.TOOL_ERROR})
 
@@ -44,8 +53,9 @@ class CallSpans:
     """A ``CallSink`` making the spans of each call while ``tracing`` has a tracer.
 
     A call's spans are made once it has finished, off the event loop (``spanwork``), with the
-    times its moments happened; only a call whose context the upstream gets (``Call.propagate``)
-    has its spans made as it happens, since the upstream needs the CLIENT span's id at once.
+    times its moments happened. The upstream still learns its CLIENT span's context as the request
+    is written (``UPSTREAM_CONTEXT``, which the proxy puts in ``params._meta``): the ids are drawn
+    then and the worker gives them to the spans it makes (``spanids``).
     """
 
     def __init__(self, tracing: Tracing) -> None:
@@ -58,83 +68,98 @@ class CallSpans:
             call.state[_TRACER] = tracer
 
     def forwarded(self, call: Call) -> None:
-        """Note when the request was written upstream (or start its CLIENT span, to propagate it)."""
-        tracer: Tracer | None = call.state.get(_TRACER)
-        if tracer is None:
+        """Note when the request was written upstream, and the context it carries there."""
+        if _TRACER not in call.state:
             return
-        if not call.propagate and _SERVER not in call.state:
-            call.state.setdefault(_FORWARDS, []).append(time.time_ns())
-            return
-        if _SERVER not in call.state:
-            call.state[_SERVER] = _start_server(tracer, call, self.tracing.record_payloads)
-        server: Span = call.state[_SERVER]
-        _end(call.state.pop(_CLIENT, None))  # asked again (client input): one span per attempt
-        client = _start_client(tracer, call, server, None)
-        call.state[_CLIENT] = client
-        carrier: dict[str, str] = {}
-        _PROPAGATOR.inject(carrier, context=set_span_in_context(client))
+        root: _Root | None = call.state.get(_ROOT)
+        if root is None:
+            root = call.state[_ROOT] = _root(call, self.tracing)
+        span_id = new_span_id()  # one CLIENT span per attempt (asked again: client input)
+        call.state.setdefault(_FORWARDS, []).append((time.time_ns(), span_id))
+        carrier = {"traceparent": traceparent(root.trace_id, span_id, root.sampled)}
+        if root.tracestate:
+            carrier["tracestate"] = root.tracestate
         call.state[UPSTREAM_CONTEXT] = carrier
 
     def held(self, call: Call) -> None:
-        """Note (or start the span of) the wait for an approval."""
-        tracer: Tracer | None = call.state.get(_TRACER)
-        server: Span | None = call.state.get(_SERVER)
-        if tracer is not None and server is not None:
-            call.state[_HOLD] = tracer.start_span(
-                "approval hold", context=set_span_in_context(server), kind=SpanKind.INTERNAL
-            )
-        elif tracer is not None:
+        """Note when the wait for an approval began."""
+        if _TRACER in call.state:
             call.state[_HOLD_AT] = time.time_ns()
 
     def released(self, call: Call, verdict: str) -> None:
-        """Note (or end the span of) the approval wait, with its verdict."""
-        hold: Span | None = call.state.pop(_HOLD, None)
-        if hold is not None:
-            hold.set_attribute("clawplane.approval.verdict", verdict)
-            hold.end()
-            return
+        """Note the approval wait's end, with its verdict."""
         started = call.state.pop(_HOLD_AT, None)
         if started is not None:
             call.state.setdefault(_HOLDS, []).append((started, time.time_ns(), verdict))
 
     def finished(self, call: Call, record: CallRecord) -> None:
-        """End the call's spans, or queue the making of them."""
+        """Queue the making of the call's spans."""
         tracer: Tracer | None = call.state.pop(_TRACER, None)
         if tracer is None:
             return
         end = int((call.started_at + record.duration_s) * 1e9)
-        payloads = self.tracing.record_payloads
-        server: Span | None = call.state.pop(_SERVER, None)
         holds: list[tuple[int, int, str]] = call.state.pop(_HOLDS, [])
         if _HOLD_AT in call.state:
             holds.append((call.state.pop(_HOLD_AT), end, "withdrawn"))
-        if server is not None:  # made as it happened (propagated); a hold came before it
-            _end(call.state.pop(_HOLD, None))
-            _holds(tracer, server, holds)
-            _close(server, call.state.pop(_CLIENT, None), call, record, payloads, end)
-            return
-        forwards: list[int] = call.state.pop(_FORWARDS, [])
-        self.tracing.work.put(partial(_made_later, tracer, call, record, forwards, holds, payloads, end))
+        made = _Made(
+            tracer, self.tracing.ids, call, record, call.state.pop(_ROOT, None),
+            call.state.pop(_FORWARDS, []), holds, self.tracing.record_payloads, end,
+        )  # fmt: skip
+        self.tracing.work.put(made)
 
 
-def _made_later(
-    tracer: Tracer,
-    call: Call,
-    record: CallRecord,
-    forwards: list[int],
-    holds: list[tuple[int, int, str]],
-    payloads: bool,
-    end: int,
-) -> None:
-    """Every span of a finished call, with the times its moments happened (on the span worker)."""
-    server = _start_server(tracer, call, payloads)
-    _holds(tracer, server, holds)
-    client = None
-    for started in forwards:
-        if client is not None:
-            client.end(end_time=started)  # asked again (client input): one span per attempt
-        client = _start_client(tracer, call, server, started)
-    _close(server, client, call, record, payloads, end)
+@dataclass(frozen=True, slots=True)
+class _Root:
+    """The ids a call's SERVER span will have, drawn when its request first went upstream."""
+
+    trace_id: int
+    span_id: int
+    sampled: bool
+    tracestate: str
+
+
+def _root(call: Call, tracing: Tracing) -> _Root:
+    """The SERVER span's ids: continuing the client's context, or a new root sampled by the ratio
+    (as the SDK's ``ParentBased(TraceIdRatioBased)`` will decide for the same trace id)."""
+    parent = get_current_span(_PROPAGATOR.extract(call.carrier)).get_span_context() if call.carrier else None
+    if parent is not None and parent.is_valid:
+        return _Root(
+            parent.trace_id, new_span_id(), parent.trace_flags.sampled, call.carrier.get("tracestate", "")
+        )
+    trace_id = new_trace_id()
+    return _Root(trace_id, new_span_id(), tracing.samples(trace_id), "")
+
+
+@dataclass(frozen=True, slots=True)
+class _Made:
+    """Every span of a finished call, made when called (on the span worker) with the times its
+    moments happened and the ids its upstream was told."""
+
+    tracer: Tracer
+    ids: PresetIds
+    call: Call
+    record: CallRecord
+    root: _Root | None
+    forwards: list[tuple[int, int]]
+    holds: list[tuple[int, int, str]]
+    payloads: bool
+    end: int
+
+    def __call__(self) -> None:
+        call, root = self.call, self.root
+        if root is None:
+            server = _start_server(self.tracer, call, self.payloads)
+        else:
+            with self.ids.preset(root.span_id, root.trace_id):
+                server = _start_server(self.tracer, call, self.payloads)
+        _holds(self.tracer, server, self.holds)
+        client = None
+        for started, span_id in self.forwards:
+            if client is not None:
+                client.end(end_time=started)  # asked again (client input): one span per attempt
+            with self.ids.preset(span_id):
+                client = _start_client(self.tracer, call, server, started)
+        _close(server, client, call, self.record, self.payloads, self.end)
 
 
 def _holds(tracer: Tracer, server: Span, holds: list[tuple[int, int, str]]) -> None:
@@ -180,8 +205,8 @@ def _start_server(tracer: Tracer, call: Call, payloads: bool) -> Span:
     )  # fmt: skip
 
 
-def _start_client(tracer: Tracer, call: Call, server: Span, started: int | None) -> Span:
-    """A CLIENT span of the request written upstream, under ``server`` (``started``: now)."""
+def _start_client(tracer: Tracer, call: Call, server: Span, started: int) -> Span:
+    """A CLIENT span of the request written upstream at ``started``, under ``server``."""
     attributes: dict[str, Any] = {"mcp.method.name": call.method, "network.transport": "pipe"}
     attributes.update(_target_attributes(call))
     return tracer.start_span(
@@ -244,8 +269,3 @@ def _payload(call: Call, value: Any) -> str:
         text = repr(value)
     # Redacted whole before it is cut: a secret split at the cut would escape its pattern.
     return _redactor(call)(text)[:MAX_PAYLOAD_CHARS]
-
-
-def _end(span: Span | None) -> None:
-    if span is not None:
-        span.end()

@@ -50,13 +50,13 @@ async def client(url: str, mode: str, **headers: str) -> AsyncIterator[Client]:
 
 @asynccontextmanager
 async def traced(
-    tmp_path: Path, receiver: OtlpReceiver | None, *, payloads: bool = False, propagate: bool = False
+    tmp_path: Path, receiver: OtlpReceiver | None, *, payloads: bool = False, ratio: float = 1.0
 ) -> AsyncIterator[str]:
-    """A supervisor hosting the proxy fixture, its calls traced to ``receiver``; yields the server URL.
-    With ``propagate``, its primary mux propagates trace context as a remote server's would."""
+    """A supervisor hosting the proxy fixture, its calls traced to ``receiver`` (None: tracing off)
+    with ``ratio`` of new traces sampled; yields the server URL."""
     tracing = Tracing()
     if receiver is not None:
-        tracing.configure(TraceConfig(endpoint=receiver.url, record_payloads=payloads))
+        tracing.configure(TraceConfig(endpoint=receiver.url, record_payloads=payloads, sample_ratio=ratio))
     telemetry = CallTelemetry([CallSpans(tracing)])
     spec = stdio_spec("proxy", env={"FIXTURE_SECRET": {"valueFrom": {"env": "TRACE_CANARY"}}})
     try:
@@ -64,9 +64,6 @@ async def traced(
             await supervisor.ensure("proxy", spec, config_hash="h", base_dir=tmp_path)
             await supervisor.wait_until("proxy", lambda s: s.phase is Phase.READY, timeout=START_TIMEOUT)
             endpoint = await supervisor.expose(guard())
-            hosted = supervisor.hosted("proxy")
-            assert hosted is not None
-            (await hosted.primary()).propagate = propagate
             yield endpoint.url("proxy")
     finally:
         tracing.shutdown()  # flushes what is queued
@@ -136,25 +133,50 @@ async def test_the_requests_own_meta_traceparent_wins_over_the_header(tmp_path: 
     assert (server.trace_id, server.parent_span_id) == (own_trace, own_parent)
 
 
-@pytest.mark.parametrize("propagate", [True, False])
-async def test_a_propagating_mux_sends_the_client_spans_context_upstream(
-    tmp_path: Path, propagate: bool
-) -> None:
-    """No remote server is proxied yet (only hosted stdio servers are): the primary mux of a stdio
-    server is switched to propagate as a remote server's would, and its ``meta`` tool echoes ``_meta``."""
+async def test_the_server_is_told_the_client_spans_context(tmp_path: Path) -> None:
+    """The request written to the server carries, in ``params._meta``, the context of the CLIENT span
+    that is exported (made after the call, with the ids the server was told); the rest of the
+    client's ``_meta`` passes as it was. The fixture's ``meta`` tool echoes the ``_meta`` it got."""
     with otlp_receiver() as receiver:
-        async with traced(tmp_path, receiver, propagate=propagate) as url, client(url, "auto") as c:
+        async with traced(tmp_path, receiver) as url, client(url, "auto") as c:
             echoed = await c.call_tool("meta", {}, meta={"traceparent": TRACEPARENT, "keep": "me"})
+            rooted = await c.call_tool("meta", {})
         spans = receiver.spans()
-    block = echoed.content[0]
+    told = [json.loads(_text(result))["traceparent"] for result in (echoed, rooted)]
+    servers = named(spans, "tools/call meta", "SERVER")
+    uppers = named(spans, "tools/call meta", "CLIENT")
+    assert json.loads(_text(echoed))["keep"] == "me"
+    assert len(servers) == len(uppers) == 2
+    for traceparent in told:
+        _, trace_id, span_id, flags = traceparent.split("-")
+        upstream = next(span for span in uppers if span.span_id == span_id)
+        server = next(span for span in servers if span.span_id == upstream.parent_span_id)
+        assert (upstream.trace_id, server.trace_id, flags) == (trace_id, trace_id, "01")
+    assert told[0].split("-")[1] == TRACE_ID  # the client's trace continues
+    assert told[1].split("-")[1] != TRACE_ID  # a new root, told to the server before its span exists
+
+
+async def test_an_unsampled_root_is_told_as_unsampled_and_not_exported(tmp_path: Path) -> None:
+    """With no trace sampled, the server still gets a trace context (flags ``00``) and nothing is exported."""
+    with otlp_receiver() as receiver:
+        async with traced(tmp_path, receiver, ratio=0.0) as url, client(url, "auto") as c:
+            told = json.loads(_text(await c.call_tool("meta", {})))["traceparent"]
+            await c.call_tool("echo", {"message": "x"})
+        spans = receiver.spans()
+    assert told.endswith("-00") and not [s for s in spans if s.name.startswith("tools/call")]
+
+
+async def test_tracing_off_forwards_the_clients_context_untouched(tmp_path: Path) -> None:
+    async with traced(tmp_path, None) as url, client(url, "auto") as c:
+        echoed = await c.call_tool("meta", {}, meta={"traceparent": TRACEPARENT, "keep": "me"})
+    got = json.loads(_text(echoed))
+    assert (got["traceparent"], got["keep"]) == (TRACEPARENT, "me") and "tracestate" not in got
+
+
+def _text(result: types.CallToolResult) -> str:
+    block = result.content[0]
     assert isinstance(block, types.TextContent)
-    meta = json.loads(block.text)
-    upstream = named(spans, "tools/call meta", "CLIENT")[0]
-    assert meta["keep"] == "me"  # the rest of the client's _meta is forwarded as it was
-    if propagate:
-        assert meta["traceparent"] == f"00-{TRACE_ID}-{upstream.span_id}-01"
-    else:  # faithful forwarding: the client's own context, untouched
-        assert meta["traceparent"] == TRACEPARENT
+    return block.text
 
 
 async def test_no_carrier_starts_a_new_sampled_root(tmp_path: Path) -> None:

@@ -94,13 +94,9 @@ class Mux:
         name: str,
         share_initialize: bool = False,
         describe_end: Callable[[], str] | None = None,
-        propagate: bool = False,
     ) -> None:
         self.name = name
         self.share_initialize = share_initialize
-        self.propagate = propagate
-        """Put the upstream span's trace context in each observed request's ``params._meta`` (a remote
-        server's mux, while tracing is on); off, requests pass as the client wrote them."""
         self._channel = channel
         self._describe_end = describe_end or (lambda: "the connection closed")
         self._ids = itertools.count(1)
@@ -233,10 +229,10 @@ class Mux:
         link.pending[request_key(msg["id"])] = upstream_id
         observed = link.calls.get(request_key(msg["id"])) if link.calls else None
         if observed is not None:
-            observed.propagate = self.propagate
             observed.forwarded()
-            if self.propagate:
-                out = with_trace_meta(out, observed.state.get(UPSTREAM_CONTEXT))
+            # While tracing is on, the server's request carries the CLIENT span's context (MCP's
+            # ``params._meta`` convention); off, the request passes as the client wrote it.
+            out = with_trace_meta(out, observed.state.get(UPSTREAM_CONTEXT))
         if method == "initialize" and self.share_initialize and self._initializing is None:
             self._initializing = anyio.Event()
         await self._write(out)
