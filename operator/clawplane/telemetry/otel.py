@@ -28,6 +28,7 @@ from clawplane.telemetry.spanids import PresetIds
 from clawplane.telemetry.spanwork import SpanWork
 
 if TYPE_CHECKING:  # the SDK and the exporter load only once traces are on (a CLI start spares them)
+    import httpx
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
     from opentelemetry.sdk.trace.id_generator import IdGenerator
@@ -39,6 +40,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_SERVICE = "clawplane"
 DEFAULT_ENDPOINT = "http://localhost:4318/v1/traces"
 EXPORT_TIMEOUT_S = 5.0
+ENCODE_CHUNK = 16
+"""Spans encoded between two offers of the interpreter lock (about a millisecond of work)."""
 FAILURE_LOG_INTERVAL_S = 60.0
 _TRUE = frozenset({"true", "1", "yes", "on"})
 
@@ -126,43 +129,61 @@ def _env_ratio(environ: Mapping[str, str]) -> float:
 
 
 class _Exporter:
-    """The OTLP exporter, with failures logged at most once a minute and never a header value."""
+    """OTLP/HTTP protobuf export of span batches, gentle with the interpreter the proxy shares.
+
+    The SDK's exporter encodes a whole batch (up to 512 spans, tens of milliseconds) in one go,
+    holding the interpreter lock that long: the proxy's event loop, woken by a request meanwhile,
+    waits up to the switch interval for it. Here a batch is encoded ``ENCODE_CHUNK`` spans at a
+    time with the lock offered between chunks; the chunks' messages concatenate into one request
+    (protobuf merges repeated fields). Failures are counted and logged at most once a minute,
+    never with a header value; nothing is retried (a slow or dead collector drops spans).
+    """
 
     def __init__(self, config: TraceConfig) -> None:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-
-        self._inner = OTLPSpanExporter(
-            endpoint=config.endpoint, headers=dict(config.headers), timeout=EXPORT_TIMEOUT_S
-        )
+        self._config = config
+        self._client: httpx.Client | None = None
+        self._endpoint = config.endpoint
         self._where = redact_endpoint(config.endpoint)
         self._last_logged = 0.0
         self._dropped = 0
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         """Send one batch; a failure is counted and, now and then, logged."""
+        from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
         from opentelemetry.sdk.trace.export import SpanExportResult
 
         try:
-            result = self._inner.export(spans)
+            parts = []
+            for start in range(0, len(spans), ENCODE_CHUNK):
+                parts.append(encode_spans(spans[start : start + ENCODE_CHUNK]).SerializePartialToString())
+                time.sleep(0)  # offer the interpreter lock to the proxy between chunks
+            if self._client is None:  # made here: a header httpx refuses is a failure to log, not a crash
+                import httpx
+
+                headers = {**dict(self._config.headers), "Content-Type": "application/x-protobuf"}
+                self._client = httpx.Client(headers=headers, timeout=EXPORT_TIMEOUT_S)
+            response = self._client.post(self._endpoint, content=b"".join(parts))
         except Exception as exc:  # a collector's failure must stay in the exporter's thread
-            result, why = SpanExportResult.FAILURE, type(exc).__name__
+            why = type(exc).__name__
         else:
-            why = "the collector refused or did not answer"
-        if result is SpanExportResult.FAILURE:
-            self._dropped += len(spans)
-            now = time.monotonic()
-            if now - self._last_logged >= FAILURE_LOG_INTERVAL_S:
-                self._last_logged = now
-                logger.warning(
-                    "could not export traces to %s (%s); %d span(s) dropped so far: check that the "
-                    "collector runs and accepts OTLP/HTTP protobuf, and its headers",
-                    self._where, why, self._dropped,
-                )  # fmt: skip
-        return result
+            if response.is_success:
+                return SpanExportResult.SUCCESS
+            why = f"HTTP {response.status_code}"
+        self._dropped += len(spans)
+        now = time.monotonic()
+        if now - self._last_logged >= FAILURE_LOG_INTERVAL_S:
+            self._last_logged = now
+            logger.warning(
+                "could not export traces to %s (%s); %d span(s) dropped so far: check that the "
+                "collector runs and accepts OTLP/HTTP protobuf, and its headers",
+                self._where, why, self._dropped,
+            )  # fmt: skip
+        return SpanExportResult.FAILURE
 
     def shutdown(self) -> None:
-        """Close the HTTP session."""
-        self._inner.shutdown()  # type: ignore[no-untyped-call]
+        """Close the HTTP connections."""
+        if self._client is not None:
+            self._client.close()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Nothing is buffered here (the batch processor buffers)."""

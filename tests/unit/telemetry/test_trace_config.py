@@ -15,7 +15,7 @@ from tests.support.otlp_receiver import otlp_receiver
 from clawplane.models import TraceExport, ValueFrom
 from clawplane.secrets import KNOWN, SecretError, SecretResolver
 from clawplane.telemetry import TraceConfig, Tracing, trace_config
-from clawplane.telemetry.otel import parse_headers, redact_endpoint
+from clawplane.telemetry.otel import ENCODE_CHUNK, parse_headers, redact_endpoint
 
 SECRET = "hdr-secret-8Hq2LmP0xV"
 
@@ -155,3 +155,21 @@ def test_export_failures_are_logged_once_without_header_values(caplog: pytest.Lo
     assert len(failures) == 1
     assert f"http://127.0.0.1:{port}/v1/traces" in failures[0].getMessage()
     assert SECRET not in caplog.text
+
+
+def test_a_batch_encoded_in_chunks_reaches_the_collector_as_one_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch larger than ``ENCODE_CHUNK`` is encoded chunk by chunk (the interpreter lock offered
+    between them) and sent as one request, every span in it and the declared header with it."""
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "600000")  # one batch: the one shutdown sends
+    count = ENCODE_CHUNK * 3 + 5
+    tracing = Tracing()
+    with otlp_receiver() as receiver:
+        tracing.configure(TraceConfig(endpoint=receiver.url, headers=(("x-team", "blue"),)))
+        assert tracing.tracer is not None
+        for n in range(count):
+            tracing.tracer.start_span(f"span-{n}").end()
+        tracing.shutdown()
+        got = receiver.wait_for(lambda spans: len(spans) >= count)
+        bodies = list(receiver.bodies)
+    assert sorted(s.name for s in got) == sorted(f"span-{n}" for n in range(count))
+    assert len(bodies) == 1 and bodies[0][2].get("x-team") == "blue"
