@@ -274,10 +274,14 @@ class MetricExporter:
 
 
 def _cause(exc: BaseException) -> str:
-    """What failed, in words (the innermost OS error when there is one), never a URL or header."""
+    """What failed, in words (an OS error's, else a transport error's own), never a URL or header."""
+    import httpx
+
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, OSError) and seen.strerror:
             return f"{type(exc).__name__}: {seen.strerror}"
         seen = seen.__cause__ or seen.__context__
-    return type(exc).__name__
+    # httpx's transport errors say what the connection did ("Server disconnected ..."), not where.
+    said = str(exc).splitlines()[0][:200] if isinstance(exc, httpx.TransportError) and str(exc) else ""
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
