@@ -217,7 +217,8 @@ class MetricExporter:
             thread, config = self._thread, self._config
         if thread is not None:
             thread.join(EXPORT_TIMEOUT_S + 1)  # an export under way ends within its timeout
-        if config is not None:
+        # Still sending (a collector slower than the timeout): that export is the last one.
+        if config is not None and (thread is None or not thread.is_alive()):
             self._send(config)
         if self._client is not None:
             self._client.close()

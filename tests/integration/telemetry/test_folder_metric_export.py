@@ -227,3 +227,19 @@ async def test_a_dead_collector_costs_one_log_line_never_the_service(tmp_path: P
     assert f"could not export metrics to {collector.url} (" in failures[0]
     assert "(RemoteProtocolError: Server disconnected without sending a response.)" in failures[0]
     assert "Traceback" not in log
+
+
+def test_an_edited_gateway_moves_the_export_to_its_new_collector(tmp_path: Path) -> None:
+    folder = tmp_path / "folder"
+    with otlp_receiver() as first, otlp_receiver() as second:
+        cli = started(folder, OBSERVABILITY.format(endpoint=first.url))
+        try:
+            first.wait_for_metrics(lambda exports: len(exports) >= 1)
+            resources = folder / "resources.yaml"
+            resources.write_text(resources.read_text().replace(first.url, second.url))
+            exports = second.wait_for_metrics(lambda exports: len(exports) >= 1)
+            log = (folder / ".clawplane" / "supervisor.log").read_text()
+        finally:
+            stop(folder, cli)
+    assert exports[0][0].resource["service.name"] == "metrics-under-test"
+    assert f"exporting metrics to {second.base}/v1/metrics every 0.2s" in log
