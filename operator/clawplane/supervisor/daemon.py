@@ -258,10 +258,10 @@ async def _supervise(
     # traced once a pass finds trace export configured...
     tracing = Tracing()
     telemetry = CallTelemetry([CallMetrics(metrics.registry), CallSeries(), CallSpans(tracing)])
-    # Everything /metrics serves is also pushed over OTLP once a pass finds that configured.
-    metric_export = MetricExporter(metrics.registry)
     # ... and every tool call kept in the audit trail, written off the event loop.
     trail = AuditTrail(ws.state_dir, telemetry)
+    # Everything /metrics serves is also pushed over OTLP once a pass finds that configured.
+    metric_export = MetricExporter(metrics.registry)
     loop_ref: list[ReconcileLoop] = []
 
     surface_changed = [anyio.Event()]
@@ -317,12 +317,10 @@ async def _supervise(
                 loop = handler.loop
                 loop.metrics, loop.resync_interval = metrics, options.resync_interval
                 loop.on_reopen, loop.on_pass = ledger.record_all, ledger.retry
-                loop.tracing, loop.on_desired = (
-                    tracing,
-                    _each(
-                        tracing_follower(tracing, handler.engine.resolver),
-                        metrics_follower(metric_export, handler.engine.resolver),
-                    ),
+                loop.tracing = tracing
+                loop.on_desired = _each(
+                    tracing_follower(tracing, handler.engine.resolver),
+                    metrics_follower(metric_export, handler.engine.resolver),
                 )
                 ledger.on_error = lambda message: loop.state.degrade("state", message)
                 if options.watch:
