@@ -1,9 +1,9 @@
 """A real OTLP/HTTP receiver on loopback: what a collector is sent, decoded with opentelemetry-proto.
 
-``POST /v1/traces`` (and ``/v1/logs``) with ``application/x-protobuf`` bodies are answered 200
-with an empty export response and kept raw (for byte searches) and decoded (spans with their
-attributes and resource). Runs in a thread, so a supervisor in the same process or a child
-process can export to it.
+``POST /v1/traces``, ``/v1/metrics`` (and ``/v1/logs``) with ``application/x-protobuf`` bodies are
+answered 200 with an empty export response and kept raw (for byte searches) and decoded (spans,
+and metric data points, with their attributes and resource). Runs in a thread, so a supervisor
+in the same process or a child process can export to it.
 """
 
 from __future__ import annotations
@@ -20,14 +20,19 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
     ExportLogsServiceRequest,
     ExportLogsServiceResponse,
 )
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
-__all__ = ["OtlpReceiver", "ReceivedSpan", "otlp_receiver"]
+__all__ = ["OtlpReceiver", "ReceivedPoint", "ReceivedSpan", "decode_metrics", "otlp_receiver"]
 
+PATHS = ("/v1/traces", "/v1/metrics", "/v1/logs")
 KINDS = {1: "INTERNAL", 2: "SERVER", 3: "CLIENT", 4: "PRODUCER", 5: "CONSUMER"}
 
 
@@ -49,6 +54,67 @@ class ReceivedSpan:
     end_ns: int
 
 
+@dataclass(frozen=True)
+class ReceivedPoint:
+    """One exported metric data point, with its metric's name, type and resource."""
+
+    metric: str
+    kind: str
+    """``sum``, ``gauge``, ``histogram`` or ``summary``."""
+    attributes: dict[str, Any]
+    resource: dict[str, Any]
+    scope: str
+    description: str
+    unit: str
+    start_ns: int
+    time_ns: int
+    monotonic: bool = False
+    temporality: int = 0
+    """1 delta, 2 cumulative (sums and histograms)."""
+    value: float | None = None
+    """A sum's or a gauge's value."""
+    count: int | None = None
+    sum: float | None = None
+    bounds: tuple[float, ...] = ()
+    bucket_counts: tuple[int, ...] = ()
+
+
+def decode_metrics(body: bytes) -> list[ReceivedPoint]:
+    """Every data point of one ``ExportMetricsServiceRequest``."""
+    request = ExportMetricsServiceRequest.FromString(body)
+    found = []
+    for rm in request.resource_metrics:
+        resource = {kv.key: _value(kv.value) for kv in rm.resource.attributes}
+        for sm in rm.scope_metrics:
+            for m in sm.metrics:
+                kind = m.WhichOneof("data")
+                data = getattr(m, kind)
+                for p in data.data_points:
+                    common: dict[str, Any] = {
+                        "metric": m.name, "kind": kind, "resource": resource, "scope": sm.scope.name,
+                        "attributes": {kv.key: _value(kv.value) for kv in p.attributes},
+                        "description": m.description, "unit": m.unit,
+                        "start_ns": p.start_time_unix_nano, "time_ns": p.time_unix_nano,
+                    }  # fmt: skip
+                    if kind in ("sum", "gauge"):
+                        value = p.as_double if p.WhichOneof("value") == "as_double" else p.as_int
+                        monotonic = kind == "sum" and m.sum.is_monotonic
+                        temporality = m.sum.aggregation_temporality if kind == "sum" else 0
+                        found.append(
+                            ReceivedPoint(**common, value=value, monotonic=monotonic, temporality=temporality)
+                        )
+                    elif kind == "histogram":
+                        found.append(
+                            ReceivedPoint(
+                                **common, temporality=m.histogram.aggregation_temporality, count=p.count,
+                                sum=p.sum, bounds=tuple(p.explicit_bounds), bucket_counts=tuple(p.bucket_counts),
+                            )
+                        )  # fmt: skip
+                    else:
+                        found.append(ReceivedPoint(**common, count=p.count, sum=p.sum))
+    return found
+
+
 def _value(value: AnyValue) -> Any:
     which = value.WhichOneof("value")
     if which == "array_value":
@@ -66,6 +132,8 @@ class OtlpReceiver:
     bodies: list[tuple[str, bytes, dict[str, str]]] = field(default_factory=list)
     """(path, raw body, request headers) of every POST."""
     received: list[ReceivedSpan] = field(default_factory=list)
+    exports: list[list[ReceivedPoint]] = field(default_factory=list)
+    """The data points of each ``/v1/metrics`` POST, in order."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -77,6 +145,25 @@ class OtlpReceiver:
         """Every span received so far."""
         with self.lock:
             return list(self.received)
+
+    def metric_exports(self) -> list[list[ReceivedPoint]]:
+        """The data points of every metrics export received so far (one list per POST)."""
+        with self.lock:
+            return list(self.exports)
+
+    def wait_for_metrics(
+        self, found: Callable[[list[list[ReceivedPoint]]], bool], timeout: float = 20.0
+    ) -> list[list[ReceivedPoint]]:
+        """Poll until ``found(exports)`` holds; the exports then (AssertionError at the deadline)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            exports = self.metric_exports()
+            if found(exports):
+                return exports
+            if time.monotonic() > deadline:
+                names = sorted({p.metric for e in exports for p in e})
+                raise AssertionError(f"metric exports never matched; got {len(exports)}: {names}")
+            time.sleep(0.05)
 
     def raw(self) -> bytes:
         """Every body received so far, concatenated (for byte searches)."""
@@ -103,6 +190,11 @@ class OtlpReceiver:
         if path == "/v1/logs":
             ExportLogsServiceRequest.FromString(body)
             return bytes(ExportLogsServiceResponse().SerializeToString())
+        if path == "/v1/metrics":
+            points = decode_metrics(body)
+            with self.lock:
+                self.exports.append(points)
+            return bytes(ExportMetricsServiceResponse().SerializeToString())
         request = ExportTraceServiceRequest.FromString(body)
         decoded = []
         for rs in request.resource_spans:
@@ -132,10 +224,10 @@ def otlp_receiver() -> Iterator[OtlpReceiver]:
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             body = self.rfile.read(length)
-            if self.path not in ("/v1/traces", "/v1/logs") or not self.headers.get(
-                "Content-Type", ""
-            ).startswith("application/x-protobuf"):
-                self.send_response(404 if self.path not in ("/v1/traces", "/v1/logs") else 415)
+            if self.path not in PATHS or not self.headers.get("Content-Type", "").startswith(
+                "application/x-protobuf"
+            ):
+                self.send_response(404 if self.path not in PATHS else 415)
                 self.end_headers()
                 return
             answer = receiver.take(self.path, body, {k.lower(): v for k, v in self.headers.items()})

@@ -41,7 +41,7 @@ from clawplane.models.modelprovider import (
     ModelProviderSpec,
     ProviderAuth,
 )
-from clawplane.models.observability import AuditSettings, Observability, TraceExport
+from clawplane.models.observability import AuditSettings, MetricExport, Observability, TraceExport
 from clawplane.models.openparts import OpenPart, OpenValue
 from clawplane.models.session import SessionConfig, byte_size, duration_ms
 from clawplane.models.skill import Skill, SkillSpec
@@ -95,6 +95,7 @@ __all__ = [
     "McpClient",
     "McpServer",
     "McpServerSpec",
+    "MetricExport",
     "Model",
     "ModelApi",
     "ModelChoice",

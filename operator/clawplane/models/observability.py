@@ -1,8 +1,8 @@
-"""What clawplane reports about its own work: traces, the audit trail of tool calls.
+"""What clawplane reports about its own work: traces, metrics, the audit trail of tool calls.
 
 ``Gateway.spec.observability`` is clawplane's own (never rendered into openclaw.json, whose
-``diagnostics.otel`` configures OpenClaw's exporter). Metrics need no setting: ``/metrics``
-is served whenever the supervisor has a metrics port.
+``diagnostics.otel`` configures OpenClaw's exporter). ``/metrics`` needs no setting: it is served
+whenever the supervisor has a metrics port; ``metrics`` also pushes them over OTLP.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pydantic import Field, field_validator
 from clawplane.models.base import Model, NonEmptyStr
 from clawplane.models.values import SecretValue
 
-__all__ = ["AuditSettings", "Observability", "TraceExport"]
+__all__ = ["AuditSettings", "MetricExport", "Observability", "TraceExport"]
 
 DEFAULT_AUDIT_RECORDS = 100_000
 DEFAULT_AUDIT_DAYS = 30
@@ -48,6 +48,15 @@ class TraceExport(Model):
         return value.strip()
 
 
+class MetricExport(Model):
+    """clawplane's Prometheus metrics, also pushed over OTLP/HTTP (protobuf) to the traces' collector."""
+
+    export: bool | None = None
+    """Export every metric ``/metrics`` serves to the collector of ``traces`` (its ``/v1/metrics``). Absent: on when ``OTEL_METRICS_EXPORTER`` names ``otlp`` (or, unset, when ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`` is set); else off."""
+    interval_seconds: Annotated[int, Field(ge=5, le=3600)] | None = None
+    """Seconds between exports (5 to 3600). Absent: ``OTEL_METRIC_EXPORT_INTERVAL`` (milliseconds), else 60."""
+
+
 class AuditSettings(Model):
     """The audit trail of tool calls through clawplane's endpoints."""
 
@@ -62,9 +71,11 @@ class AuditSettings(Model):
 
 
 class Observability(Model):
-    """clawplane's own telemetry: traces and the audit trail."""
+    """clawplane's own telemetry: traces, metrics over OTLP and the audit trail."""
 
     traces: TraceExport | None = None
     """Export traces (off when absent, unless ``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is set)."""
+    metrics: MetricExport = Field(default_factory=MetricExport)
+    """Export metrics over OTLP too, to the traces' endpoint and with their headers (off by default)."""
     audit: AuditSettings = Field(default_factory=AuditSettings)
     """The audit trail of tool calls."""

@@ -35,6 +35,7 @@ from starlette.types import ASGIApp
 
 from clawplane._utils.changefeed import ChangeFeed
 from clawplane.approvals import ToolCallApprovals
+from clawplane.desired import DesiredState
 from clawplane.reconcile.agents.endpoint import serve_agent_endpoints
 from clawplane.reconcile.localbackend import LocalBackend, open_local_backend
 from clawplane.reconcile.loop import DEFAULT_RESYNC_S, LoopState, ReconcileLoop
@@ -48,6 +49,7 @@ from clawplane.supervisor.audittrail import AuditTrail
 from clawplane.supervisor.endpoint import bind_endpoint
 from clawplane.supervisor.extensions import FileChanges, SupervisorContext, SupervisorService
 from clawplane.supervisor.handler import ControlHandler
+from clawplane.supervisor.otlpmetrics import metrics_follower
 from clawplane.supervisor.processes import (
     Generation,
     StateLedger,
@@ -59,7 +61,7 @@ from clawplane.supervisor.processes import (
     release_generation,
 )
 from clawplane.supervisor.traces import tracing_follower
-from clawplane.telemetry import CallMetrics, CallSeries, CallSpans, CallTelemetry, Tracing
+from clawplane.telemetry import CallMetrics, CallSeries, CallSpans, CallTelemetry, MetricExporter, Tracing
 from clawplane.workspace import (
     ProtocolError,
     Shutdown,
@@ -106,6 +108,16 @@ class PagesContext:
     """Set when the supervisor stops: long-lived streams end then."""
     loop: LoopState | None = None
     """The reconcile loop's state as it is now (``loop.json`` is written only after each pass)."""
+
+
+def _each(*follow: Callable[[DesiredState], None]) -> Callable[[DesiredState], None]:
+    """Calls every one of ``follow`` with a pass's desired state."""
+
+    def each(desired: DesiredState) -> None:
+        for one in follow:
+            one(desired)
+
+    return each
 
 
 async def _record_surfaces(loop: ReconcileLoop, busy: anyio.Lock, changed: list[anyio.Event]) -> None:
@@ -248,6 +260,8 @@ async def _supervise(
     telemetry = CallTelemetry([CallMetrics(metrics.registry), CallSeries(), CallSpans(tracing)])
     # ... and every tool call kept in the audit trail, written off the event loop.
     trail = AuditTrail(ws.state_dir, telemetry)
+    # Everything /metrics serves is also pushed over OTLP once a pass finds that configured.
+    metric_export = MetricExporter(metrics.registry)
     loop_ref: list[ReconcileLoop] = []
 
     surface_changed = [anyio.Event()]
@@ -303,7 +317,11 @@ async def _supervise(
                 loop = handler.loop
                 loop.metrics, loop.resync_interval = metrics, options.resync_interval
                 loop.on_reopen, loop.on_pass = ledger.record_all, ledger.retry
-                loop.tracing, loop.on_desired = tracing, tracing_follower(tracing, handler.engine.resolver)
+                loop.tracing = tracing
+                loop.on_desired = _each(
+                    tracing_follower(tracing, handler.engine.resolver),
+                    metrics_follower(metric_export, handler.engine.resolver),
+                )
                 ledger.on_error = lambda message: loop.state.degrade("state", message)
                 if options.watch:
                     handler.watching = True
@@ -367,6 +385,7 @@ async def _supervise(
             server.stop()
         trail.close()  # after the runtimes: the calls they ended on the way out are kept too
         tracing.shutdown()  # the last spans go out (bounded by the exporter's timeout)
+        metric_export.shutdown()  # the last counts go out (bounded by the export's timeout)
         with contextlib.suppress(OSError):
             ws.pidfile.unlink()
         db.close()

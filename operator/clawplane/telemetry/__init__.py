@@ -6,7 +6,8 @@ Prometheus metrics (``metrics``), the last hour of traffic per server and agent 
 dashboard charts (``series``) and OpenTelemetry spans (``tracing``, exported as ``otel``
 configures; the engine's passes and actions in ``engine``). Nothing here knows MCP's SDK, HTTP
 or the state database: the layers above hand in what they see. ``logexport`` sends the audit trail's
-records on as OTLP log records.
+records on as OTLP log records; ``metricexport`` pushes what ``/metrics`` serves over OTLP too
+(mapped by ``promotlp``).
 
 Only ``calls`` is imported with the package: the proxy's types are needed everywhere (the state
 database's audit trail, every command that reads it), while the sinks load prometheus_client and
@@ -32,6 +33,7 @@ from clawplane.telemetry.calls import (
 if TYPE_CHECKING:
     from clawplane.telemetry.engine import ActionSpan, PassSpan, action_span
     from clawplane.telemetry.logexport import EVENT_NAME, CallLogExport, logs_endpoint
+    from clawplane.telemetry.metricexport import MetricConfig, MetricExporter, metric_config
     from clawplane.telemetry.metrics import CallMetrics, bounded_method, session_hooks
     from clawplane.telemetry.otel import TraceConfig, Tracing, trace_config
     from clawplane.telemetry.series import FAILED, CallSeries, Minute
@@ -44,6 +46,9 @@ _HOMES = {
     "EVENT_NAME": "clawplane.telemetry.logexport",
     "CallLogExport": "clawplane.telemetry.logexport",
     "logs_endpoint": "clawplane.telemetry.logexport",
+    "MetricConfig": "clawplane.telemetry.metricexport",
+    "MetricExporter": "clawplane.telemetry.metricexport",
+    "metric_config": "clawplane.telemetry.metricexport",
     "CallMetrics": "clawplane.telemetry.metrics",
     "bounded_method": "clawplane.telemetry.metrics",
     "session_hooks": "clawplane.telemetry.metrics",
@@ -74,6 +79,8 @@ __all__ = [
     "CallSite",
     "CallSpans",
     "CallTelemetry",
+    "MetricConfig",
+    "MetricExporter",
     "Minute",
     "Outcome",
     "PassSpan",
@@ -82,6 +89,7 @@ __all__ = [
     "action_span",
     "bounded_method",
     "logs_endpoint",
+    "metric_config",
     "session_hooks",
     "span_name",
     "trace_config",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from urllib.parse import urlsplit, urlunsplit
 
 from opentelemetry._logs import SeverityNumber
 from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
@@ -21,6 +20,7 @@ from opentelemetry.sdk.resources import Resource
 
 from clawplane.secrets import redact
 from clawplane.telemetry.calls import CallRecord, Outcome
+from clawplane.telemetry.otel import sibling_endpoint
 
 __all__ = ["EVENT_NAME", "CallLogExport", "logs_endpoint"]
 
@@ -39,10 +39,7 @@ def logs_endpoint(traces_endpoint: str | None, env: Mapping[str, str] | None = N
     ``OTEL_EXPORTER_OTLP_LOGS_ENDPOINT``, else ``OTEL_EXPORTER_OTLP_ENDPOINT`` plus ``/v1/logs`` (or None)."""
     env = os.environ if env is None else env
     if traces_endpoint:
-        parts = urlsplit(traces_endpoint)
-        path = parts.path.rstrip("/")
-        path = path.removesuffix("/traces") + "/logs" if path.endswith("/traces") else path + "/v1/logs"
-        return urlunsplit(parts._replace(path=path))
+        return sibling_endpoint(traces_endpoint, "logs")
     if found := env.get("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "").strip():
         return found
     if base := env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip():

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from opentelemetry.trace import Tracer
 
@@ -33,7 +33,16 @@ if TYPE_CHECKING:  # the SDK and the exporter load only once traces are on (a CL
     from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
     from opentelemetry.sdk.trace.id_generator import IdGenerator
 
-__all__ = ["TraceConfig", "Tracing", "parse_headers", "redact_endpoint", "trace_config"]
+__all__ = [
+    "TraceConfig",
+    "Tracing",
+    "export_headers",
+    "parse_headers",
+    "redact_endpoint",
+    "service_name",
+    "sibling_endpoint",
+    "trace_config",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -77,11 +86,34 @@ def trace_config(
     if declared is None and not from_env:
         return None
     declared = declared or TraceExport()
+    headers = export_headers(declared.headers, environ, "TRACES", resolve)
+    return TraceConfig(
+        endpoint=declared.endpoint or from_env or DEFAULT_ENDPOINT,
+        headers=headers,
+        sample_ratio=declared.sample_ratio if declared.sample_ratio is not None else _env_ratio(environ),
+        service_name=service_name(declared, environ),
+        record_payloads=declared.record_payloads,
+    )
+
+
+def export_headers(
+    declared: Mapping[str, SecretValue],
+    environ: Mapping[str, str],
+    signal: str,
+    resolve: Callable[[SecretValue], str] | None = None,
+) -> tuple[tuple[str, str], ...]:
+    """The headers of one signal's export (``signal``: ``TRACES``, ``METRICS``): those of
+    ``OTEL_EXPORTER_OTLP_<signal>_HEADERS`` (else ``OTEL_EXPORTER_OTLP_HEADERS``) with the Gateway's
+    ``declared`` ones over them; every secret value among them is registered for redaction.
+
+    Raises:
+        SecretError: A declared header's reference cannot be resolved (from ``resolve``).
+    """
     headers = parse_headers(
-        environ.get("OTEL_EXPORTER_OTLP_TRACES_HEADERS") or environ.get("OTEL_EXPORTER_OTLP_HEADERS", "")
+        environ.get(f"OTEL_EXPORTER_OTLP_{signal}_HEADERS") or environ.get("OTEL_EXPORTER_OTLP_HEADERS", "")
     )
     secret = {name for name in headers if is_sensitive_key(name)}  # OTEL_*_HEADERS carry credentials
-    for name, value in declared.headers.items():
+    for name, value in declared.items():
         headers[name.lower()] = resolve(value) if resolve is not None else str(value)
         if is_reference(value) or is_sensitive_key(name):
             secret.add(name.lower())
@@ -91,13 +123,22 @@ def trace_config(
         # Whatever quotes one (an error, a log line) has it redacted. Only secrets: a plain value
         # (``x-team: blue``) registered here would be redacted from every text of the process.
         KNOWN.add(headers[name])
-    return TraceConfig(
-        endpoint=declared.endpoint or from_env or DEFAULT_ENDPOINT,
-        headers=tuple(sorted(headers.items())),
-        sample_ratio=declared.sample_ratio if declared.sample_ratio is not None else _env_ratio(environ),
-        service_name=declared.service_name or environ.get("OTEL_SERVICE_NAME", "").strip() or DEFAULT_SERVICE,
-        record_payloads=declared.record_payloads,
-    )
+    return tuple(sorted(headers.items()))
+
+
+def service_name(declared: TraceExport | None, environ: Mapping[str, str]) -> str:
+    """``service.name`` of what is exported: the Gateway's, else ``OTEL_SERVICE_NAME``, else clawplane."""
+    named = declared.service_name if declared is not None else None
+    return named or environ.get("OTEL_SERVICE_NAME", "").strip() or DEFAULT_SERVICE
+
+
+def sibling_endpoint(traces_endpoint: str, signal: str) -> str:
+    """The collector's URL for ``signal`` (``logs``, ``metrics``) beside ``traces_endpoint``: its
+    ``/traces`` made ``/<signal>``, else ``/v1/<signal>`` added to its path."""
+    parts = urlsplit(traces_endpoint)
+    path = parts.path.rstrip("/")
+    path = path.removesuffix("/traces") + f"/{signal}" if path.endswith("/traces") else f"{path}/v1/{signal}"
+    return urlunsplit(parts._replace(path=path))
 
 
 def parse_headers(text: str) -> dict[str, str]:

@@ -8,6 +8,7 @@ providers (``validation.providers``) and model references (``validation.modelref
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from operator import is_
@@ -137,6 +138,7 @@ def _one_resource(item: LoadedResource) -> Iterator[Diagnostic]:
     if isinstance(res, Channel | Gateway | Agent | McpServer):
         yield from _openclaw_literal_secrets(item, res)
     if isinstance(res, Gateway):
+        yield from _metrics_collector(item, res)
         for key, entry in res.spec.skills.entries.items():
             base = ("spec", "skills", "entries", key)
             yield from _literal_secrets(item, entry.env, (*base, "env"))
@@ -151,6 +153,29 @@ def _one_resource(item: LoadedResource) -> Iterator[Diagnostic]:
 
 
 _VALUE_FROM_HINT = VALUE_FROM_HINT
+_COLLECTOR_VARIABLES = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
+
+
+def _metrics_collector(item: LoadedResource, gateway: Gateway) -> Iterator[Diagnostic]:
+    """``metrics.export: true`` with nowhere to export to (``telemetry.metricexport`` decides the same).
+
+    The environment read is this process's: the supervisor's when it validates a pass, the
+    shell's for ``clawplane validate`` (the hint says where it must be set).
+    """
+    observability = gateway.spec.observability
+    traces = observability.traces
+    if not observability.metrics.export or (traces is not None and traces.endpoint is not None):
+        return
+    if any(os.environ.get(name, "").strip() for name in _COLLECTOR_VARIABLES):
+        return
+    yield item.diagnostic(
+        W,
+        "metrics.no-collector",
+        "metrics.export is on but no collector is set, so metrics will not be exported",
+        ("spec", "observability", "metrics", "export"),
+        hint="set spec.observability.traces.endpoint (e.g. http://127.0.0.1:4318/v1/traces; metrics go to "
+        "its /v1/metrics), or OTEL_EXPORTER_OTLP_ENDPOINT in the supervisor's environment",
+    )
 
 
 def _by_kind(resources: Iterable[LoadedResource], kind: str) -> Iterator[LoadedResource]:
