@@ -262,7 +262,7 @@ def bridge(
     wanted = TraceFlags(
         traces_endpoint, tuple(trace_header or ()), service_name, trace_sample_ratio, trace_payloads
     )
-    trace = bridge_trace_config(wanted, os.environ, _fail)
+    trace = bridge_trace_config(wanted, os.environ, _fail, lambda text: _say(f"warning: {text}"))
     options = BridgeOptions(
         host=host,
         port=port,

@@ -49,11 +49,16 @@ class TraceFlags:
 
 
 def bridge_trace_config(
-    flags: TraceFlags, environ: MutableMapping[str, str], fail: Callable[[str], typer.Exit]
+    flags: TraceFlags,
+    environ: MutableMapping[str, str],
+    fail: Callable[[str], typer.Exit],
+    warn: Callable[[str], None] = lambda _text: None,
 ) -> TraceConfig | None:
     """The trace export ``flags`` and ``environ`` ask for (None: off); header variables leave ``environ``.
 
-    ``fail`` makes the usage error raised for a malformed flag or an unset header variable.
+    ``fail`` makes the usage error raised for a malformed flag. A header whose variable is not set
+    is not sent, and ``warn`` says so: in a pod it comes from an optional Secret key, and a Secret
+    not there yet must cost the collector's header, not the server (the pod rolls when it appears).
     """
     if not flags.given and not any(environ.get(name, "").strip() for name in _ENDPOINT_ENV):
         return None
@@ -69,9 +74,11 @@ def bridge_trace_config(
         if not sep or not _HEADER_NAME.match(name) or not _ENV_NAME.match(var):
             raise fail(f"--trace-header {pair!r} is not NAME=VAR (a header name, an environment variable)")
         if not environ.get(var, "").strip():
-            raise fail(
-                f"--trace-header {name}: environment variable {var} is not set; set it to the header's value"
+            warn(
+                f"--trace-header {name}: environment variable {var} is not set, so the header is not sent; "
+                "set it to the header's value (in Kubernetes: create the Secret the Gateway names)"
             )
+            continue
         headers[name] = ValueFrom.model_validate({"valueFrom": {"env": var}})
     declared = None
     if flags.given:
