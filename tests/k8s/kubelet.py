@@ -237,19 +237,25 @@ class Kubelet:
         argv = _image_command(_loopback(argv))
         env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
         for var in container.get("env") or []:
-            env[var["name"]] = _mapped(self._env_value(pod.namespace, var), mounts)
+            value = self._env_value(pod.namespace, var)
+            if value is not None:  # an optional Secret key that is not there: unset, as a kubelet leaves it
+                env[var["name"]] = _mapped(value, mounts)
         pod.container_port = next((int(p["containerPort"]) for p in container.get("ports") or []), None)
         workdir = container.get("workingDir")
         cwd = _mapped(workdir, mounts) if workdir else str(pod.folder)
         Path(cwd).mkdir(parents=True, exist_ok=True)
         return argv, env, cwd
 
-    def _env_value(self, namespace: str, var: JSON) -> str:
+    def _env_value(self, namespace: str, var: JSON) -> str | None:
         if "value" in var:
             return str(var["value"])
         ref = (var.get("valueFrom") or {}).get("secretKeyRef")
         if ref is None:
             raise ConfigError(f"env {var['name']}: only value and secretKeyRef are run here")
+        if ref.get("optional") and ref["key"] not in (self.store.live(SECRETS, namespace, ref["name"]) or {}).get(
+            "data", {}
+        ):
+            return None
         data = self._secret_data(namespace, ref["name"])
         if ref["key"] not in data:
             raise ConfigError(f'couldn\'t find key {ref["key"]} in Secret {namespace}/{ref["name"]}')

@@ -15,12 +15,14 @@ import logging
 import os
 import signal
 import stat
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import anyio
 import typer
 
+from clawplane.cli.bridgetraces import TraceFlags, bridge_trace_config
 from clawplane.cli.console import EXIT_INVALID, EXIT_USAGE, err
 from clawplane.models import (
     DEFAULT_MAX_SESSIONS,
@@ -41,6 +43,8 @@ CONTEXT_SETTINGS = {"allow_interspersed_args": False}
 """Everything after the command (or ``--``) belongs to the child, not to the bridge."""
 
 TOKEN_ENV = "CLAWPLANE_BRIDGE_TOKEN"
+AUDIT_LOG_ENV = "CLAWPLANE_AUDIT_LOG"
+AUDIT_EXPORT_ENV = "CLAWPLANE_AUDIT_EXPORT_LOGS"
 _LEVELS = ("debug", "info", "warning", "error")
 
 
@@ -180,6 +184,53 @@ def bridge(
         str | None,
         typer.Option("--peers-dns", help="DNS name whose addresses are the replicas (a headless Service)."),
     ] = None,
+    traces_endpoint: Annotated[
+        str | None,
+        typer.Option(
+            "--traces-endpoint",
+            help="OTLP/HTTP traces URL to export spans to (default: OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT).",
+        ),
+    ] = None,
+    trace_header: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--trace-header",
+            help="NAME=VAR: send header NAME with the value of environment variable VAR (repeatable; "
+            "VAR is not passed on to the server).",
+        ),
+    ] = None,
+    service_name: Annotated[
+        str | None,
+        typer.Option("--service-name", help="service.name of the spans (default: OTEL_SERVICE_NAME)."),
+    ] = None,
+    trace_sample_ratio: Annotated[
+        float | None,
+        typer.Option(
+            "--trace-sample-ratio",
+            min=0.0,
+            max=1.0,
+            help="Share of new traces recorded (default: OTEL_TRACES_SAMPLER*).",
+        ),
+    ] = None,
+    trace_payloads: Annotated[
+        bool, typer.Option("--trace-payloads", help="Record redacted tool arguments and results on spans.")
+    ] = False,
+    audit_log: Annotated[
+        bool,
+        typer.Option(
+            "--audit-log",
+            envvar=AUDIT_LOG_ENV,
+            help="Print one JSON line per finished tools/call on stdout (never arguments or results).",
+        ),
+    ] = False,
+    audit_export_logs: Annotated[
+        bool,
+        typer.Option(
+            "--audit-export-logs",
+            envvar=AUDIT_EXPORT_ENV,
+            help="Export each tools/call as an OTLP log record to the traces' collector (/v1/logs).",
+        ),
+    ] = False,
 ) -> None:
     """Run one stdio MCP server and serve it at http://HOST:PORT/mcp until it exits."""
     from clawplane.runtimes import BridgeOptions
@@ -208,6 +259,10 @@ def bridge(
     from clawplane.reconcile.logs import configure_logging
 
     configure_logging("text", level=getattr(logging, log_level.upper()))
+    wanted = TraceFlags(
+        traces_endpoint, tuple(trace_header or ()), service_name, trace_sample_ratio, trace_payloads
+    )
+    trace = bridge_trace_config(wanted, os.environ, _fail, lambda text: _say(f"warning: {text}"))
     options = BridgeOptions(
         host=host,
         port=port,
@@ -224,6 +279,9 @@ def bridge(
         advertise=None if advertise is None else _address(advertise, port, "--advertise"),
         peers=tuple(_address(p, None, "--peer") for p in peer or ()),
         peers_dns=peers_dns.strip() or None if peers_dns else None,
+        trace=trace,
+        audit_log=sys.stdout if audit_log else None,
+        export_logs=audit_export_logs,
     )
     code = anyio.run(_serve, command, options)
     raise typer.Exit(code)

@@ -16,6 +16,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 import anyio
 from prometheus_client import CollectorRegistry, make_asgi_app
@@ -29,6 +30,7 @@ from clawplane.models import (
     ToolApproval,
     ToolFilter,
 )
+from clawplane.runtimes.bridgetelemetry import BridgeTelemetry
 from clawplane.runtimes.process import reaping, watch_children_with_pidfds
 from clawplane.runtimes.proxy import (
     Endpoint,
@@ -45,6 +47,9 @@ from clawplane.runtimes.settings import RuntimeSettings
 from clawplane.runtimes.status import Phase, RuntimeStatus
 from clawplane.runtimes.supervisor import Supervisor
 from clawplane.telemetry import CallMetrics, CallTelemetry
+
+if TYPE_CHECKING:
+    from clawplane.telemetry import TraceConfig
 
 __all__ = ["BridgeOptions", "BridgeOutcome", "run_bridge"]
 
@@ -80,6 +85,12 @@ class BridgeOptions:
     """Other replicas of the same server (``--peer``), for requests of sessions they hold."""
     peers_dns: str | None = None
     """A headless Service whose addresses are the replicas (``--peers-dns``), on ``advertise``'s port."""
+    trace: TraceConfig | None = None
+    """Export the spans of every call it carries so (None: no traces)."""
+    audit_log: TextIO | None = None
+    """Write one JSON line per finished ``tools/call`` here (the audit trail of a bridge in a pod)."""
+    export_logs: bool = False
+    """Also export each ``tools/call`` as an OTLP log record, to the traces' collector."""
 
     @property
     def replicated(self) -> bool:
@@ -172,28 +183,36 @@ async def run_bridge(
     settings = replace(options.settings, max_restarts=0, inherit_environment=True, telemetry=telemetry)
     sock = bind(options.host, options.port)  # before anything starts: a busy port fails fast and plainly
     watch_children_with_pidfds()  # the bridge process runs this one loop
-    async with Supervisor(settings=settings) as supervisor:
-        guard = _guard(options, server)
-        endpoint = await supervisor.expose(guard, default=server, sock=sock)
-        supervisor.mount(METRICS_PATH, Route(make_asgi_app(registry=registry), lambda _who, rest: not rest))
-        router = _router(options, endpoint)
-        if router is not None:
-            supervisor.wrap_endpoint(router.wrapping)
-        await supervisor.ensure(server, spec, config_hash="bridge", base_dir=Path.cwd())
-        async with anyio.create_task_group() as tg:
-            if os.getpid() == 1:
-                tg.start_soon(_reaper, supervisor, server)
-            if on_ready is not None:
-                on_ready(endpoint)
-            status = await supervisor.wait_settled(server)
-            if status.phase is Phase.READY and on_server_ready is not None:
-                on_server_ready(status)
-            started = status.phase is Phase.READY
-            status = await supervisor.wait_until(server, lambda s: s.phase is Phase.FAILED)
-            stderr = tuple(supervisor.stderr(server)[-10:])
-            tg.cancel_scope.cancel()
-        if router is not None:
-            await router.aclose()
+    observers = BridgeTelemetry.attach(
+        telemetry, trace=options.trace, audit_log=options.audit_log, export_logs=options.export_logs
+    )
+    try:
+        async with Supervisor(settings=settings) as supervisor:
+            guard = _guard(options, server)
+            endpoint = await supervisor.expose(guard, default=server, sock=sock)
+            supervisor.mount(
+                METRICS_PATH, Route(make_asgi_app(registry=registry), lambda _who, rest: not rest)
+            )
+            router = _router(options, endpoint)
+            if router is not None:
+                supervisor.wrap_endpoint(router.wrapping)
+            await supervisor.ensure(server, spec, config_hash="bridge", base_dir=Path.cwd())
+            async with anyio.create_task_group() as tg:
+                if os.getpid() == 1:
+                    tg.start_soon(_reaper, supervisor, server)
+                if on_ready is not None:
+                    on_ready(endpoint)
+                status = await supervisor.wait_settled(server)
+                if status.phase is Phase.READY and on_server_ready is not None:
+                    on_server_ready(status)
+                started = status.phase is Phase.READY
+                status = await supervisor.wait_until(server, lambda s: s.phase is Phase.FAILED)
+                stderr = tuple(supervisor.stderr(server)[-10:])
+                tg.cancel_scope.cancel()
+            if router is not None:
+                await router.aclose()
+    finally:
+        observers.close()  # after the supervisor closed: every call it carried has finished
     code = status.exit_code
     reason = status.last_error or "the server stopped"
     if code is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -27,6 +27,7 @@ __all__ = [
     "UNRECORDED_KEY",
     "CallFilter",
     "Retention",
+    "call_document",
     "find_calls",
     "iso_ms",
     "iter_calls",
@@ -42,6 +43,7 @@ _COLUMNS = (
     "at, duration_s, endpoint, server, tool, consumer, agent, session, revision, outcome, "
     "error_code, error, held_s, bytes_in, bytes_out"
 )
+_NAMES = tuple(name.strip() for name in _COLUMNS.split(","))
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,7 +194,15 @@ def iso_ms(at: float) -> str:
     return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _document(row: sqlite3.Row) -> dict[str, Any]:
+def call_document(record: CallRecord) -> dict[str, Any]:
+    """``record`` as ``clawplane audit --jsonl`` prints its row (without the row's ``id``): the same
+    fields, shortened and redacted as the trail stores them; never arguments or results."""
+    document = _document({"id": None, **dict(zip(_NAMES, _row(record), strict=True))})
+    del document["id"]
+    return document
+
+
+def _document(row: sqlite3.Row | Mapping[str, Any]) -> dict[str, Any]:
     return {
         "id": row["id"],
         "at": iso_ms(row["at"]),

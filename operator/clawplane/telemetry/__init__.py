@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from clawplane._utils.lazy import LazyNames
 from clawplane.telemetry.calls import (
+    TOOL_CALL_EVENT,
     TRACE_KEYS,
     UPSTREAM_CONTEXT,
     Call,
@@ -67,6 +68,7 @@ __all__ = [
     "EVENT_NAME",
     "FAILED",
     "SEMCONV",
+    "TOOL_CALL_EVENT",
     "TRACE_KEYS",
     "UPSTREAM_CONTEXT",
     "ActionSpan",

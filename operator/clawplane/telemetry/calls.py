@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Any, Protocol, TypeVar
 
 __all__ = [
+    "TOOL_CALL_EVENT",
     "TRACE_KEYS",
     "UPSTREAM_CONTEXT",
     "Call",
@@ -31,6 +32,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 S = TypeVar("S")
+
+TOOL_CALL_EVENT = "clawplane.tool_call"
+"""A recorded tool call's name outside clawplane: OTLP log records' ``event_name``, audit lines' ``event``."""
 
 TRACE_KEYS = ("traceparent", "tracestate")
 """W3C trace context keys a client may send, as HTTP headers or in a request's ``params._meta``."""

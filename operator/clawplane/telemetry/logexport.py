@@ -19,12 +19,12 @@ from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
 
 from clawplane.secrets import redact
-from clawplane.telemetry.calls import CallRecord, Outcome
+from clawplane.telemetry.calls import TOOL_CALL_EVENT, CallRecord, Outcome
 from clawplane.telemetry.otel import sibling_endpoint
 
 __all__ = ["EVENT_NAME", "CallLogExport", "logs_endpoint"]
 
-EVENT_NAME = "clawplane.tool_call"
+EVENT_NAME = TOOL_CALL_EVENT
 _SEVERITY = {
     Outcome.OK: SeverityNumber.INFO,
     Outcome.TOOL_ERROR: SeverityNumber.WARN,

@@ -123,6 +123,9 @@ def export_headers(
         # Whatever quotes one (an error, a log line) has it redacted. Only secrets: a plain value
         # (``x-team: blue``) registered here would be redacted from every text of the process.
         KNOWN.add(headers[name])
+        _scheme, space, credential = headers[name].strip().partition(" ")
+        if space and credential.strip():  # ``Bearer <token>``: a message may quote the token alone
+            KNOWN.add(credential.strip())
     return tuple(sorted(headers.items()))
 
 
@@ -161,7 +164,25 @@ def redact_endpoint(url: str) -> str:
     return f"{parts.scheme}://{host}{parts.path}"
 
 
+_SAMPLER_RATIOS = {
+    "always_on": 1.0,
+    "parentbased_always_on": 1.0,
+    "always_off": 0.0,
+    "parentbased_always_off": 0.0,
+}
+"""``OTEL_TRACES_SAMPLER`` values of a fixed ratio; ``*traceidratio`` reads ``OTEL_TRACES_SAMPLER_ARG``."""
+
+
 def _env_ratio(environ: Mapping[str, str]) -> float:
+    """The sample ratio ``OTEL_TRACES_SAMPLER`` and ``OTEL_TRACES_SAMPLER_ARG`` ask for (1 by default).
+
+    The sampler is always parent-based: a client's sampled ``traceparent`` is followed whatever
+    the ratio (``always_off`` then means "only what a caller asked to sample"). Other samplers
+    (``jaeger_remote``, ``xray``) are not supported and leave the ratio at 1.
+    """
+    sampler = environ.get("OTEL_TRACES_SAMPLER", "").strip().lower()
+    if sampler in _SAMPLER_RATIOS:
+        return _SAMPLER_RATIOS[sampler]
     try:
         ratio = float(environ.get("OTEL_TRACES_SAMPLER_ARG", "1"))
     except ValueError:

@@ -95,6 +95,32 @@ def test_credentials_from_the_environment_are_redacted_too() -> None:
     assert KNOWN.redactor()("env-key-5Rt9QzW2 in north-7") == "<redacted> in north-7"
 
 
+def test_the_sampler_variables_set_the_ratio() -> None:
+    on = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}
+
+    def ratio(**environ: str) -> float:
+        config = trace_config(None, {**on, **environ})
+        assert config is not None
+        return config.sample_ratio
+
+    assert ratio() == 1.0
+    assert ratio(OTEL_TRACES_SAMPLER="always_off", OTEL_TRACES_SAMPLER_ARG="0.5") == 0.0
+    assert ratio(OTEL_TRACES_SAMPLER="parentbased_always_off") == 0.0
+    assert ratio(OTEL_TRACES_SAMPLER="always_on", OTEL_TRACES_SAMPLER_ARG="0.5") == 1.0
+    assert ratio(OTEL_TRACES_SAMPLER="parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG="0.2") == 0.2
+    assert ratio(OTEL_TRACES_SAMPLER="traceidratio", OTEL_TRACES_SAMPLER_ARG="7") == 1.0  # out of range
+    # The Gateway's sampleRatio wins over both.
+    config = trace_config(TraceExport(sample_ratio=0.3), {**on, "OTEL_TRACES_SAMPLER": "always_off"})
+    assert config is not None and config.sample_ratio == 0.3
+
+
+def test_a_bearer_headers_credential_alone_is_redacted_too() -> None:
+    environ = {"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer%20bearer-cred-9Kq3Wx7Z"}
+    assert trace_config(None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", **environ}) is not None
+    assert KNOWN.redactor()("refused bearer-cred-9Kq3Wx7Z") == "refused <redacted>"
+    assert KNOWN.redactor()("Bearer is a word") == "Bearer is a word"
+
+
 def test_a_declared_block_without_endpoint_uses_the_otlp_default() -> None:
     config = trace_config(TraceExport(), {})
     assert config is not None and config.endpoint == "http://localhost:4318/v1/traces"

@@ -20,6 +20,7 @@ from secrets import token_urlsafe
 from typing import Any
 
 from clawplane.k8s.api.kubeapi import DEPLOYMENTS, NETWORK_POLICIES, PODS, SECRETS, SERVICES, Kind, KubeApi
+from clawplane.k8s.objects.bridgeobserve import BridgeObservability
 from clawplane.k8s.objects.children import (
     CONFIG_HASH,
     SERVER_LABEL,
@@ -65,6 +66,8 @@ class KubeBackend:
     """NetworkPolicy peers allowed to reach a bridge pod (gateway pods, the operator); empty: no policy."""
     problems: dict[str, ChildProblem] = field(default_factory=dict)
     """Children of a server the API server refused, or foreign objects in their way (this pass)."""
+    observe: BridgeObservability = field(default_factory=BridgeObservability)
+    """The namespace Gateway's traces and audit settings, as every bridge pod is given them (this pass)."""
     _reports: dict[str, tuple[tuple[Any, ...], RuntimeReport]] = field(default_factory=dict)
     _seen: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     _pods: list[dict[str, Any]] = field(default_factory=list)
@@ -98,6 +101,7 @@ class KubeBackend:
                 image=self.image,
                 config_hash=config_hash,
                 token_hash=_digest(token),
+                observe=self.observe,
             )
         except UnsupportedInClusterError as exc:
             return RuntimeReport(phase="failed", last_error=str(exc))

@@ -23,6 +23,7 @@ from clawplane.approvals import ApprovalQueue, mark_applied
 from clawplane.approvals.records import parse_time
 from clawplane.desired import DesiredState
 from clawplane.events import EventType
+from clawplane.k8s.adapter import observing
 from clawplane.k8s.adapter.approvals import answer_annotations, approval_conditions
 from clawplane.k8s.adapter.backend import KubeBackend
 from clawplane.k8s.adapter.materialize import Materialized, Materializer, key_of
@@ -277,11 +278,10 @@ class NamespaceReconciler:
     async def _digests(
         self, live: list[dict[str, Any]], secrets: SecretReader, in_effect: dict[str, dict[str, Any]]
     ) -> dict[str, list[str]]:
-        """Missing Secrets per resource (of the spec asked for), and the digests the config hashes fold in.
-
-        The digests follow the spec in effect: a refused spec that drops or adds a Secret
-        reference must not roll the pods that still run the last accepted one.
-        """
+        """Missing Secrets per resource (of the spec asked for), and the digests the config hashes fold in
+        (Secret values, restarts, the Gateway's observability for bridge pods). They follow the spec in
+        effect: a refused spec that drops or adds a Secret reference must not roll pods running the last
+        accepted one."""
         problems: dict[str, list[str]] = {}
         secret_digests: dict[str, str] = {}
         restarts: dict[str, str] = {}
@@ -299,7 +299,8 @@ class NamespaceReconciler:
             token = (cr["metadata"].get("annotations") or {}).get(RESTART_ANNOTATION)
             if token:
                 restarts[key] = str(token)
-        self.engine.digests = {"k8s-secrets": secret_digests, "restart": restarts}
+        self.backend.observe, observed = await observing.of_pass(live, secrets, in_effect, self.events)
+        self.engine.digests = {"k8s-secrets": secret_digests, "restart": restarts, "observability": observed}
         return problems
 
     def _set_owners(self, live: list[dict[str, Any]]) -> None:
@@ -407,6 +408,7 @@ class NamespaceReconciler:
                 servers=_agent_servers(cr, live, observed) if cr["kind"] == "Agent" else None,
             )
             wanted = with_condition(wanted, cr, self._approved.get(key))
+            wanted = observing.noted(wanted, cr, self.backend.observe)
             patch = status_patch(cr.get("status"), wanted)
             if patch is not None:
                 patches.append((cr, patch))

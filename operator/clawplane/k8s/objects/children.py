@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from clawplane.k8s.objects.bridgeobserve import BridgeObservability
 from clawplane.models import McpServerSpec, SessionAffinity, ValueFrom, literal_text
 
 GROUP = "clawplane.dev"
@@ -150,7 +151,7 @@ def peers_service_name(name: str) -> str:
     return dns_label("mcp-peers", name)
 
 
-def _bridge_argv(name: str, namespace: str, spec: McpServerSpec) -> list[str]:
+def _bridge_argv(name: str, namespace: str, spec: McpServerSpec, observe: BridgeObservability) -> list[str]:
     argv = ["clawplane", "bridge", "--host", "0.0.0.0", "--port", str(BRIDGE_PORT), "--name", name]
     argv += ["--token-file", TOKEN_FILE, "--sessions", spec.sessions.value]
     argv += ["--max-sessions", str(spec.max_sessions), "--session-idle-ttl-ms", str(spec.session_idle_ttl_ms)]
@@ -161,7 +162,7 @@ def _bridge_argv(name: str, namespace: str, spec: McpServerSpec) -> list[str]:
     if spec.replicas > 1:
         # Each replica tags the session ids it issues with its pod IP; the others forward to it.
         argv += ["--advertise", "$(POD_IP)", "--peers-dns", f"{peers_service_name(name)}.{namespace}.svc"]
-    return [*argv, "--"]
+    return [*argv, *observe.args, "--"]
 
 
 def server_deployment(
@@ -173,14 +174,20 @@ def server_deployment(
     image: str,
     config_hash: str,
     token_hash: str = "",
+    observe: BridgeObservability | None = None,
 ) -> dict[str, Any]:
-    """``spec.replicas`` pods running ``clawplane bridge --token-file ... -- COMMAND ARGS``."""
+    """``spec.replicas`` pods running ``clawplane bridge --token-file ... -- COMMAND ARGS``.
+
+    ``observe``: the namespace Gateway's traces and audit settings, as bridge flags and env (last,
+    so a server's own env cannot shadow a trace header's variable).
+    """
+    observe = observe or BridgeObservability()
     child = server_child_name(name)
     labels = pod_labels(name)
     selector = {"app.kubernetes.io/instance": child, SERVER_LABEL: child}
     assert spec.command is not None
-    bridge = _bridge_argv(name, namespace, spec)
-    env = container_env(spec)
+    bridge = _bridge_argv(name, namespace, spec, observe)
+    env = [*container_env(spec), *observe.env]
     if spec.replicas > 1:
         env = [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}, *env]
     container: dict[str, Any] = {
