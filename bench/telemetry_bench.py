@@ -121,7 +121,8 @@ def client() -> None:
 async def main(calls: int, rounds: int) -> int:
     work = Path(tempfile.mkdtemp(prefix="clawplane-telemetry-bench-"))
     measured: dict[str, list[float]] = {"off": [], "on": []}
-    # The collector is a process of its own, as it would be: decoding spans costs this one nothing.
+    # The collector is a process of its own, as it would be, and decodes the spans only at the end:
+    # its work is not clawplane's, and on this 2-core machine it would take the cores the proxy uses.
     collector = subprocess.Popen(
         [sys.executable, "-m", "tests.support.otlp_receiver"], cwd=ROOT, stdin=subprocess.PIPE,
         stdout=subprocess.PIPE, text=True,

@@ -3,8 +3,10 @@
 Tracing is off unless ``Gateway.spec.observability.traces`` is declared or an OTLP endpoint is
 set in the environment (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, ``OTEL_EXPORTER_OTLP_ENDPOINT``);
 ``OTEL_SDK_DISABLED=true`` turns it off whatever else says. The Gateway's values win over the
-environment's. Spans leave through a ``BatchSpanProcessor`` (a bounded queue, a worker thread):
-a slow or dead collector drops spans, it never holds up a call. A ``Tracing`` is one supervisor's
+environment's. The engine's spans leave through the SDK's ``BatchSpanProcessor`` (a bounded
+queue, a worker thread); the spans of proxied calls are written by the span worker and leave
+through ``CallExport`` at the end of each of its batches. A slow or dead collector drops spans,
+it never holds up a call. A ``Tracing`` is one supervisor's
 switch: ``configure`` swaps the provider when the configuration changes, ``shutdown`` flushes.
 """
 
@@ -24,14 +26,13 @@ from clawplane import __version__
 from clawplane.models import SecretValue, TraceExport, is_reference
 from clawplane.naming import is_sensitive_key
 from clawplane.secrets import KNOWN, redact
-from clawplane.telemetry.spanids import PresetIds
+from clawplane.telemetry import otlpwire
 from clawplane.telemetry.spanwork import SpanWork
 
 if TYPE_CHECKING:  # the SDK and the exporter load only once traces are on (a CLI start spares them)
     import httpx
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
-    from opentelemetry.sdk.trace.id_generator import IdGenerator
 
 __all__ = [
     "TraceConfig",
@@ -49,6 +50,8 @@ logger = logging.getLogger(__name__)
 DEFAULT_SERVICE = "clawplane"
 DEFAULT_ENDPOINT = "http://localhost:4318/v1/traces"
 EXPORT_TIMEOUT_S = 5.0
+MAX_REQUEST_SPANS = 512
+"""Spans of proxied calls in one export request at most (the SDK's batch size)."""
 ENCODE_CHUNK = 16
 """Spans encoded between two offers of the interpreter lock (about a millisecond of work)."""
 FAILURE_LOG_INTERVAL_S = 60.0
@@ -210,7 +213,7 @@ class _Exporter:
         self._dropped = 0
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        """Send one batch; a failure is counted and, now and then, logged."""
+        """Send one batch of the SDK's spans (the engine's); a failure is counted and logged."""
         from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
         from opentelemetry.sdk.trace.export import SpanExportResult
 
@@ -219,19 +222,31 @@ class _Exporter:
             for start in range(0, len(spans), ENCODE_CHUNK):
                 parts.append(encode_spans(spans[start : start + ENCODE_CHUNK]).SerializePartialToString())
                 time.sleep(0)  # offer the interpreter lock to the proxy between chunks
+        except Exception as exc:  # a span the encoder refuses must not end the exporter's thread
+            self._failed(len(spans), type(exc).__name__)
+            return SpanExportResult.FAILURE
+        ok = self.post(b"".join(parts), len(spans))
+        return SpanExportResult.SUCCESS if ok else SpanExportResult.FAILURE
+
+    def post(self, body: bytes, count: int) -> bool:
+        """Send one encoded ``ExportTraceServiceRequest`` of ``count`` spans; False when it failed."""
+        try:
             if self._client is None:  # made here: a header httpx refuses is a failure to log, not a crash
                 import httpx
 
                 headers = {**dict(self._config.headers), "Content-Type": "application/x-protobuf"}
                 self._client = httpx.Client(headers=headers, timeout=EXPORT_TIMEOUT_S)
-            response = self._client.post(self._endpoint, content=b"".join(parts))
+            response = self._client.post(self._endpoint, content=body)
         except Exception as exc:  # a collector's failure must stay in the exporter's thread
-            why = type(exc).__name__
-        else:
-            if response.is_success:
-                return SpanExportResult.SUCCESS
-            why = f"HTTP {response.status_code}"
-        self._dropped += len(spans)
+            self._failed(count, type(exc).__name__)
+            return False
+        if not response.is_success:
+            self._failed(count, f"HTTP {response.status_code}")
+            return False
+        return True
+
+    def _failed(self, count: int, why: str) -> None:
+        self._dropped += count
         now = time.monotonic()
         if now - self._last_logged >= FAILURE_LOG_INTERVAL_S:
             self._last_logged = now
@@ -240,7 +255,6 @@ class _Exporter:
                 "collector runs and accepts OTLP/HTTP protobuf, and its headers",
                 self._where, why, self._dropped,
             )  # fmt: skip
-        return SpanExportResult.FAILURE
 
     def shutdown(self) -> None:
         """Close the HTTP connections."""
@@ -250,6 +264,36 @@ class _Exporter:
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Nothing is buffered here (the batch processor buffers)."""
         return True
+
+
+class CallExport:
+    """Where the spans of proxied calls go under one configuration: written on the span worker
+    (``tracing.CallSpans``), they wait here until the worker's batch ends, then leave together."""
+
+    def __init__(self, resource: Mapping[str, str | bool | int | float], exporter: _Exporter, work: SpanWork):
+        self._resource = resource
+        self._exporter = exporter
+        self._work = work
+        self._pending: list[bytes] = []
+
+    def add(self, spans: list[bytes]) -> None:
+        """Queue written spans (on the span worker); they leave when its batch ends."""
+        if not self._pending:
+            self._work.after_batch(self.send)
+        self._pending.extend(spans)
+
+    def send(self) -> None:
+        """Export what is queued, ``MAX_REQUEST_SPANS`` at a time."""
+        pending, self._pending = self._pending, []
+        for start in range(0, len(pending), MAX_REQUEST_SPANS):
+            chunk = pending[start : start + MAX_REQUEST_SPANS]
+            self._exporter.post(
+                otlpwire.export_request(self._resource, "clawplane", __version__, chunk), len(chunk)
+            )
+
+    def close(self) -> None:
+        """Close the exporter's connections (after the worker drained)."""
+        self._exporter.shutdown()
 
 
 class _Quiet(logging.Filter):
@@ -288,13 +332,17 @@ class Tracing:
         self._tracer: Tracer | None = None
         self.work = SpanWork()
         """Where finished calls' spans are made, off the event loop."""
-        self.ids = PresetIds()
-        """The providers' id generator: spans made later get the ids their upstream was told."""
+        self._calls: CallExport | None = None
 
     @property
     def tracer(self) -> Tracer | None:
         """The tracer spans start from now (None: tracing is off)."""
         return self._tracer
+
+    @property
+    def calls(self) -> CallExport | None:
+        """Where the spans of proxied calls go now (None: tracing is off)."""
+        return self._calls
 
     @property
     def config(self) -> TraceConfig | None:
@@ -320,10 +368,17 @@ class Tracing:
             if config == self._config:
                 return
             old = self._provider
-            self._config, self._provider, self._tracer = config, None, None
+            # A call begun under the old configuration still sends its spans there (CallSpans kept it).
+            self._config, self._provider, self._tracer, self._calls = config, None, None, None
             if config is not None:
-                self._provider = _provider(config, self.ids)
+                self._provider = _provider(config)
                 self._tracer = self._provider.get_tracer("clawplane", __version__)
+                resource = {
+                    k: v
+                    for k, v in self._provider.resource.attributes.items()
+                    if isinstance(v, str | bool | int | float)
+                }
+                self._calls = CallExport(resource, _Exporter(config), self.work)
                 logger.info(
                     "exporting traces to %s (service %s, sample ratio %g)",
                     redact_endpoint(config.endpoint), config.service_name, config.sample_ratio,
@@ -345,11 +400,14 @@ class Tracing:
         self.work.drain()
         with self._lock:
             provider, self._provider, self._tracer, self._config = self._provider, None, None, None
+            calls, self._calls = self._calls, None
+        if calls is not None:
+            calls.close()
         if provider is not None:
             provider.shutdown()
 
 
-def _provider(config: TraceConfig, ids: PresetIds) -> TracerProvider:
+def _provider(config: TraceConfig) -> TracerProvider:
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
@@ -357,7 +415,7 @@ def _provider(config: TraceConfig, ids: PresetIds) -> TracerProvider:
 
     resource = Resource.create({"service.name": config.service_name, "service.version": __version__})
     sampler = ParentBased(TraceIdRatioBased(config.sample_ratio))
-    provider = TracerProvider(resource=resource, sampler=sampler, id_generator=cast("IdGenerator", ids))
+    provider = TracerProvider(resource=resource, sampler=sampler)
     # Queue and batch sizes and delays come from OTEL_BSP_* (the SDK's defaults: 2048 spans queued).
     provider.add_span_processor(BatchSpanProcessor(cast("SpanExporter", _Exporter(config))))
     return provider

@@ -36,6 +36,7 @@ class SpanWork:
         self._hurry = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._after: list[Callable[[], None]] = []
         self.dropped = 0
         """Calls whose spans were not made because the queue was full."""
         self._logged = 0.0
@@ -52,6 +53,10 @@ class SpanWork:
                 if self._thread is None:
                     self._thread = threading.Thread(target=self._run, name="clawplane-spans", daemon=True)
                     self._thread.start()
+
+    def after_batch(self, then: Callable[[], None]) -> None:
+        """Run ``then`` once the batch being worked on is done (on the worker, before ``drain`` returns)."""
+        self._after.append(then)
 
     def drain(self) -> None:
         """Make every span queued so far (the worker skips its linger meanwhile)."""
@@ -85,8 +90,14 @@ class SpanWork:
                     work()
                 except Exception:  # one call's spans must not stop the others'
                     logger.exception("making a call's spans failed")
-                finally:
-                    self._queue.task_done()
                 # Offer the interpreter lock: a proxy thread woken meanwhile takes it now, not
                 # after the switch interval (5 ms) a burst of span-making would otherwise hold it.
                 time.sleep(0)
+            after, self._after = self._after, []
+            for then in after:
+                try:
+                    then()
+                except Exception:
+                    logger.exception("exporting the spans of calls failed")
+            for _ in taken:
+                self._queue.task_done()

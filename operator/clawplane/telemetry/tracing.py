@@ -17,29 +17,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from opentelemetry.context import Context
-from opentelemetry.trace import (
-    Span,
-    SpanKind,
-    Status,
-    StatusCode,
-    Tracer,
-    get_current_span,
-    set_span_in_context,
-)
+from opentelemetry.trace import get_current_span
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from clawplane.secrets import redact
+from clawplane.telemetry import otlpwire as wire
 from clawplane.telemetry.calls import UPSTREAM_CONTEXT, Call, CallRecord, Outcome
-from clawplane.telemetry.otel import Tracing
-from clawplane.telemetry.spanids import PresetIds, new_span_id, new_trace_id, traceparent
+from clawplane.telemetry.otel import CallExport, Tracing
+from clawplane.telemetry.spanids import new_span_id, new_trace_id, traceparent
 
 __all__ = ["SEMCONV", "CallSpans", "span_name"]
 
 SEMCONV = "semantic-conventions-genai v0.1.0 (MCP), OpenTelemetry semantic conventions 1.45"
 MAX_PAYLOAD_CHARS = 8192
 _PROPAGATOR = TraceContextTextMapPropagator()
-_TRACER, _ROOT = "trace.tracer", "trace.root"
+_EXPORT, _ROOT = "trace.export", "trace.root"
 _FORWARDS, _HOLD_AT, _HOLDS = "trace.forwards", "trace.hold_at", "trace.holds"
 _FAILED = frozenset({Outcome.ERROR, Outcome.TOOL_ERROR})
 
@@ -62,14 +54,14 @@ class CallSpans:
         self.tracing = tracing
 
     def begin(self, call: Call) -> None:
-        """Note the tracer this call's spans will come from (None: tracing is off)."""
-        tracer = self.tracing.tracer
-        if tracer is not None:
-            call.state[_TRACER] = tracer
+        """Note where this call's spans will go (nowhere: tracing is off)."""
+        export = self.tracing.calls
+        if export is not None:
+            call.state[_EXPORT] = export
 
     def forwarded(self, call: Call) -> None:
         """Note when the request was written upstream, and the context it carries there."""
-        if _TRACER not in call.state:
+        if _EXPORT not in call.state:
             return
         root: _Root | None = call.state.get(_ROOT)
         if root is None:
@@ -83,7 +75,7 @@ class CallSpans:
 
     def held(self, call: Call) -> None:
         """Note when the wait for an approval began."""
-        if _TRACER in call.state:
+        if _EXPORT in call.state:
             call.state[_HOLD_AT] = time.time_ns()
 
     def released(self, call: Call, verdict: str) -> None:
@@ -94,15 +86,15 @@ class CallSpans:
 
     def finished(self, call: Call, record: CallRecord) -> None:
         """Queue the making of the call's spans."""
-        tracer: Tracer | None = call.state.pop(_TRACER, None)
-        if tracer is None:
+        export: CallExport | None = call.state.pop(_EXPORT, None)
+        if export is None:
             return
         end = int((call.started_at + record.duration_s) * 1e9)
         holds: list[tuple[int, int, str]] = call.state.pop(_HOLDS, [])
         if _HOLD_AT in call.state:
             holds.append((call.state.pop(_HOLD_AT), end, "withdrawn"))
         made = _Made(
-            tracer, self.tracing.ids, call, record, call.state.pop(_ROOT, None),
+            export, call, record, call.state.pop(_ROOT, None) or _root(call, self.tracing),
             call.state.pop(_FORWARDS, []), holds, self.tracing.record_payloads, end,
         )  # fmt: skip
         self.tracing.work.put(made)
@@ -132,49 +124,65 @@ def _root(call: Call, tracing: Tracing) -> _Root:
 
 @dataclass(frozen=True, slots=True)
 class _Made:
-    """Every span of a finished call, made when called (on the span worker) with the times its
-    moments happened and the ids its upstream was told."""
+    """Every span of a finished call, written when called (on the span worker) with the times its
+    moments happened and the ids its upstream was told; an unsampled call's are not written."""
 
-    tracer: Tracer
-    ids: PresetIds
+    export: CallExport
     call: Call
     record: CallRecord
-    root: _Root | None
+    root: _Root
     forwards: list[tuple[int, int]]
     holds: list[tuple[int, int, str]]
     payloads: bool
     end: int
 
     def __call__(self) -> None:
-        call, root = self.call, self.root
-        if root is None:
-            server = _start_server(self.tracer, call, self.payloads)
-        else:
-            with self.ids.preset(root.span_id, root.trace_id):
-                server = _start_server(self.tracer, call, self.payloads)
-        _holds(self.tracer, server, self.holds)
-        client = None
-        for started, span_id in self.forwards:
-            if client is not None:
-                client.end(end_time=started)  # asked again (client input): one span per attempt
-            with self.ids.preset(span_id):
-                client = _start_client(self.tracer, call, server, started)
-        _close(server, client, call, self.record, self.payloads, self.end)
+        call, root, record = self.call, self.root, self.record
+        if not root.sampled:
+            return
+        name = span_name(call.method, call.target)
+        closing = _closing_attributes(call, record, self.payloads)
+        status = _status(record, closing)
+        parent = _parent_id(call)
+        spans = [
+            wire.span(
+                trace_id=root.trace_id, span_id=root.span_id, parent_span_id=parent, name=name,
+                kind=wire.KIND_SERVER, start_ns=int(call.started_at * 1e9), end_ns=self.end,
+                attrs={**_server_attributes(call, self.payloads), **closing}, trace_state=root.tracestate,
+                **status,
+            )
+        ]  # fmt: skip
+        for started, ended, verdict in self.holds:
+            spans.append(
+                wire.span(
+                    trace_id=root.trace_id, span_id=new_span_id(), parent_span_id=root.span_id,
+                    name="approval hold", kind=wire.KIND_INTERNAL, start_ns=started, end_ns=ended,
+                    attrs={"clawplane.approval.verdict": verdict}, trace_state=root.tracestate,
+                )
+            )  # fmt: skip
+        client = {**_client_attributes(call), **_client_part(closing)}
+        ends = [started for started, _ in self.forwards[1:]] + [self.end]  # asked again: one per attempt
+        for (started, span_id), ended in zip(self.forwards, ends[: len(self.forwards)], strict=True):
+            spans.append(
+                wire.span(
+                    trace_id=root.trace_id, span_id=span_id, parent_span_id=root.span_id, name=name,
+                    kind=wire.KIND_CLIENT, start_ns=started, end_ns=ended, attrs=client,
+                    trace_state=root.tracestate, **status,
+                )
+            )  # fmt: skip
+        self.export.add(spans)
 
 
-def _holds(tracer: Tracer, server: Span, holds: list[tuple[int, int, str]]) -> None:
-    """An ``approval hold`` span under ``server`` for each (start, end, verdict) wait."""
-    for started, ended, verdict in holds:
-        hold = tracer.start_span(
-            "approval hold", context=set_span_in_context(server), kind=SpanKind.INTERNAL,
-            attributes={"clawplane.approval.verdict": verdict}, start_time=started,
-        )  # fmt: skip
-        hold.end(end_time=ended)
+def _parent_id(call: Call) -> int | None:
+    """The span id of the client's span this call continues (None: a root)."""
+    if not call.carrier:
+        return None
+    parent = get_current_span(_PROPAGATOR.extract(call.carrier)).get_span_context()
+    return parent.span_id if parent.is_valid else None
 
 
-def _start_server(tracer: Tracer, call: Call, payloads: bool) -> Span:
-    """The SERVER span of ``call``, continuing the client's trace context, from when it arrived."""
-    parent = _PROPAGATOR.extract(call.carrier) if call.carrier else Context()
+def _server_attributes(call: Call, payloads: bool) -> dict[str, Any]:
+    """The SERVER span's attributes known when the call arrived."""
     site = call.site
     attributes: dict[str, Any] = {
         "mcp.method.name": call.method,
@@ -199,26 +207,18 @@ def _start_server(tracer: Tracer, call: Call, payloads: bool) -> Span:
         attributes["mcp.resource.uri"] = _redactor(call)(call.resource_uri)
     if payloads and call.arguments is not None:
         attributes["gen_ai.tool.call.arguments"] = _payload(call, call.arguments)
-    return tracer.start_span(
-        span_name(call.method, call.target), context=parent, kind=SpanKind.SERVER,
-        attributes=attributes, start_time=int(call.started_at * 1e9),
-    )  # fmt: skip
+    return attributes
 
 
-def _start_client(tracer: Tracer, call: Call, server: Span, started: int) -> Span:
-    """A CLIENT span of the request written upstream at ``started``, under ``server``."""
+def _client_attributes(call: Call) -> dict[str, Any]:
+    """A CLIENT span's attributes (the request written to the server)."""
     attributes: dict[str, Any] = {"mcp.method.name": call.method, "network.transport": "pipe"}
     attributes.update(_target_attributes(call))
-    return tracer.start_span(
-        span_name(call.method, call.target), context=set_span_in_context(server),
-        kind=SpanKind.CLIENT, attributes=attributes, start_time=started,
-    )  # fmt: skip
+    return attributes
 
 
-def _close(
-    server: Span, client: Span | None, call: Call, record: CallRecord, payloads: bool, end: int
-) -> None:
-    """End ``server`` and ``client`` at ``end`` with the call's outcome."""
+def _closing_attributes(call: Call, record: CallRecord, payloads: bool) -> dict[str, Any]:
+    """The SERVER span's attributes of how the call ended."""
     attributes: dict[str, Any] = {"clawplane.outcome": record.outcome.value}
     error_type: str | None = None
     if record.outcome is Outcome.TOOL_ERROR:
@@ -232,14 +232,17 @@ def _close(
         attributes["error.type"] = error_type
     if payloads and call.answer is not None and "result" in call.answer:
         attributes["gen_ai.tool.call.result"] = _payload(call, call.answer["result"])
-    for span in (client, server):
-        if span is None:
-            continue
-        span.set_attributes(attributes if span is server else _client_part(attributes))
-        if record.outcome in _FAILED:
-            # The message passed the site's redactor at ``finish``; it may still be long.
-            span.set_status(Status(StatusCode.ERROR, record.error or error_type))
-        span.end(end_time=end)
+    return attributes
+
+
+def _status(record: CallRecord, closing: dict[str, Any]) -> dict[str, Any]:
+    """A failed call's span status: ERROR with the message (redacted at ``finish``) or error type."""
+    if record.outcome not in _FAILED:
+        return {}
+    return {
+        "status_code": wire.STATUS_ERROR,
+        "status_message": record.error or str(closing.get("error.type", "")),
+    }
 
 
 def _client_part(attributes: dict[str, Any]) -> dict[str, Any]:
