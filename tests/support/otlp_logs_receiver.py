@@ -41,6 +41,8 @@ class LogsReceiver:
     """Every log record: ``body``, ``severity``, ``time_ns``, ``event_name``, ``attributes``, ``resource``."""
     other_paths: list[str] = field(default_factory=list)
     content_types: set[str] = field(default_factory=set)
+    headers: list[dict[str, str]] = field(default_factory=list)
+    """The request headers of each ``/v1/logs`` POST (names lower-cased)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def wait_for(
@@ -96,6 +98,7 @@ def logs_receiver() -> Iterator[LogsReceiver]:
                 received.content_types.add(self.headers.get("Content-Type") or "")
                 if self.path == "/v1/logs":
                     received.records.extend(_decode(body))
+                    received.headers.append({k.lower(): v for k, v in self.headers.items()})
                 else:
                     received.other_paths.append(self.path)
             answer = ExportLogsServiceResponse().SerializeToString()

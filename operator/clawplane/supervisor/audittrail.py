@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from clawplane.desired import DesiredState
 from clawplane.models import AuditSettings, Gateway, Observability, TraceExport
 from clawplane.state import AUDIT_BATCH, AUDIT_QUEUE_SIZE, CallAuditor, StateDB, StateError
-from clawplane.telemetry import CallTelemetry
+from clawplane.telemetry import CallTelemetry, Tracing
 
 if TYPE_CHECKING:
     from clawplane.telemetry import CallLogExport
@@ -58,12 +58,16 @@ class AuditTrail:
         state_dir: Path,
         telemetry: CallTelemetry,
         *,
+        tracing: Tracing | None = None,
         queue_size: int = AUDIT_QUEUE_SIZE,
         batch: int = AUDIT_BATCH,
     ) -> None:
         self.auditor = CallAuditor(state_dir, queue_size=queue_size, batch=batch)
+        self._tracing = tracing
+        """The trace export, whose resolved headers the log records carry to the same collector."""
         telemetry.add(self.auditor)
         self._export: CallLogExport | None = None
+        self._settings: Observability | None = None
 
     def start(self, db: StateDB) -> None:
         """Follow the last applied Gateway and start writing.
@@ -78,7 +82,14 @@ class AuditTrail:
         """An apply wrote its outputs: follow its Gateway's settings from now on."""
         self._apply(_observability(desired.gateway))
 
+    def retrace(self, _desired: DesiredState) -> None:
+        """A pass configured the trace export: the log records take up its headers if they changed
+        (the first pass after a start, whose stored Gateway had them redacted)."""
+        if self._settings is not None:
+            self._apply(self._settings)
+
     def _apply(self, settings: Observability) -> None:
+        self._settings = settings
         audit = settings.audit
         endpoint = None
         if audit.enabled and audit.export_logs:
@@ -92,17 +103,28 @@ class AuditTrail:
                     "spec.observability.traces.endpoint or OTEL_EXPORTER_OTLP_ENDPOINT"
                 )
         service = settings.traces.service_name if settings.traces is not None else None
+        headers = self._headers(endpoint)
         old = self._export
         if endpoint is None:
             self._export = None
-        elif old is None or (old.endpoint, old.service_name) != (endpoint, service):
+        elif old is None or (old.endpoint, old.service_name, old.headers) != (endpoint, service, headers):
             from clawplane.telemetry import CallLogExport
 
-            self._export = CallLogExport(endpoint, service_name=service)
+            self._export = CallLogExport(endpoint, service_name=service, headers=dict(headers))
         self.auditor.configure(audit, self._export)
         if old is not None and old is not self._export:
             # Flushing may wait for a slow collector: never on the supervisor's event loop.
             threading.Thread(target=old.close, name="clawplane-log-export-close", daemon=True).start()
+
+    def _headers(self, endpoint: str | None) -> tuple[tuple[str, str], ...]:
+        """The trace export's headers (their ``valueFrom`` resolved) when its collector is this one;
+        the stored Gateway has them redacted, so they are taken from the live trace export."""
+        config = self._tracing.config if self._tracing is not None else None
+        if endpoint is None or config is None:
+            return ()
+        from clawplane.telemetry import logs_endpoint
+
+        return config.headers if logs_endpoint(config.endpoint) == endpoint else ()
 
     def close(self) -> None:
         """Write what is queued, then export what is pending."""

@@ -259,7 +259,7 @@ async def _supervise(
     tracing = Tracing()
     telemetry = CallTelemetry([CallMetrics(metrics.registry), CallSeries(), CallSpans(tracing)])
     # ... and every tool call kept in the audit trail, written off the event loop.
-    trail = AuditTrail(ws.state_dir, telemetry)
+    trail = AuditTrail(ws.state_dir, telemetry, tracing=tracing)
     # Everything /metrics serves is also pushed over OTLP once a pass finds that configured.
     metric_export = MetricExporter(metrics.registry)
     loop_ref: list[ReconcileLoop] = []
@@ -321,6 +321,7 @@ async def _supervise(
                 loop.on_desired = _each(
                     tracing_follower(tracing, handler.engine.resolver),
                     metrics_follower(metric_export, handler.engine.resolver),
+                    trail.retrace,  # after the traces: the audit's log records carry their headers
                 )
                 ledger.on_error = lambda message: loop.state.degrade("state", message)
                 if options.watch:

@@ -60,6 +60,8 @@ class CallLogExport:
     ) -> None:
         self.endpoint = endpoint
         self.service_name = service_name
+        self.headers = tuple(sorted((headers or {}).items()))
+        """The headers sent (values never shown; compared to tell a changed export)."""
         name = service_name or os.environ.get("OTEL_SERVICE_NAME") or "clawplane"
         self._provider = LoggerProvider(
             resource=Resource.create({"service.name": name}), shutdown_on_exit=False

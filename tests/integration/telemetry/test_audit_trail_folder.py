@@ -50,7 +50,9 @@ kind: Gateway
 metadata: {{name: default}}
 spec:
   observability:
-    traces: {{endpoint: "{collector}/v1/traces"}}
+    traces:
+      endpoint: "{collector}/v1/traces"
+      headers: {{x-collector-key: {{valueFrom: {{env: NOTES_API_TOKEN}}}}}}
     audit: {{enabled: {enabled}, exportLogs: true, maxRecords: 1000, maxAgeDays: 7}}
 """
 
@@ -150,6 +152,9 @@ async def test_calls_through_both_endpoints_are_recorded_shown_and_exported(
     ]
     assert {r["attributes"]["clawplane.server"] for r in exported} == {"fix"}
     assert CANARY not in repr(exported)
+    # The log records go to the traces' collector with the traces' headers, resolved from valueFrom
+    # (the stored Gateway has them redacted: they come from the live trace export).
+    assert receiver.headers and {h.get("x-collector-key") for h in receiver.headers} == {CANARY}
 
 
 async def test_the_gateway_turns_recording_off(applied: tuple[Path, Cli, LogsReceiver]) -> None:
