@@ -133,9 +133,12 @@ class Call:
             for sink in self._telemetry.sinks:
                 sink.released(self, verdict)
 
-    def finish(self, answer: Mapping[str, Any] | None, outcome: Outcome | None = None) -> None:
-        """The call ended: with ``answer`` (the JSON-RPC response sent back), or without one
-        (``outcome`` says why: the caller left). Only the first ``finish`` counts."""
+    def finish(
+        self, answer: Mapping[str, Any] | None, outcome: Outcome | None = None, *, size: int = 0
+    ) -> None:
+        """The call ended: with ``answer`` (the JSON-RPC response sent back; ``size``: its bytes as
+        the server wrote it, 0 when the proxy answered), or without one (``outcome`` says why: the
+        caller left). Only the first ``finish`` counts."""
         if self._done or self._telemetry is None:
             return
         self._done = True
@@ -164,7 +167,7 @@ class Call:
             error_code=code,
             error=error,
             bytes_in=self.bytes_in,
-            bytes_out=0,  # answers are not measured: sizing one would mean serializing it again
+            bytes_out=size,
             held_s=self.held_s,
         )
         for sink in self._telemetry.sinks:

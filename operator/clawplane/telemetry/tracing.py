@@ -220,6 +220,8 @@ def _client_attributes(call: Call) -> dict[str, Any]:
 def _closing_attributes(call: Call, record: CallRecord, payloads: bool) -> dict[str, Any]:
     """The SERVER span's attributes of how the call ended."""
     attributes: dict[str, Any] = {"clawplane.outcome": record.outcome.value}
+    if record.bytes_out:
+        attributes["clawplane.response.bytes"] = record.bytes_out
     error_type: str | None = None
     if record.outcome is Outcome.TOOL_ERROR:
         error_type = "tool_error"

@@ -122,6 +122,8 @@ async def test_calls_through_both_endpoints_are_recorded_shown_and_exported(
         ("refused", "agent:alpha", "alpha", "fix"),
     ]
     assert 500 <= agent[0]["heldMs"] < 60_000  # it waited (about 1 s) for the approval that expired
+    # bytesOut is the server's answer as it wrote it; the proxy's own refusal was never the server's
+    assert hosted[-1]["bytesOut"] > len("from the agent") and agent[0]["bytesOut"] == 0
     assert audit(cli, folder, "--json", "--agent", "alpha", "--outcome", "refused") == [agent[0]]
     jsonl = audit(cli, folder, "--jsonl", "--since", "1h")
     assert [json.loads(line) for line in jsonl.splitlines()] == calls

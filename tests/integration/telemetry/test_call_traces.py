@@ -179,6 +179,19 @@ def _text(result: types.CallToolResult) -> str:
     return block.text
 
 
+async def test_an_answer_is_measured_as_the_server_wrote_it(tmp_path: Path) -> None:
+    """``clawplane.response.bytes`` is the size of the server's answer line. The SDK's fixture answers
+    a 5,000-character echo with the text twice (``content`` and ``structuredContent``) in an
+    envelope of a few hundred bytes: more than 10,000 bytes, not a third copy."""
+    message = "x" * 5000
+    with otlp_receiver() as receiver:
+        async with traced(tmp_path, receiver) as url, client(url, "legacy") as c:
+            await c.call_tool("echo", {"message": message})
+        spans = receiver.spans()
+    size = named(spans, "tools/call echo", "SERVER")[0].attributes["clawplane.response.bytes"]
+    assert 2 * len(message) < size < 2 * len(message) + 1000
+
+
 async def test_no_carrier_starts_a_new_sampled_root(tmp_path: Path) -> None:
     with otlp_receiver() as receiver:
         async with traced(tmp_path, receiver) as url, client(url, "auto") as c:

@@ -33,6 +33,11 @@ class Channel(Protocol):
         """Every message the server sends, until its output ends."""
         ...
 
+    @property
+    def last_size(self) -> int:
+        """The size in bytes of the message ``messages`` yielded last, as the server wrote it."""
+        ...
+
     async def send(self, msg: Message) -> None:
         """Write one message to the server.
 
@@ -62,6 +67,7 @@ class StdioChannel:
         self._stdout = stdout
         self._max = max_message_bytes
         self._on_noise = on_noise
+        self._last_size = 0
         # An uncontended acquire must not yield: that put every forwarded message behind whatever
         # else was ready to run (the lock only keeps two messages from interleaving on stdin).
         self._write_lock = anyio.Lock(fast_acquire=True)
@@ -78,6 +84,11 @@ class StdioChannel:
             except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
                 self._closed = True
                 raise ChannelClosedError(f"the server stopped reading its stdin ({exc})") from None
+
+    @property
+    def last_size(self) -> int:
+        """The size in bytes of the line ``messages`` yielded last (its newline not counted)."""
+        return self._last_size
 
     async def messages(self) -> AsyncIterator[Message]:
         """Decoded stdout lines; ends at EOF."""
@@ -100,6 +111,7 @@ class StdioChannel:
                         if msg is None:
                             self._on_noise(f"non-protocol output on stdout dropped: {_preview(line)}")
                         else:
+                            self._last_size = len(line)
                             yield msg
                 skipping = False
                 start = newline + 1

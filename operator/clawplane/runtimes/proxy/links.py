@@ -52,6 +52,8 @@ class Delivery:
 
     message: Message
     related: RequestId | None = None
+    size: int = 0
+    """The answer's size as the server wrote it (0: not from the server, or not measured)."""
 
 
 @dataclass(slots=True)
@@ -147,7 +149,7 @@ class Link:
         if self.closed.is_set():
             return
         if self.calls and "method" not in delivery.message:
-            self._answered(delivery.message)
+            self._answered(delivery.message, delivery.size)
         try:
             self._send.send_nowait(delivery)
         except anyio.WouldBlock:
@@ -156,7 +158,7 @@ class Link:
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             self._end("the client went away")
 
-    def _answered(self, msg: Message) -> None:
+    def _answered(self, msg: Message, size: int = 0) -> None:
         answered = msg.get("id")
         if not isinstance(answered, int | str):
             return
@@ -167,7 +169,7 @@ class Link:
             return
         call = self.calls.pop(request_key(answered), None)
         if call is not None:
-            call.finish(msg)
+            call.finish(msg, size=size)
 
     def _end(self, reason: str) -> None:
         if not self.closed.is_set():

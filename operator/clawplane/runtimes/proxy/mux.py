@@ -349,21 +349,21 @@ class Mux:
             self._tg = tg
             try:
                 async for msg in self._channel.messages():
-                    self._route(msg)
+                    self._route(msg, self._channel.last_size)
             finally:
                 self._fail(self._describe_end())
                 self._tg = None
                 tg.cancel_scope.cancel()
 
-    def _route(self, msg: Message) -> None:
+    def _route(self, msg: Message, size: int = 0) -> None:
         if is_response(msg):
-            self._response(msg)
+            self._response(msg, size)
         elif is_request(msg):
             self._server_request(msg)
         elif is_notification(msg):
             self._server_notification(msg)
 
-    def _response(self, msg: Message) -> None:
+    def _response(self, msg: Message, size: int = 0) -> None:
         upstream_id = msg.get("id")
         pending = self._pending.pop(upstream_id, None) if isinstance(upstream_id, int) else None
         if pending is None:
@@ -384,7 +384,7 @@ class Mux:
         if pending.method == "tools/list" and link.tool_allowed is not None:
             msg = filter_tools(msg, link.tool_allowed)
         if not pending.cancelled:
-            link._deliver(Delivery({**msg, "id": pending.downstream_id}))
+            link._deliver(Delivery({**msg, "id": pending.downstream_id}, size=size))
 
     def _drop_subscription(self, link: Link, msg: Message) -> None:
         for uri, members in list(self._subscriptions.items()):
