@@ -13,8 +13,9 @@ import os
 from collections.abc import Callable, Mapping
 
 from clawplane.desired import DesiredState
-from clawplane.models import Observability, SecretValue
+from clawplane.models import Observability
 from clawplane.secrets import SecretError, SecretResolver
+from clawplane.supervisor.traces import gateway_resolver
 from clawplane.telemetry import MetricExporter, metric_config
 from clawplane.telemetry.metricexport import NoCollectorError
 
@@ -35,14 +36,9 @@ def metrics_follower(
             said[:] = [message]
 
     def follow(desired: DesiredState) -> None:
-        gateways = desired.of_kind("Gateway")
         gateway = desired.gateway
         observability = gateway.spec.observability if gateway is not None else Observability()
-        base_dir = gateways[0].base_dir if gateways else desired.folder
-
-        def resolve(value: SecretValue) -> str:
-            return resolver.resolve(value, base_dir=base_dir)
-
+        resolve = gateway_resolver(desired, resolver)
         try:
             config = metric_config(observability, os.environ if environ is None else environ, resolve)
         except SecretError as exc:

@@ -16,9 +16,20 @@ from clawplane.models import SecretValue
 from clawplane.secrets import SecretError, SecretResolver
 from clawplane.telemetry import Tracing, trace_config
 
-__all__ = ["tracing_follower"]
+__all__ = ["gateway_resolver", "tracing_follower"]
 
 log = logging.getLogger("clawplane.reconcile.daemon")
+
+
+def gateway_resolver(desired: DesiredState, resolver: SecretResolver) -> Callable[[SecretValue], str]:
+    """What reads a ``valueFrom`` of the pass's Gateway (relative files from its folder)."""
+    gateways = desired.of_kind("Gateway")
+    base_dir = gateways[0].base_dir if gateways else desired.folder
+
+    def resolve(value: SecretValue) -> str:
+        return resolver.resolve(value, base_dir=base_dir)
+
+    return resolve
 
 
 def tracing_follower(
@@ -28,14 +39,9 @@ def tracing_follower(
     said: list[str] = []
 
     def follow(desired: DesiredState) -> None:
-        gateways = desired.of_kind("Gateway")
         gateway = desired.gateway
         declared = gateway.spec.observability.traces if gateway is not None else None
-        base_dir = gateways[0].base_dir if gateways else desired.folder
-
-        def resolve(value: SecretValue) -> str:
-            return resolver.resolve(value, base_dir=base_dir)
-
+        resolve = gateway_resolver(desired, resolver)
         try:
             config = trace_config(declared, os.environ if environ is None else environ, resolve)
         except SecretError as exc:

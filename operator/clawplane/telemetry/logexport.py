@@ -20,7 +20,7 @@ from opentelemetry.sdk.resources import Resource
 
 from clawplane.secrets import redact
 from clawplane.telemetry.calls import TOOL_CALL_EVENT, CallRecord, Outcome
-from clawplane.telemetry.otel import sibling_endpoint
+from clawplane.telemetry.otel import signal_endpoint
 
 __all__ = ["EVENT_NAME", "CallLogExport", "logs_endpoint"]
 
@@ -37,14 +37,7 @@ _SEVERITY = {
 def logs_endpoint(traces_endpoint: str | None, env: Mapping[str, str] | None = None) -> str | None:
     """Where logs go: the traces URL with ``/traces`` made ``/logs``, else
     ``OTEL_EXPORTER_OTLP_LOGS_ENDPOINT``, else ``OTEL_EXPORTER_OTLP_ENDPOINT`` plus ``/v1/logs`` (or None)."""
-    env = os.environ if env is None else env
-    if traces_endpoint:
-        return sibling_endpoint(traces_endpoint, "logs")
-    if found := env.get("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "").strip():
-        return found
-    if base := env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip():
-        return base.rstrip("/") + "/v1/logs"
-    return None
+    return signal_endpoint("logs", traces_endpoint, os.environ if env is None else env)
 
 
 class CallLogExport:

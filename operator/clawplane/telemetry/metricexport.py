@@ -30,7 +30,7 @@ from clawplane.telemetry.otel import (
     export_headers,
     redact_endpoint,
     service_name,
-    sibling_endpoint,
+    signal_endpoint,
 )
 
 if TYPE_CHECKING:  # httpx and the protobuf classes load once an export is due (a CLI start spares them)
@@ -90,13 +90,7 @@ def metrics_endpoint(traces_endpoint: str | None, environ: Mapping[str, str]) ->
     """Where metrics go: the Gateway's traces URL with ``/traces`` made ``/metrics``, else
     ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT``, else ``OTEL_EXPORTER_OTLP_ENDPOINT`` plus ``/v1/metrics``
     (None: nowhere)."""
-    if traces_endpoint:
-        return sibling_endpoint(traces_endpoint, "metrics")
-    if found := environ.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "").strip():
-        return found
-    if base := environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip():
-        return base.rstrip("/") + "/v1/metrics"
-    return None
+    return signal_endpoint("metrics", traces_endpoint, environ)
 
 
 def metric_config(

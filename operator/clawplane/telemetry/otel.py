@@ -42,6 +42,7 @@ __all__ = [
     "redact_endpoint",
     "service_name",
     "sibling_endpoint",
+    "signal_endpoint",
     "trace_config",
 ]
 
@@ -145,6 +146,19 @@ def sibling_endpoint(traces_endpoint: str, signal: str) -> str:
     path = parts.path.rstrip("/")
     path = path.removesuffix("/traces") + f"/{signal}" if path.endswith("/traces") else f"{path}/v1/{signal}"
     return urlunsplit(parts._replace(path=path))
+
+
+def signal_endpoint(signal: str, traces_endpoint: str | None, environ: Mapping[str, str]) -> str | None:
+    """Where ``signal`` (``logs``, ``metrics``) goes: beside the Gateway's ``traces_endpoint``, else
+    ``OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT`` as is, else ``OTEL_EXPORTER_OTLP_ENDPOINT`` plus
+    ``/v1/<signal>`` (None: nowhere)."""
+    if traces_endpoint:
+        return sibling_endpoint(traces_endpoint, signal)
+    if found := environ.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT", "").strip():
+        return found
+    if base := environ.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip():
+        return base.rstrip("/") + f"/v1/{signal}"
+    return None
 
 
 def parse_headers(text: str) -> dict[str, str]:
