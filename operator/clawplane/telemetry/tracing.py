@@ -108,6 +108,8 @@ class _Root:
     span_id: int
     sampled: bool
     tracestate: str
+    parent_span_id: int | None = None
+    """The client's span this call continues (None: a new root)."""
 
 
 def _root(call: Call, tracing: Tracing) -> _Root:
@@ -116,8 +118,9 @@ def _root(call: Call, tracing: Tracing) -> _Root:
     parent = get_current_span(_PROPAGATOR.extract(call.carrier)).get_span_context() if call.carrier else None
     if parent is not None and parent.is_valid:
         return _Root(
-            parent.trace_id, new_span_id(), parent.trace_flags.sampled, call.carrier.get("tracestate", "")
-        )
+            parent.trace_id, new_span_id(), parent.trace_flags.sampled, call.carrier.get("tracestate", ""),
+            parent.span_id,
+        )  # fmt: skip
     trace_id = new_trace_id()
     return _Root(trace_id, new_span_id(), tracing.samples(trace_id), "")
 
@@ -143,10 +146,9 @@ class _Made:
         name = span_name(call.method, call.target)
         closing = _closing_attributes(call, record, self.payloads)
         status = _status(record, closing)
-        parent = _parent_id(call)
         spans = [
             wire.span(
-                trace_id=root.trace_id, span_id=root.span_id, parent_span_id=parent, name=name,
+                trace_id=root.trace_id, span_id=root.span_id, parent_span_id=root.parent_span_id, name=name,
                 kind=wire.KIND_SERVER, start_ns=int(call.started_at * 1e9), end_ns=self.end,
                 attrs={**_server_attributes(call, self.payloads), **closing}, trace_state=root.tracestate,
                 **status,
@@ -171,14 +173,6 @@ class _Made:
                 )
             )  # fmt: skip
         self.export.add(spans)
-
-
-def _parent_id(call: Call) -> int | None:
-    """The span id of the client's span this call continues (None: a root)."""
-    if not call.carrier:
-        return None
-    parent = get_current_span(_PROPAGATOR.extract(call.carrier)).get_span_context()
-    return parent.span_id if parent.is_valid else None
 
 
 def _server_attributes(call: Call, payloads: bool) -> dict[str, Any]:
