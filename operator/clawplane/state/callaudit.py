@@ -15,16 +15,15 @@ the last tenth of a second).
 from __future__ import annotations
 
 import logging
-import queue
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from clawplane.models import AuditSettings
+from clawplane.state.callqueue import CallQueue
 from clawplane.state.calltrail import Retention, write_calls
 from clawplane.state.db import StateDB, StateError
-from clawplane.telemetry import Call, CallRecord
+from clawplane.telemetry import CallRecord
 
 __all__ = ["AUDIT_BATCH", "AUDIT_LINGER_S", "AUDIT_QUEUE_SIZE", "CallAuditor", "Export"]
 
@@ -43,10 +42,7 @@ class _Settings:
     export: Export | None
 
 
-_STOP = object()
-
-
-class CallAuditor:
+class CallAuditor(CallQueue):
     """A ``CallSink`` that keeps every ``tools/call`` in the state database's ``tool_calls`` table."""
 
     def __init__(
@@ -58,19 +54,10 @@ class CallAuditor:
         batch: int = AUDIT_BATCH,
         linger: float = AUDIT_LINGER_S,
     ) -> None:
+        super().__init__(what="call-audit", queue_size=queue_size, batch=batch, linger=linger)
         self._state_dir = state_dir
-        self._linger = linger
-        self._stopping = threading.Event()
-        self._queue: queue.Queue[CallRecord | object] = queue.Queue(maxsize=queue_size)
-        self._batch = batch
-        self._lock = threading.Lock()
-        self._dropped = 0
-        """Calls not kept and not yet counted in the database."""
-        self.unrecorded = 0
-        """Calls not kept since this process started (the queue was full, or the disk refused them)."""
         self._settings = _Settings(True, Retention(0, 0), None)
         self.configure(settings or AuditSettings())
-        self._thread: threading.Thread | None = None
         self._db: StateDB | None = None
 
     def configure(self, settings: AuditSettings, export: Export | None = None) -> None:
@@ -83,6 +70,9 @@ class CallAuditor:
         """Whether calls are recorded (``audit.enabled``)."""
         return self._settings.enabled
 
+    def _accepts(self) -> bool:
+        return self._settings.enabled
+
     def start(self) -> None:
         """Open the writer's own connection and start writing.
 
@@ -90,83 +80,16 @@ class CallAuditor:
             StateError: The state database cannot be opened.
         """
         self._db = StateDB.open(self._state_dir)
-        self._stopping.clear()
-        self._thread = threading.Thread(target=self._run, name="clawplane-call-audit", daemon=True)
-        self._thread.start()
+        self._start_writer()
 
     def close(self, timeout: float = 30.0) -> None:
         """Write what is queued, stop the writer and close its connection."""
-        thread, self._thread = self._thread, None
-        if thread is None:
-            return
-        self._stopping.set()
-        try:
-            self._queue.put(_STOP, timeout=timeout)  # waits only while full, and the writer drains it
-        except queue.Full:
-            log.warning(
-                "the audit writer did not drain its queue in %.0fs; calls still queued are lost", timeout
-            )
-            return
-        thread.join(timeout)
-        if self._db is not None and not thread.is_alive():
+        if self._stop_writer(timeout) and self._db is not None:
             self._db.close()
-
-    def flush(self) -> None:
-        """Wait until every call queued so far is written (or counted as not recorded)."""
-        if self._thread is not None:
-            self._queue.join()
-
-    # -- CallSink ---------------------------------------------------------------------------
-    def begin(self, call: Call) -> None:
-        """Recorded when it ends."""
-
-    def forwarded(self, call: Call) -> None:
-        """Nothing to record."""
-
-    def held(self, call: Call) -> None:
-        """Recorded when it ends, with how long it was held."""
-
-    def released(self, call: Call, verdict: str) -> None:
-        """Recorded when it ends."""
-
-    def finished(self, call: Call, record: CallRecord) -> None:
-        """Queue a finished ``tools/call`` for the writer; count it when the queue is full."""
-        if record.method != "tools/call" or not self._settings.enabled:
-            return
-        try:
-            self._queue.put_nowait(record)
-        except queue.Full:
-            self._count_dropped(1)
-
-    # -- the writer thread ------------------------------------------------------------------
-    def _count_dropped(self, n: int) -> None:
-        with self._lock:
-            self._dropped += n
-            self.unrecorded += n
-
-    def _run(self) -> None:
-        stopping = False
-        while not stopping:
-            taken = [self._queue.get()]
-            if taken[0] is not _STOP and self._linger > 0:
-                self._stopping.wait(self._linger)  # more calls join this batch; a close ends the wait
-            while len(taken) < self._batch:
-                try:
-                    taken.append(self._queue.get_nowait())
-                except queue.Empty:
-                    break
-            records = [r for r in taken if isinstance(r, CallRecord)]
-            stopping = len(records) < len(taken)
-            try:
-                self._write(records)
-            finally:
-                for _ in taken:
-                    self._queue.task_done()
 
     def _write(self, records: list[CallRecord]) -> None:
         settings = self._settings
-        with self._lock:
-            dropped, self._dropped = self._dropped, 0
+        dropped = self._take_dropped()
         if not records and not dropped:
             return
         assert self._db is not None
