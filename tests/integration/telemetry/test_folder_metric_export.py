@@ -23,7 +23,7 @@ import pytest
 from tests.fixtures.servers.helpers import script
 from tests.integration.agentep.conftest import agent_client
 from tests.integration.engine.conftest import Cli, processes_under
-from tests.integration.runloop.conftest import wait_for
+from tests.integration.runloop.conftest import Loop, wait_for
 from tests.integration.telemetry.test_call_traces import CANARY, encodings
 from tests.integration.telemetry.test_folder_traces import _pass_with_actions
 from tests.support.otlp_receiver import OtlpReceiver, ReceivedPoint, otlp_receiver
@@ -212,6 +212,8 @@ async def test_a_dead_collector_costs_one_log_line_never_the_service(tmp_path: P
     # No Gateway setting: the environment's metrics endpoint alone turns the export on.
     cli = started(folder, "  {}\n", OTEL_EXPORTER_OTLP_METRICS_ENDPOINT=collector.url)
     try:
+        # Settled first: until the first pass has applied, the agent's token is not yet served.
+        Loop(folder, cli).wait_settled()
         wait_for("three exports to be tried", lambda: collector.tried >= 3)
         async with agent_client(folder, cli, "alpha", mode="legacy") as client:
             result = await client.call_tool("fix__echo", {"message": "still served"})
