@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from clawplane.telemetry.calls import Call, CallRecord, Outcome
 
-__all__ = ["FAILED", "MINUTES", "CallSeries", "Minute"]
+__all__ = ["FAILED", "HANDSHAKES", "MINUTES", "CallSeries", "Minute"]
 
 MINUTES = 60
 SAMPLES_PER_MINUTE = 512
@@ -24,6 +24,8 @@ MAX_SUBJECTS = 512
 """Servers plus agents tracked at once; the least recently active one is dropped past this."""
 FAILED = frozenset({Outcome.ERROR, Outcome.TOOL_ERROR})
 """Outcomes a chart counts as errors (a refused approval or a cancelled call is not the server's)."""
+HANDSHAKES = frozenset({"initialize", "server/discover"})
+"""How a client meets a server, per era: not work a chart should show."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +91,8 @@ class CallSeries:
 
     def finished(self, call: Call, record: CallRecord) -> None:
         """Add one finished request to its server's minute and, through an agent endpoint, its agent's."""
-        if record.method == "initialize":
-            return  # a session's handshake is not work a chart should show
+        if record.method in HANDSHAKES:
+            return
         minute = int(record.at // 60)
         failed = record.outcome in FAILED
         with self._lock:
