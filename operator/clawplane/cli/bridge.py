@@ -240,10 +240,9 @@ def bridge(
         raise _fail("give the server command after `--`")
     if log_level not in _LEVELS:
         raise _fail(f"--log-level must be one of {', '.join(_LEVELS)}")
-    if token_file is not None:
-        token: str | None = _read_token(token_file)
-    else:
-        token = (os.environ.get(TOKEN_ENV) or "").strip() or None
+    # Taken out of the environment the server inherits, whether or not it is the token in use.
+    token_env = (os.environ.pop(TOKEN_ENV, None) or "").strip() or None
+    token = _read_token(token_file) if token_file is not None else token_env
     if allow_unauthenticated and not is_loopback(host):
         raise _fail(
             f"--allow-unauthenticated is refused on {host}: anyone who can reach it could call every tool; "
@@ -263,6 +262,7 @@ def bridge(
         traces_endpoint, tuple(trace_header or ()), service_name, trace_sample_ratio, trace_payloads
     )
     trace = bridge_trace_config(wanted, os.environ, _fail, lambda text: _say(f"warning: {text}"))
+    _keep_out_of_proc()
     options = BridgeOptions(
         host=host,
         port=port,
@@ -285,6 +285,16 @@ def bridge(
     )
     code = anyio.run(_serve, command, options)
     raise typer.Exit(code)
+
+
+def _keep_out_of_proc() -> None:
+    """The server runs as this user: keep it out of the bridge's ``/proc`` (its initial environment
+    names the token and the collector's headers, its memory holds them)."""
+    from clawplane._utils.nondumpable import forbid_inspection
+
+    why = forbid_inspection()
+    if why is not None and sys.platform.startswith("linux"):
+        _say(f"warning: processes of this user can read the bridge's environment in /proc: {why}")
 
 
 def _announce(endpoint: Endpoint) -> None:

@@ -5,10 +5,9 @@ Kubernetes operator renders them into each bridge pod from the namespace's Gatew
 ``trace_config`` decides: flags win over ``OTEL_*``, ``OTEL_SDK_DISABLED=true`` turns export off.
 A header's value is never a flag (command lines are world-readable in ``/proc``): ``--trace-header
 NAME=VAR`` names an environment variable, which the bridge reads and then removes from the
-environment the server inherits: the server is not handed the collector's credentials (a process
-of the same user can still read the bridge's initial environment in ``/proc``; a pod's container
-is one trust boundary, as its mounted bridge token already is). Nothing of OpenTelemetry is
-imported unless a flag or the environment turns traces on.
+environment the server inherits: the server is not handed the collector's credentials (nor can it
+read the bridge's initial environment in ``/proc``: the bridge is non-dumpable). Nothing of
+OpenTelemetry is imported unless a flag or the environment turns traces on.
 """
 
 from __future__ import annotations
