@@ -85,6 +85,9 @@ class CallMetrics:
         )
         self._tools: dict[str, set[str]] = {}
         self._lock = threading.Lock()
+        # The histogram's child per label values (bounded as the labels are): ``labels()`` checks
+        # and locks on every call, most of this sink's time on the event loop.
+        self._timed: dict[tuple[str, str, str, str, str], Any] = {}
 
     def _tool(self, call: Call) -> str:
         name = call.target
@@ -126,9 +129,11 @@ class CallMetrics:
     def finished(self, call: Call, record: CallRecord) -> None:
         """Count and time one request."""
         method = bounded_method(record.method)
-        self.requests.labels(
-            record.endpoint, record.server, method, self._tool(call), record.outcome.value
-        ).observe(record.duration_s)
+        key = (record.endpoint, record.server, method, self._tool(call), record.outcome.value)
+        timed = self._timed.get(key)
+        if timed is None:
+            timed = self._timed[key] = self.requests.labels(*key)
+        timed.observe(record.duration_s)
         if record.error_code is not None:
             code = record.error_code
             known = -32768 <= code <= -32000

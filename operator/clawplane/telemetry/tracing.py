@@ -100,7 +100,8 @@ class CallSpans:
         self.tracing.work.put(made)
 
 
-@dataclass(frozen=True, slots=True)
+# Neither is frozen (made on the event loop for every traced call; see CallRecord); neither changes.
+@dataclass(slots=True)
 class _Root:
     """The ids a call's SERVER span will have, drawn when its request first went upstream."""
 
@@ -125,7 +126,7 @@ def _root(call: Call, tracing: Tracing) -> _Root:
     return _Root(trace_id, new_span_id(), tracing.samples(trace_id), "")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Made:
     """Every span of a finished call, written when called (on the span worker) with the times its
     moments happened and the ids its upstream was told; an unsampled call's are not written."""
