@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import anyio
 import typer
 
-from clawplane.cli.bridgetraces import TraceFlags, bridge_trace_config
+from clawplane.cli.bridgetraces import MetricFlags, TraceFlags, bridge_exports
 from clawplane.cli.console import EXIT_INVALID, EXIT_USAGE, err
 from clawplane.models import (
     DEFAULT_MAX_SESSIONS,
@@ -215,6 +215,21 @@ def bridge(
     trace_payloads: Annotated[
         bool, typer.Option("--trace-payloads", help="Record redacted tool arguments and results on spans.")
     ] = False,
+    metrics_export: Annotated[
+        bool | None,
+        typer.Option(
+            "--metrics-export/--no-metrics-export",
+            help="Also push what /metrics serves over OTLP to the traces' collector (/v1/metrics) "
+            "(default: OTEL_METRICS_EXPORTER, else whether OTEL_EXPORTER_OTLP_METRICS_ENDPOINT is set).",
+        ),
+    ] = None,
+    metrics_interval: Annotated[
+        int | None,
+        typer.Option(
+            "--metrics-interval",
+            help="Seconds between metric exports, 5 to 3600 (default: OTEL_METRIC_EXPORT_INTERVAL, else 60).",
+        ),
+    ] = None,
     audit_log: Annotated[
         bool,
         typer.Option(
@@ -261,7 +276,13 @@ def bridge(
     wanted = TraceFlags(
         traces_endpoint, tuple(trace_header or ()), service_name, trace_sample_ratio, trace_payloads
     )
-    trace = bridge_trace_config(wanted, os.environ, _fail, lambda text: _say(f"warning: {text}"))
+    trace, metrics = bridge_exports(
+        wanted,
+        MetricFlags(metrics_export, metrics_interval),
+        os.environ,
+        _fail,
+        lambda text: _say(f"warning: {text}"),
+    )
     _keep_out_of_proc()
     options = BridgeOptions(
         host=host,
@@ -280,6 +301,7 @@ def bridge(
         peers=tuple(_address(p, None, "--peer") for p in peer or ()),
         peers_dns=peers_dns.strip() or None if peers_dns else None,
         trace=trace,
+        metrics=metrics,
         audit_log=sys.stdout if audit_log else None,
         export_logs=audit_export_logs,
     )

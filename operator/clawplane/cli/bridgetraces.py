@@ -13,7 +13,7 @@ OpenTelemetry is imported unless a flag or the environment turns traces on.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,9 +21,9 @@ if TYPE_CHECKING:
     import typer
 
     from clawplane.models import SecretValue
-    from clawplane.telemetry import TraceConfig
+    from clawplane.telemetry import MetricConfig, TraceConfig
 
-__all__ = ["TraceFlags", "bridge_trace_config"]
+__all__ = ["MetricFlags", "TraceFlags", "bridge_exports", "bridge_trace_config"]
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
@@ -49,24 +49,48 @@ class TraceFlags:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class MetricFlags:
+    """The bridge's metric export flags as given (None: not given)."""
+
+    export: bool | None = None
+    interval_s: int | None = None
+
+
 def bridge_trace_config(
     flags: TraceFlags,
     environ: MutableMapping[str, str],
     fail: Callable[[str], typer.Exit],
     warn: Callable[[str], None] = lambda _text: None,
 ) -> TraceConfig | None:
-    """The trace export ``flags`` and ``environ`` ask for (None: off); header variables leave ``environ``.
+    """The trace export ``flags`` and ``environ`` ask for (None: off); header variables leave ``environ``."""
+    return bridge_exports(flags, MetricFlags(), environ, fail, warn)[0]
+
+
+def bridge_exports(
+    flags: TraceFlags,
+    metrics: MetricFlags,
+    environ: MutableMapping[str, str],
+    fail: Callable[[str], typer.Exit],
+    warn: Callable[[str], None] = lambda _text: None,
+) -> tuple[TraceConfig | None, MetricConfig | None]:
+    """The trace and metric exports the flags and ``environ`` ask for (None: off); header variables
+    leave ``environ``.
 
     ``fail`` makes the usage error raised for a malformed flag. A header whose variable is not set
     is not sent, and ``warn`` says so: in a pod it comes from an optional Secret key, and a Secret
     not there yet must cost the collector's header, not the server (the pod rolls when it appears).
+    Metrics go where the supervisor's go: the traces' collector (its ``/v1/metrics``), with the
+    traces' headers, else the ``OTEL_*`` metrics endpoint.
     """
-    if not flags.given and not any(environ.get(name, "").strip() for name in _ENDPOINT_ENV):
-        return None
+    traced = flags.given or any(environ.get(name, "").strip() for name in _ENDPOINT_ENV)
+    if not traced and not _metrics_asked(metrics, environ):
+        return None, None
     from pydantic import ValidationError
 
-    from clawplane.models import TraceExport, ValueFrom
-    from clawplane.telemetry import trace_config
+    from clawplane.models import MetricExport, Observability, TraceExport, ValueFrom
+    from clawplane.telemetry import metric_config, trace_config
+    from clawplane.telemetry.metricexport import NoCollectorError
 
     headers: dict[str, ValueFrom] = {}
     for pair in flags.headers:
@@ -99,7 +123,31 @@ def bridge_trace_config(
         assert isinstance(value, ValueFrom) and value.value_from.env is not None
         return environ[value.value_from.env].strip()
 
-    config = trace_config(declared, environ, resolve)
+    trace = trace_config(declared, environ, resolve) if traced else None
+    try:
+        wanted = MetricExport(export=metrics.export, interval_seconds=metrics.interval_s)
+        metric = metric_config(Observability(traces=declared, metrics=wanted), environ, resolve)
+    except ValidationError as exc:
+        problems = "; ".join(str(e["msg"]) for e in exc.errors())
+        raise fail(f"--metrics-interval: {problems}") from None
+    except NoCollectorError:
+        if metrics.export:
+            raise fail(
+                "--metrics-export needs a collector: give --traces-endpoint (its /v1/traces becomes "
+                "/v1/metrics) or set OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
+            ) from None
+        warn("metric export is on in the environment but no collector is set; metrics are not pushed")
+        metric = None
     for value in headers.values():  # the server the bridge starts inherits its environment: not these
         environ.pop(value.value_from.env or "", None)
-    return config
+    return trace, metric
+
+
+def _metrics_asked(flags: MetricFlags, environ: Mapping[str, str]) -> bool:
+    """Whether metric export may be on (``metric_config`` decides), without importing anything."""
+    if flags.export is not None:
+        return flags.export
+    return any(
+        environ.get(name, "").strip()
+        for name in ("OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")
+    )

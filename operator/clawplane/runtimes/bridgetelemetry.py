@@ -4,9 +4,11 @@ The bridge carries calls through the same proxy as the supervisor's hosted endpo
 sinks observe them: ``CallSpans`` (the SERVER and CLIENT span of each call, exported as
 ``TraceConfig`` says), and in place of the state database's trail an ``AuditLines`` stream (one
 JSON line per ``tools/call`` on stdout, what ``kubectl logs`` shows) and, when asked, the same
-records as OTLP log records (``CallLogExport``). Each part loads its OpenTelemetry modules only
-when it is on: a bridge without traces or log export imports none of the SDK. ``close`` writes
-and exports what is pending, then flushes the spans.
+records as OTLP log records (``CallLogExport``). Its ``/metrics`` registry is pushed over OTLP
+as ``MetricConfig`` says (``MetricExporter``, the supervisor's), once more as it ends. Each part
+loads its OpenTelemetry modules only when it is on: a bridge without traces or log export imports
+none of the SDK. ``close`` writes and exports what is pending, flushes the spans, then sends the
+last metric export.
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from clawplane.state.calllines import AuditLines
 from clawplane.telemetry import CallTelemetry
 
 if TYPE_CHECKING:
-    from clawplane.telemetry import CallLogExport, TraceConfig, Tracing
+    from prometheus_client import CollectorRegistry
+
+    from clawplane.telemetry import CallLogExport, MetricConfig, MetricExporter, TraceConfig, Tracing
 
 __all__ = ["BridgeTelemetry"]
 
@@ -33,6 +37,7 @@ class BridgeTelemetry:
     tracing: Tracing | None = None
     lines: AuditLines | None = None
     export: CallLogExport | None = None
+    metrics: MetricExporter | None = None
 
     @classmethod
     def attach(
@@ -42,9 +47,17 @@ class BridgeTelemetry:
         trace: TraceConfig | None,
         audit_log: TextIO | None,
         export_logs: bool,
+        registry: CollectorRegistry | None = None,
+        metrics: MetricConfig | None = None,
     ) -> BridgeTelemetry:
-        """Add to ``telemetry`` the sinks these settings turn on (none: nothing is loaded)."""
+        """Add to ``telemetry`` the sinks these settings turn on (none: nothing is loaded); push
+        ``registry`` as ``metrics`` says."""
         found = cls()
+        if registry is not None and metrics is not None:
+            from clawplane.telemetry import MetricExporter
+
+            found.metrics = MetricExporter(registry)
+            found.metrics.configure(metrics)
         if trace is not None:
             from clawplane.telemetry import CallSpans, Tracing
 
@@ -66,6 +79,8 @@ class BridgeTelemetry:
             self.export.close()
         if self.tracing is not None:
             self.tracing.shutdown()
+        if self.metrics is not None:  # last: its final export counts every call above
+            self.metrics.shutdown()
 
 
 def _log_export(trace: TraceConfig | None) -> CallLogExport | None:

@@ -49,7 +49,7 @@ from clawplane.runtimes.supervisor import Supervisor
 from clawplane.telemetry import CallMetrics, CallTelemetry
 
 if TYPE_CHECKING:
-    from clawplane.telemetry import TraceConfig
+    from clawplane.telemetry import MetricConfig, TraceConfig
 
 __all__ = ["BridgeOptions", "BridgeOutcome", "run_bridge"]
 
@@ -87,6 +87,8 @@ class BridgeOptions:
     """A headless Service whose addresses are the replicas (``--peers-dns``), on ``advertise``'s port."""
     trace: TraceConfig | None = None
     """Export the spans of every call it carries so (None: no traces)."""
+    metrics: MetricConfig | None = None
+    """Also push what ``/metrics`` serves over OTLP so (None: served only)."""
     audit_log: TextIO | None = None
     """Write one JSON line per finished ``tools/call`` here (the audit trail of a bridge in a pod)."""
     export_logs: bool = False
@@ -184,7 +186,12 @@ async def run_bridge(
     sock = bind(options.host, options.port)  # before anything starts: a busy port fails fast and plainly
     watch_children_with_pidfds()  # the bridge process runs this one loop
     observers = BridgeTelemetry.attach(
-        telemetry, trace=options.trace, audit_log=options.audit_log, export_logs=options.export_logs
+        telemetry,
+        trace=options.trace,
+        audit_log=options.audit_log,
+        export_logs=options.export_logs,
+        registry=registry,
+        metrics=options.metrics,
     )
     try:
         async with Supervisor(settings=settings) as supervisor:

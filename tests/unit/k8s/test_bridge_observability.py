@@ -83,8 +83,16 @@ def test_without_a_gateway_bridge_pods_keep_the_audit_log_and_no_traces() -> Non
 @pytest.mark.parametrize(
     ("header", "value", "says"),
     [
-        ("Authorization", {"valueFrom": {"env": "OTEL_TOKEN"}}, "valueFrom.env reads the operator's own envs"),
-        ("x-api-key", {"valueFrom": {"file": "/etc/otel/key"}}, "valueFrom.file reads the operator's own files"),
+        (
+            "Authorization",
+            {"valueFrom": {"env": "OTEL_TOKEN"}},
+            "valueFrom.env reads the operator's own envs",
+        ),
+        (
+            "x-api-key",
+            {"valueFrom": {"file": "/etc/otel/key"}},
+            "valueFrom.file reads the operator's own files",
+        ),
         ("Authorization", LITERAL, "is a literal credential"),
     ],
 )
@@ -108,7 +116,10 @@ def test_the_gateway_status_says_resolved_refs_false_until_fixed() -> None:
         observability(traces={"headers": {"Authorization": {"valueFrom": {"env": "OTEL_TOKEN"}}}})
     )
     gateway = {"kind": "Gateway", "metadata": {"name": "default", "generation": 3}}
-    fine = {"observedGeneration": 3, "conditions": [{"type": "ResolvedRefs", "status": "True", "reason": "AllResolved"}]}
+    fine = {
+        "observedGeneration": 3,
+        "conditions": [{"type": "ResolvedRefs", "status": "True", "reason": "AllResolved"}],
+    }
     status = noted(fine, gateway, found)
     (cond,) = status["conditions"]
     assert (cond["type"], cond["status"], cond["reason"]) == ("ResolvedRefs", "False", UNSUPPORTED)
@@ -142,9 +153,40 @@ def test_only_pods_hashes_follow_the_gateways_observability() -> None:
     plain = digests({})
     assert set(plain) == {"McpServer/local"}
     traced = digests({"observability": {"traces": {"endpoint": "http://c:4318/v1/traces"}}})
-    renamed = digests({"observability": {"traces": {"endpoint": "http://c:4318/v1/traces", "serviceName": "x"}}})
+    renamed = digests(
+        {"observability": {"traces": {"endpoint": "http://c:4318/v1/traces", "serviceName": "x"}}}
+    )
     exported = digests({"observability": {"audit": {"exportLogs": True}}})
     assert len({plain["McpServer/local"], traced["McpServer/local"], renamed["McpServer/local"],
                 exported["McpServer/local"]}) == 4  # fmt: skip
     # What bridge pods do not take (skills, channels) leaves the pods' hashes alone.
     assert digests({"skills": {"load": {"extraDirs": ["x"]}}}) == plain
+
+
+def test_metric_export_becomes_bridge_flags_to_the_traces_collector_or_the_one_beside_the_pod() -> None:
+    with_traces = bridge_observability(
+        observability(
+            traces={"endpoint": "https://otel.example/v1/traces"},
+            metrics={"export": True, "intervalSeconds": 15},
+        )
+    )
+    assert with_traces.args == (
+        "--traces-endpoint", "https://otel.example/v1/traces", "--metrics-export", "--metrics-interval", "15",
+        "--audit-log",
+    )  # fmt: skip
+    assert "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT" not in {e["name"] for e in with_traces.env}
+    alone = bridge_observability(observability(metrics={"export": True}))
+    assert "--metrics-export" in alone.args and "--traces-endpoint" not in alone.args
+    assert {
+        "name": "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+        "value": "http://localhost:4318/v1/metrics",
+    } in alone.env
+    off = bridge_observability(observability(metrics={"export": False}))
+    assert "--no-metrics-export" in off.args and not off.env
+    assert bridge_observability(observability()).digest != alone.digest
+    # The flags reach the container's command.
+    c = container(alone)
+    assert "--metrics-export" in c["command"]
+    assert {"name": "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "value": "http://localhost:4318/v1/metrics"} in c[
+        "env"
+    ]

@@ -8,6 +8,9 @@ Gateway reports it missing and the pods roll when it appears), or a plain litera
 secret is ever literal in the pod spec: a header the pod cannot read — ``valueFrom.env`` or
 ``valueFrom.file`` name the operator's own environment and files, a literal under a credential's
 name would be written into the Deployment — is left out and reported (``problems``: cause and fix).
+Metrics: ``metrics.export`` adds ``--metrics-export`` (``--no-metrics-export`` when false), pushed to
+the traces' collector, or without ``traces`` to the OTLP default beside the pod
+(``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT``); ``intervalSeconds`` adds ``--metrics-interval``.
 Audit: ``audit.enabled`` adds ``--audit-log`` (one JSON line per tool call in ``kubectl logs``),
 ``exportLogs`` adds ``--audit-export-logs``. ``digest`` is what the pods' config hash folds in.
 """
@@ -22,9 +25,16 @@ from typing import Any
 from clawplane.models import Observability, ValueFrom, literal_text
 from clawplane.naming import is_sensitive_key
 
-__all__ = ["DEFAULT_TRACES_ENDPOINT", "HEADER_ENV", "BridgeObservability", "bridge_observability"]
+__all__ = [
+    "DEFAULT_METRICS_ENDPOINT",
+    "DEFAULT_TRACES_ENDPOINT",
+    "HEADER_ENV",
+    "BridgeObservability",
+    "bridge_observability",
+]
 
 DEFAULT_TRACES_ENDPOINT = "http://localhost:4318/v1/traces"
+DEFAULT_METRICS_ENDPOINT = "http://localhost:4318/v1/metrics"
 HEADER_ENV = "CLAWPLANE_TRACE_HEADER_{}"
 """The container env variable holding the value of the n-th trace header (the bridge reads it, the server
 does not inherit it)."""
@@ -69,6 +79,13 @@ def bridge_observability(observability: Observability | None) -> BridgeObservabi
                 continue
             env.append(entry)
             args += ["--trace-header", f"{name}={var}"]
+    metrics = observability.metrics
+    if metrics.export is not None:
+        args.append("--metrics-export" if metrics.export else "--no-metrics-export")
+        if metrics.export and traces is None:
+            env.append({"name": "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "value": DEFAULT_METRICS_ENDPOINT})
+    if metrics.interval_seconds is not None:
+        args += ["--metrics-interval", str(metrics.interval_seconds)]
     audit = observability.audit
     if audit.enabled:
         args.append("--audit-log")
