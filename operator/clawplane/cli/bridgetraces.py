@@ -1,4 +1,4 @@
-"""Where ``clawplane bridge`` sends its spans: its ``--traces-*`` flags over the ``OTEL_*`` environment.
+"""Where ``clawplane bridge`` sends its spans and metrics: its flags over the ``OTEL_*`` environment.
 
 The flags play the part the Gateway's ``spec.observability.traces`` plays for the supervisor (the
 Kubernetes operator renders them into each bridge pod from the namespace's Gateway), so the same
@@ -6,8 +6,9 @@ Kubernetes operator renders them into each bridge pod from the namespace's Gatew
 A header's value is never a flag (command lines are world-readable in ``/proc``): ``--trace-header
 NAME=VAR`` names an environment variable, which the bridge reads and then removes from the
 environment the server inherits: the server is not handed the collector's credentials (nor can it
-read the bridge's initial environment in ``/proc``: the bridge is non-dumpable). Nothing of
-OpenTelemetry is imported unless a flag or the environment turns traces on.
+read the bridge's initial environment in ``/proc``: the bridge is non-dumpable). Metrics
+(``--metrics-export``) go to the traces' collector with its headers, as the supervisor's do.
+Nothing of OpenTelemetry is imported unless a flag or the environment turns an export on.
 """
 
 from __future__ import annotations
